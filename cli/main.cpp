@@ -1,0 +1,190 @@
+// gpuscale: the native front end. Reads files and stdin, calls the core's JSON operations, prints JSON.
+// Exit 0 on success, 2 on bad input (message on stderr), 1 on an internal error.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gpuscale/api.hpp"
+#include "gpuscale/scenario.hpp"
+#include "gpuscale/simulation.hpp"
+
+namespace fs = std::filesystem;
+using namespace gpuscale;
+
+namespace {
+
+const char* kUsage =
+    "usage:\n"
+    "  gpuscale run SCENARIO.json            run a scenario, print the result JSON ('-' reads stdin)\n"
+    "  gpuscale hpa < DOCUMENT.json          evaluate one HPA sync (docs/hpa-cli.md)\n"
+    "  gpuscale exercise ID --seed N         print the learner's variant of exercise ID\n"
+    "  gpuscale grade ID ANSWER.json --seed N  grade an answer ('-' reads stdin)\n"
+    "  gpuscale explain ID --seed N          the full explanation of a variant\n"
+    "  gpuscale solve ID --seed N            the right answers of a variant (for teachers and tests)\n"
+    "  gpuscale schema                       the scenario knobs the page builds controls from\n"
+    "  gpuscale bench [--repeat K]           time the benchmark scenarios\n"
+    "options: --exercises DIR (default: ./exercises, or the source tree's), --pretty\n";
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+std::string read_file(const std::string& path) {
+  if (path == "-") {
+    std::ostringstream ss;
+    ss << std::cin.rdbuf();
+    return ss.str();
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError("", "cannot read file '" + path + "'");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+fs::path exercises_dir(const std::string& flag, const char* argv0) {
+  if (!flag.empty()) return flag;
+  if (const char* env = std::getenv("GPUSCALE_EXERCISES")) return env;
+  if (fs::is_directory("exercises")) return "exercises";
+  std::error_code ec;
+  fs::path exe = fs::canonical(fs::path(argv0), ec);
+  if (!ec) {
+    for (fs::path p = exe.parent_path(); !p.empty() && p != p.root_path(); p = p.parent_path()) {
+      if (fs::is_directory(p / "exercises")) return p / "exercises";
+    }
+  }
+  throw InputError("", "cannot find the exercises folder; pass --exercises DIR");
+}
+
+// Exercise files are named ex<ID>-<slug>.json.
+std::string exercise_definition(const fs::path& dir, const std::string& id) {
+  std::vector<fs::path> matches;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind("ex" + id + "-", 0) == 0 && entry.path().extension() == ".json") matches.push_back(entry.path());
+  }
+  if (matches.size() != 1) {
+    throw InputError("", "no exercise with id '" + id + "' in " + dir.string() + " (expected a file ex" + id + "-*.json)");
+  }
+  return read_file(matches[0].string());
+}
+
+double time_ms(const std::function<void()>& f) {
+  auto t0 = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+int bench(const fs::path& ex_dir, int repeat) {
+  // (a) the exercise-1 pair for seed 1: both strategies, one simulated hour each.
+  std::string def = exercise_definition(ex_dir, "1");
+  Json variant = api::exercise(def, 1);
+  std::vector<Scenario> pair;
+  for (auto& [name, sc] : variant["scenarios"].items()) pair.push_back(parse_scenario(sc));
+  // (b) a 24-hour scenario with about 500,000 requests.
+  fs::path big = ex_dir.parent_path() / "scenarios" / "bench-24h.json";
+  Scenario day = parse_scenario_text(read_file(big.string()));
+
+  auto measure = [&](const char* label, const std::vector<Scenario>& scenarios) {
+    double best = 1e300;
+    std::int64_t events = 0, requests = 0;
+    for (int k = 0; k < repeat; ++k) {
+      events = 0;
+      requests = 0;
+      double ms = time_ms([&] {
+        for (const auto& sc : scenarios) {
+          RunResult r = run_simulation(sc);
+          events += r.num_events;
+          requests += r.summary.num_requests;
+        }
+      });
+      best = std::min(best, ms);
+    }
+    std::printf("%-28s %9.1f ms  %12lld events  %10.2f M events/s  %8lld requests\n", label, best,
+                static_cast<long long>(events), static_cast<double>(events) / best / 1000.0,
+                static_cast<long long>(requests));
+  };
+  std::printf("native, best of %d\n", repeat);
+  measure("exercise-1 pair (1 h x 2)", pair);
+  measure("24 h, ~500k requests", {day});
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args;
+  std::string seed_text, ex_flag;
+  bool pretty = false;
+  int repeat = 3;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--seed" && i + 1 < argc) {
+      seed_text = argv[++i];
+    } else if (a == "--exercises" && i + 1 < argc) {
+      ex_flag = argv[++i];
+    } else if (a == "--repeat" && i + 1 < argc) {
+      repeat = std::max(1, std::atoi(argv[++i]));
+    } else if (a == "--pretty") {
+      pretty = true;
+    } else if (a == "-h" || a == "--help") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else {
+      args.push_back(a);
+    }
+  }
+  try {
+    if (args.empty()) throw UsageError("no command given");
+    const std::string& cmd = args[0];
+    auto need = [&](std::size_t n) {
+      if (args.size() != n) throw UsageError("'" + cmd + "' takes " + std::to_string(n - 1) + " argument(s)");
+    };
+    auto seed = [&] {
+      if (seed_text.empty()) throw UsageError("'" + cmd + "' needs --seed N");
+      return api::parse_seed(seed_text);
+    };
+    Json out;
+    if (cmd == "run") {
+      need(2);
+      out = api::run(read_file(args[1]));
+    } else if (cmd == "hpa") {
+      need(1);
+      out = api::hpa(read_file("-"));
+    } else if (cmd == "exercise" || cmd == "explain" || cmd == "solve") {
+      need(2);
+      std::string def = exercise_definition(exercises_dir(ex_flag, argv[0]), args[1]);
+      out = cmd == "exercise" ? api::exercise(def, seed()) : cmd == "explain" ? api::explain(def, seed()) : api::solve(def, seed());
+    } else if (cmd == "grade") {
+      need(3);
+      std::string def = exercise_definition(exercises_dir(ex_flag, argv[0]), args[1]);
+      out = api::grade(def, seed(), read_file(args[2]));
+    } else if (cmd == "schema") {
+      need(1);
+      out = api::schema();
+    } else if (cmd == "bench") {
+      need(1);
+      return bench(exercises_dir(ex_flag, argv[0]), repeat);
+    } else {
+      throw UsageError("unknown command '" + cmd + "'");
+    }
+    std::cout << (pretty ? out.dump(2) : out.dump()) << "\n";
+    return 0;
+  } catch (const UsageError& e) {
+    std::cerr << "gpuscale: " << e.what() << "\n" << kUsage;
+    return 2;
+  } catch (const InputError& e) {
+    std::cerr << "gpuscale: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "gpuscale: internal error: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,51 @@
+// The operations every front end offers (CLI, WASM), as JSON in → JSON out. Each throws InputError
+// for bad input; the fronts turn that into exit code 2 (CLI) or {"ok":false,...} (WASM).
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "gpuscale/json_reader.hpp"
+
+namespace gpuscale::api {
+
+const char* version();
+Json run(const std::string& scenario_json);
+Json hpa(const std::string& document_json);
+Json exercise(const std::string& definition_json, std::uint64_t seed);
+Json grade(const std::string& definition_json, std::uint64_t seed, const std::string& answer_json);
+Json explain(const std::string& definition_json, std::uint64_t seed);
+// Teacher's view: the right answers for a variant (the CLI's `solve`; never sent to the page).
+Json solve(const std::string& definition_json, std::uint64_t seed);
+Json schema();
+
+// Wraps an operation in the {"ok":true,"result":...} / {"ok":false,"error":{"path","message"}}
+// envelope, catching every exception so no error escapes to the caller.
+template <typename F>
+std::string envelope(F&& operation);
+
+// Seeds arrive as text from URLs and command lines: a whole number 0 … 2^53.
+std::uint64_t parse_seed(const std::string& text);
+
+}  // namespace gpuscale::api
+
+#include <exception>
+#include <new>
+
+namespace gpuscale::api {
+
+template <typename F>
+std::string envelope(F&& operation) {
+  Json out;
+  try {
+    out = Json{{"ok", true}, {"result", operation()}};
+  } catch (const InputError& e) {
+    out = Json{{"ok", false}, {"error", {{"path", e.path()}, {"message", e.message()}}}};
+  } catch (const std::bad_alloc&) {
+    out = Json{{"ok", false}, {"error", {{"path", ""}, {"message", "out of memory"}}}};
+  } catch (const std::exception& e) {
+    out = Json{{"ok", false}, {"error", {{"path", ""}, {"message", std::string("internal error: ") + e.what()}}}};
+  }
+  return out.dump();
+}
+
+}  // namespace gpuscale::api

@@ -1,0 +1,69 @@
+// The JSON operations shared by the CLI and the WASM module.
+#include "gpuscale/api.hpp"
+
+#include "gpuscale/exercise.hpp"
+#include "gpuscale/hpa_json.hpp"
+#include "gpuscale/simulation.hpp"
+
+namespace gpuscale::api {
+
+const char* version() { return "0.1.0"; }
+
+Json run(const std::string& scenario_json) {
+  Scenario s = parse_scenario_text(scenario_json);
+  return result_to_json(run_simulation(s), s);
+}
+
+Json hpa(const std::string& document_json) { return Json::parse(hpa::evaluate_hpa_document(document_json)); }
+
+Json schema() { return scenario_schema(); }
+
+std::uint64_t parse_seed(const std::string& text) {
+  if (text.empty() || text.size() > 16) throw InputError("/seed", "expected a whole number from 0 to 9007199254740992");
+  std::uint64_t v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') throw InputError("/seed", "\"" + text + "\" is not a whole number from 0 to 9007199254740992");
+    v = v * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  if (v > (std::uint64_t(1) << 53)) throw InputError("/seed", "is above 9007199254740992");
+  return v;
+}
+
+namespace {
+
+struct Loaded {
+  Json definition;
+  std::string id;
+};
+
+Loaded load(const std::string& definition_json) {
+  Loaded l;
+  l.definition = parse_json_text(definition_json);
+  expect_object(l.definition, "");
+  const Json* id = l.definition.contains("id") ? &l.definition["id"] : nullptr;
+  if (!id || !id->is_string()) throw InputError("/id", "the exercise definition needs a string id");
+  l.id = id->get<std::string>();
+  if (l.id != "1") throw InputError("/id", "no grader for exercise \"" + l.id.substr(0, 32) + "\"; known: \"1\"");
+  return l;
+}
+
+}  // namespace
+
+Json exercise(const std::string& definition_json, std::uint64_t seed) {
+  return exercise1::variant(load(definition_json).definition, seed);
+}
+
+Json grade(const std::string& definition_json, std::uint64_t seed, const std::string& answer_json) {
+  Loaded l = load(definition_json);
+  return exercise1::grade(l.definition, seed, parse_json_text(answer_json, 64 * 1024));
+}
+
+Json explain(const std::string& definition_json, std::uint64_t seed) {
+  return exercise1::explain(load(definition_json).definition, seed);
+}
+
+Json solve(const std::string& definition_json, std::uint64_t seed) {
+  return exercise1::solve(load(definition_json).definition, seed);
+}
+
+}  // namespace gpuscale::api

@@ -1,0 +1,325 @@
+// The vLLM-V1-like replica engine: scheduler, paged KV accounting and step time (see engine.hpp).
+#include "gpuscale/engine.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "gpuscale/errors.hpp"
+
+namespace gpuscale {
+
+namespace {
+constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
+}  // namespace
+
+std::int64_t Engine::compute_num_kv_blocks(const EngineConfig& config) {
+  const EngineProfile& p = config.profile;
+  // vLLM's memory profiling (vllm/v1/worker/gpu_worker.py determine_available_memory): the KV cache
+  // gets requested memory (total × gpu_memory_utilization) minus weights, the activation peak of a
+  // max_num_batched_tokens dummy run and non-torch memory (NCCL, CUDA graphs); the activation reserve
+  // stands for the last two. Each GPU holds its tensor-parallel share of the KV heads, so a block
+  // costs block_size × kv_bytes_per_token / TP bytes on each GPU.
+  const double kv_bytes_per_gpu =
+      (p.gpu_memory_gib * config.gpu_memory_utilization - p.weights_gib_per_gpu -
+       p.activation_reserve_gib_per_gpu) * kBytesPerGiB;
+  const double block_bytes_per_gpu =
+      static_cast<double>(config.block_size) * p.kv_bytes_per_token / p.tensor_parallel;
+  if (kv_bytes_per_gpu <= 0 || block_bytes_per_gpu <= 0) return 0;
+  return static_cast<std::int64_t>(std::floor(kv_bytes_per_gpu / block_bytes_per_gpu));
+}
+
+Engine::Engine(const EngineConfig& config) : config_(config) {
+  if (config_.block_size < 1) throw InputError("/engine/block_size", "must be at least 1");
+  if (config_.max_num_seqs < 1) throw InputError("/engine/max_num_seqs", "must be at least 1");
+  if (config_.max_num_batched_tokens < 1)
+    throw InputError("/engine/max_num_batched_tokens", "must be at least 1");
+  if (config_.profile.tensor_parallel < 1) throw InputError("/engine/profile", "tensor_parallel must be at least 1");
+  const std::int64_t blocks = compute_num_kv_blocks(config_);
+  if (blocks <= 0)
+    throw InputError("/engine/gpu_memory_utilization",
+                     "no memory left for the KV cache after the weights and the activation reserve "
+                     "(vLLM: \"No available memory for the cache blocks\")");
+  total_blocks_ = static_cast<int>(std::min<std::int64_t>(blocks, 1 << 30));
+  free_blocks_ = total_blocks_;
+  free_queue_.push_back(FreeSegment{kNoOwner, total_blocks_});
+  // vLLM refuses to start when one max_model_len sequence does not fit in the KV cache and tells
+  // the operator to lower --max-model-len; the lab lowers it instead, so every memory setting runs.
+  const std::int64_t capacity_tokens = static_cast<std::int64_t>(total_blocks_) * config_.block_size;
+  const int wanted = config_.max_model_len > 0 ? config_.max_model_len : config_.profile.max_model_len;
+  max_model_len_ = static_cast<int>(
+      std::min<std::int64_t>(std::min<std::int64_t>(wanted > 0 ? wanted : capacity_tokens, capacity_tokens),
+                             1 << 30));
+  // vLLM claims its whole budget at start-up (weights, activation pool, KV), so the frame buffer in
+  // use is constant from then on.
+  fb_used_mib_ = config_.profile.gpu_memory_gib * config_.gpu_memory_utilization * 1024.0;
+  running_.reserve(static_cast<std::size_t>(std::min(config_.max_num_seqs, 4096)));
+  batch_.reserve(running_.capacity() + 1);
+}
+
+// --- request slots -------------------------------------------------------------------------------
+
+std::uint32_t Engine::new_slot() {
+  if (!free_slots_.empty()) {
+    const std::uint32_t s = free_slots_.back();
+    free_slots_.pop_back();
+    return s;
+  }
+  slots_.emplace_back();
+  return static_cast<std::uint32_t>(slots_.size() - 1);
+}
+
+void Engine::release_slot(std::uint32_t slot) {
+  slots_[slot] = Request{};
+  free_slots_.push_back(slot);
+}
+
+// --- the free block queue (vllm/v1/core/block_pool.py FreeKVCacheBlockQueue) ---------------------
+
+void Engine::free_plain(int n) {
+  if (n <= 0) return;
+  free_blocks_ += n;
+  if (!free_queue_.empty() && free_queue_.back().owner == kNoOwner) {
+    free_queue_.back().count += n;
+  } else {
+    free_queue_.push_back(FreeSegment{kNoOwner, n});
+  }
+}
+
+void Engine::take_free(int n) {
+  free_blocks_ -= n;
+  while (n > 0) {
+    FreeSegment& seg = free_queue_.front();
+    const int t = std::min(n, seg.count);
+    seg.count -= t;
+    n -= t;
+    // Evicting a preempted request's cached blocks: they were freed tail first, so it keeps a prefix.
+    if (seg.owner != kNoOwner) slots_[seg.owner].cached_blocks -= t;
+    if (seg.count == 0) {
+      free_queue_.pop_front();
+      ++free_queue_head_id_;
+    }
+  }
+  // Segments emptied by readmission may now be at the head.
+  while (!free_queue_.empty() && free_queue_.front().count == 0) {
+    free_queue_.pop_front();
+    ++free_queue_head_id_;
+  }
+}
+
+Engine::FreeSegment& Engine::segment_of(const Request& r) {
+  return free_queue_.at(static_cast<std::size_t>(r.cached_segment - free_queue_head_id_));
+}
+
+// --- requests ------------------------------------------------------------------------------------
+
+bool Engine::add_request(std::uint32_t id, int prompt_tokens, int output_tokens, Micros /*now*/) {
+  if (prompt_tokens < 1 || output_tokens < 1) return false;
+  if (static_cast<std::int64_t>(prompt_tokens) + output_tokens > max_model_len_) return false;
+  const std::uint32_t slot = new_slot();
+  Request& r = slots_[slot];
+  r.id = id;
+  r.prompt_tokens = prompt_tokens;
+  r.output_tokens = output_tokens;
+  waiting_.push_back(slot);
+  return true;
+}
+
+bool Engine::abort_request(std::uint32_t id) {
+  for (std::size_t i = 0; i < running_.size(); ++i) {
+    const std::uint32_t slot = running_[i];
+    Request& r = slots_[slot];
+    if (r.id != id || r.gone) continue;
+    running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(i));
+    free_plain(r.num_blocks);
+    r.num_blocks = 0;
+    if (r.in_batch) {
+      r.gone = true;  // end_step skips it and releases the slot
+    } else {
+      release_slot(slot);
+    }
+    return true;
+  }
+  for (std::size_t i = 0; i < waiting_.size(); ++i) {
+    const std::uint32_t slot = waiting_.at(i);
+    Request& r = slots_[slot];
+    if (r.id != id) continue;
+    waiting_.erase_at(i);
+    if (r.cached_blocks > 0) segment_of(r).owner = kNoOwner;  // still free, no longer anyone's
+    release_slot(slot);
+    return true;
+  }
+  return false;
+}
+
+void Engine::preempt_last_running(Micros now) {
+  // scheduler.py: `preempted_req = self.running.pop()`, kv_cache_manager.free(), num_computed_tokens
+  // = 0, `self.waiting.prepend_request(preempted_req)`. Generated tokens are kept and will be
+  // recomputed as part of the prompt.
+  const std::uint32_t slot = running_.back();
+  running_.pop_back();
+  Request& r = slots_[slot];
+  // kv_cache_manager.free() frees the blocks in reverse order, so the tail is evicted first. With
+  // prefix caching the full blocks keep their hashes and stay reusable until evicted; the partial
+  // last block has no hash.
+  const int full = config_.enable_prefix_caching ? std::min(r.num_computed / config_.block_size, r.num_blocks) : 0;
+  free_plain(r.num_blocks - full);
+  if (full > 0) {
+    free_blocks_ += full;
+    free_queue_.push_back(FreeSegment{slot, full});
+    r.cached_blocks = full;
+    r.cached_segment = free_queue_head_id_ + free_queue_.size() - 1;
+  }
+  r.num_blocks = 0;
+  r.num_computed = 0;
+  waiting_.push_front(slot);
+  ++num_preemptions_;
+  preempted_.push_back(EngineEvent{EngineEvent::Preempted, r.id, now});
+}
+
+// Adds a scheduled chunk of n tokens to the step-time inputs.
+void Engine::account(const Request& r, int n) {
+  step_tokens_ += n;
+  step_kv_tokens_ += static_cast<std::int64_t>(r.num_computed) + n;
+  // Causal attention: new token k (1-based) attends to the num_computed cached tokens and k new ones.
+  step_pairs_ += static_cast<std::int64_t>(n) * r.num_computed + static_cast<std::int64_t>(n) * (n + 1) / 2;
+}
+
+// --- the step ------------------------------------------------------------------------------------
+
+Micros Engine::begin_step(Micros now) {
+  batch_.clear();
+  preempted_.clear();
+  step_tokens_ = step_pairs_ = step_kv_tokens_ = 0;
+  int budget = config_.max_num_batched_tokens;
+
+  // 1. RUNNING requests first, in order: a decode token each, or the next chunk of a prefill.
+  bool preempted_any = false;
+  std::size_t i = 0;
+  while (i < running_.size() && budget > 0) {
+    const std::uint32_t slot = running_[i];
+    Request& r = slots_[slot];
+    const int n = std::min(r.prompt_tokens + r.num_output - r.num_computed, budget);
+    bool scheduled = false;
+    for (;;) {
+      // kv_cache_manager.allocate_slots: blocks for the computed tokens plus the new ones.
+      const int need = blocks_for(r.num_computed + n) - r.num_blocks;
+      if (need <= free_blocks_) {
+        take_free(need);
+        r.num_blocks += need;
+        scheduled = true;
+        break;
+      }
+      const bool self = running_.back() == slot;
+      preempt_last_running(now);
+      preempted_any = true;
+      if (self) break;  // nothing left to preempt but itself
+    }
+    if (!scheduled) break;
+    account(r, n);
+    r.in_batch = true;
+    batch_.push_back(Scheduled{slot, n});
+    budget -= n;
+    ++i;
+  }
+
+  // 2. WAITING requests FCFS, only if nothing was preempted this step (scheduler.py
+  //    `if not preempted_reqs:`), while budget, max_num_seqs and free blocks allow. Chunked prefill:
+  //    a prompt longer than the remaining budget is admitted with a partial chunk.
+  if (!preempted_any) {
+    while (!waiting_.empty() && budget > 0 && static_cast<int>(running_.size()) < config_.max_num_seqs) {
+      const std::uint32_t slot = waiting_.front();
+      Request& r = slots_[slot];
+      const int total = r.prompt_tokens + r.num_output;
+      // kv_cache_manager.get_computed_blocks: the cached prefix, at most num_tokens - 1 tokens so
+      // the step still computes the logits of the last one.
+      const int hit = std::min(r.cached_blocks, (total - 1) / config_.block_size);
+      const int n = std::min(total - hit * config_.block_size, budget);
+      const int need = blocks_for(hit * config_.block_size + n) - hit;
+      if (need + hit > free_blocks_) break;  // FCFS: the head waits, and so does everyone behind it
+      if (r.cached_blocks > 0) {
+        // Touch the hit blocks (out of the free queue); the rest of its segment stays free, unowned.
+        FreeSegment& seg = segment_of(r);
+        seg.owner = kNoOwner;
+        seg.count -= hit;
+        free_blocks_ -= hit;
+        r.cached_blocks = 0;
+        r.num_blocks = hit;
+        r.num_computed = hit * config_.block_size;
+        num_prefix_cache_hits_ += r.num_computed;
+      }
+      take_free(need);
+      r.num_blocks += need;
+      waiting_.pop_front();
+      running_.push_back(slot);
+      account(r, n);
+      r.in_batch = true;
+      batch_.push_back(Scheduled{slot, n});
+      budget -= n;
+    }
+  }
+
+  const EngineProfile& p = config_.profile;
+  const double memory_s = p.step_weights_s + p.step_kv_token_s * static_cast<double>(step_kv_tokens_);
+  const double compute_s = p.step_token_s * static_cast<double>(step_tokens_) +
+                           p.step_pair_s * static_cast<double>(step_pairs_);
+  const double seconds = p.step_base_s + std::max(memory_s, compute_s);
+  in_step_ = true;
+  step_start_ = now;
+  return std::max<Micros>(1, seconds_to_micros(seconds));
+}
+
+void Engine::end_step(Micros now, std::vector<EngineEvent>& out) {
+  out.insert(out.end(), preempted_.begin(), preempted_.end());
+  preempted_.clear();
+  bool any_finished = false;
+  for (const Scheduled& s : batch_) {
+    Request& r = slots_[s.slot];
+    r.in_batch = false;
+    if (r.gone) {  // aborted during the step
+      release_slot(s.slot);
+      continue;
+    }
+    r.num_computed += s.num_tokens;
+    if (r.num_computed < r.prompt_tokens + r.num_output) continue;  // mid-prefill chunk
+    // The step computed every known token, so it sampled the next one.
+    ++r.num_output;
+    ++num_generation_tokens_;
+    if (r.num_output == 1) out.push_back(EngineEvent{EngineEvent::FirstToken, r.id, now});
+    if (r.num_output == r.output_tokens) {
+      out.push_back(EngineEvent{EngineEvent::Finished, r.id, now});
+      free_plain(r.num_blocks);  // unique prompts: its cached blocks can never hit
+      r.num_blocks = 0;
+      r.gone = true;
+      any_finished = true;
+    }
+  }
+  if (any_finished) {
+    // One pass keeps running_'s order, instead of an erase from the middle per finished request.
+    std::size_t w = 0;
+    for (std::size_t k = 0; k < running_.size(); ++k) {
+      const std::uint32_t slot = running_[k];
+      if (slots_[slot].gone) {
+        release_slot(slot);
+      } else {
+        running_[w++] = slot;
+      }
+    }
+    running_.resize(w);
+  }
+  batch_.clear();
+  busy_before_ += now - step_start_;
+  in_step_ = false;
+}
+
+// --- gauges --------------------------------------------------------------------------------------
+
+double Engine::kv_cache_usage() const {
+  // vllm/v1/core/block_pool.py get_usage(): 1 - free / total (cached-but-free blocks count as free).
+  return total_blocks_ > 0 ? 1.0 - static_cast<double>(free_blocks_) / total_blocks_ : 0.0;
+}
+
+Micros Engine::busy_time(Micros now) const { return busy_before_ + (in_step_ ? now - step_start_ : 0); }
+
+double Engine::fb_used_mib_per_gpu() const { return fb_used_mib_; }
+
+}  // namespace gpuscale

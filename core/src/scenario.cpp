@@ -1,0 +1,206 @@
+// Scenario parsing with path-named errors, presets and the playground's knob schema.
+#include "gpuscale/scenario.hpp"
+
+#include <algorithm>
+
+namespace gpuscale {
+
+namespace {
+
+TokenDistribution parse_tokens(const Json& j, const std::string& path, TokenDistribution d) {
+  ObjectReader r(j, path);
+  d.kind = r.get_enum("kind", d.kind, {"fixed", "uniform", "lognormal"});
+  d.mean = r.get_number("mean", d.mean, 1, double(Limits::kMaxTokens));
+  d.cv = r.get_number("cv", d.cv, 0, 4);
+  d.min = r.get_int("min", d.min, 1, Limits::kMaxTokens);
+  d.max = r.get_int("max", d.max, 1, Limits::kMaxTokens);
+  r.finish();
+  if (d.min > d.max) throw InputError(path + "/min", "is above max (" + std::to_string(d.max) + ")");
+  if (d.kind != "uniform" && (d.mean < double(d.min) || d.mean > double(d.max))) {
+    throw InputError(path + "/mean", "must lie between min and max");
+  }
+  return d;
+}
+
+}  // namespace
+
+std::vector<Phase> effective_phases(const WorkloadConfig& w) {
+  std::vector<Phase> phases;
+  if (w.preset == "lesson_burst") {
+    // The lesson's profile: quiet 10 min, spike 20 min, tail 30 min (lesson.md, toy simulator).
+    phases = {{600, 0.05}, {1200, 0.4}, {1800, 0.12}};
+  } else if (w.preset == "steady") {
+    phases = {{3600, 0.2}};
+  } else {
+    phases = w.phases;
+  }
+  for (auto& p : phases) p.rate_rps *= w.rate_scale;
+  return phases;
+}
+
+Scenario parse_scenario(const Json& doc) {
+  Scenario s;
+  ObjectReader r(doc, "");
+  s.seed = static_cast<std::uint64_t>(r.get_int("seed", 1, 0, (std::int64_t(1) << 53)));
+  s.duration_s = r.get_number("duration_s", s.duration_s, 1, Limits::kMaxDurationS);
+  s.router = r.get_enum("router", s.router, {"least_outstanding", "round_robin"});
+
+  if (const Json* w = r.raw("workload")) {
+    ObjectReader wr(*w, "/workload");
+    auto& wl = s.workload;
+    wl.preset = wr.get_enum("preset", wl.preset, {"lesson_burst", "steady", "custom"});
+    wl.rate_scale = wr.get_number("rate_scale", wl.rate_scale, 0, 1000);
+    if (const Json* ph = wr.raw("phases")) {
+      expect_array(*ph, "/workload/phases", Limits::kMaxPhases);
+      for (std::size_t i = 0; i < ph->size(); ++i) {
+        std::string p = "/workload/phases/" + std::to_string(i);
+        ObjectReader pr((*ph)[i], p);
+        Phase phase;
+        phase.duration_s = pr.get_number("duration_s", phase.duration_s, 1, Limits::kMaxDurationS);
+        phase.rate_rps = pr.get_number("rate_rps", phase.rate_rps, 0, Limits::kMaxRateRps);
+        pr.finish();
+        wl.phases.push_back(phase);
+      }
+    }
+    if (const Json* t = wr.raw("prompt_tokens")) wl.prompt_tokens = parse_tokens(*t, "/workload/prompt_tokens", wl.prompt_tokens);
+    if (const Json* t = wr.raw("output_tokens")) wl.output_tokens = parse_tokens(*t, "/workload/output_tokens", wl.output_tokens);
+    wl.timeout_s = wr.get_number("timeout_s", wl.timeout_s, 0.1, 3600);
+    wr.finish();
+    if (wl.preset == "custom" && wl.phases.empty()) {
+      throw InputError("/workload/phases", "preset \"custom\" needs at least one phase");
+    }
+    if (wl.preset != "custom" && !wl.phases.empty()) {
+      throw InputError("/workload/phases", "phases are only used with preset \"custom\"");
+    }
+  }
+  if (const Json* e = r.raw("engine")) {
+    ObjectReader er(*e, "/engine");
+    s.engine.profile = er.get_enum("profile", s.engine.profile, {"llama-3.3-70b-fp8-tp2-h100-sxm5"});
+    s.engine.max_num_seqs = er.get_int("max_num_seqs", s.engine.max_num_seqs, 1, 4096);
+    s.engine.max_num_batched_tokens = er.get_int("max_num_batched_tokens", s.engine.max_num_batched_tokens, 16, 131072);
+    s.engine.gpu_memory_utilization = er.get_number("gpu_memory_utilization", s.engine.gpu_memory_utilization, 0.5, 0.98);
+    er.finish();
+  }
+  if (const Json* c = r.raw("cold_start")) {
+    ObjectReader cr(*c, "/cold_start");
+    auto& cs = s.cold_start;
+    cs.node_provisioning_s = cr.get_number("node_provisioning_s", cs.node_provisioning_s, 0, 3600);
+    cs.model_load_s = cr.get_number("model_load_s", cs.model_load_s, 0, 3600);
+    cs.warmup_s = cr.get_number("warmup_s", cs.warmup_s, 0, 3600);
+    cs.warm_nodes = cr.get_bool("warm_nodes", cs.warm_nodes);
+    cr.finish();
+  }
+  if (const Json* m = r.raw("metrics")) {
+    ObjectReader mr(*m, "/metrics");
+    s.metrics.scrape_interval_s = mr.get_number("scrape_interval_s", s.metrics.scrape_interval_s, 1, 600);
+    s.metrics.dcgm_sample_period_s = mr.get_number("dcgm_sample_period_s", s.metrics.dcgm_sample_period_s, 0.1, 60);
+    s.metrics.ttft_window_s = mr.get_number("ttft_window_s", s.metrics.ttft_window_s, 1, 3600);
+    mr.finish();
+    if (s.metrics.dcgm_sample_period_s > s.metrics.scrape_interval_s) {
+      throw InputError("/metrics/dcgm_sample_period_s", "must not exceed scrape_interval_s");
+    }
+  }
+  if (const Json* a = r.raw("autoscaler")) {
+    ObjectReader ar(*a, "/autoscaler");
+    auto& as = s.autoscaler;
+    as.strategy = ar.get_enum("strategy", as.strategy,
+                              {"fixed", "gpu_util", "gpu_memory", "queue_depth", "kv_cache", "custom"});
+    as.replicas = ar.get_int("replicas", as.replicas, 0, Limits::kMaxReplicas);
+    as.min_replicas = ar.get_int("min_replicas", as.min_replicas, 1, Limits::kMaxReplicas);
+    as.max_replicas = ar.get_int("max_replicas", as.max_replicas, 1, Limits::kMaxReplicas);
+    as.target = ar.get_number("target", as.target, 0, 1e9);
+    as.sync_period_s = ar.get_number("sync_period_s", as.sync_period_s, 1, 600);
+    as.tolerance = ar.get_number("tolerance", as.tolerance, 0, 1);
+    as.downscale_stabilization_s = ar.get_number("downscale_stabilization_s", as.downscale_stabilization_s, 0, 3600);
+    if (const Json* h = ar.raw("hpa")) as.hpa_spec = expect_object(*h, "/autoscaler/hpa");
+    if (const Json* b = ar.raw("behavior")) {
+      if (!b->is_null()) as.behavior = expect_object(*b, "/autoscaler/behavior");
+    }
+    ar.finish();
+    if (as.min_replicas > as.max_replicas) {
+      throw InputError("/autoscaler/min_replicas", "is above max_replicas (" + std::to_string(as.max_replicas) + ")");
+    }
+    if (as.strategy == "custom" && as.hpa_spec.is_null()) {
+      throw InputError("/autoscaler/hpa", "strategy \"custom\" needs an autoscaling/v2 HorizontalPodAutoscalerSpec here");
+    }
+    if (as.strategy != "custom" && !as.hpa_spec.is_null()) {
+      throw InputError("/autoscaler/hpa", "is only used with strategy \"custom\"");
+    }
+  }
+  if (const Json* o = r.raw("slo")) {
+    ObjectReader sr(*o, "/slo");
+    s.slo.ttft_s = sr.get_number("ttft_s", s.slo.ttft_s, 0.001, 3600);
+    s.slo.itl_s = sr.get_number("itl_s", s.slo.itl_s, 0.001, 60);
+    sr.finish();
+  }
+  if (const Json* c = r.raw("cost")) {
+    ObjectReader cr(*c, "/cost");
+    s.cost.gpu_hour_usd = cr.get_number("gpu_hour_usd", s.cost.gpu_hour_usd, 0, 1000);
+    cr.finish();
+  }
+  if (const Json* o = r.raw("output")) {
+    ObjectReader orr(*o, "/output");
+    s.output.requests = orr.get_bool("requests", s.output.requests);
+    s.output.decisions = orr.get_bool("decisions", s.output.decisions);
+    orr.finish();
+  }
+  r.finish();
+
+  // Bound the work: the expected number of arrivals must stay under the limit.
+  double expected = 0, t = 0;
+  auto phases = effective_phases(s.workload);
+  double cycle = 0;
+  for (const auto& p : phases) cycle += p.duration_s;
+  while (t < s.duration_s && cycle > 0) {
+    for (const auto& p : phases) {
+      double d = std::min(p.duration_s, s.duration_s - t);
+      if (d <= 0) break;
+      expected += d * p.rate_rps;
+      t += d;
+    }
+  }
+  if (expected > double(Limits::kMaxRequests)) {
+    throw InputError("/workload", "would generate about " + std::to_string(static_cast<long long>(expected)) +
+                                      " requests; at most " + std::to_string(Limits::kMaxRequests) +
+                                      " are allowed (lower rate_scale or duration_s)");
+  }
+  return s;
+}
+
+Scenario parse_scenario_text(const std::string& text) { return parse_scenario(parse_json_text(text)); }
+
+Json scenario_schema() {
+  auto num = [](const char* path, const char* label, double def, double lo, double hi, double step, const char* unit) {
+    return Json{{"path", path}, {"label", label}, {"type", "number"}, {"default", def},
+                {"min", lo}, {"max", hi}, {"step", step}, {"unit", unit}};
+  };
+  auto integer = [](const char* path, const char* label, std::int64_t def, std::int64_t lo, std::int64_t hi, const char* unit) {
+    return Json{{"path", path}, {"label", label}, {"type", "integer"}, {"default", def},
+                {"min", lo}, {"max", hi}, {"step", 1}, {"unit", unit}};
+  };
+  Scenario d;
+  Json knobs = Json::array();
+  knobs.push_back(Json{{"path", "/autoscaler/strategy"}, {"label", "Replica autoscaler"}, {"type", "enum"},
+                       {"default", d.autoscaler.strategy}, {"unit", ""},
+                       {"choices", {"fixed", "gpu_util", "gpu_memory", "queue_depth", "kv_cache"}}});
+  knobs.push_back(num("/autoscaler/target", "Target (0 = strategy default)", 0, 0, 1e6, 0.1, "metric units"));
+  knobs.push_back(integer("/autoscaler/replicas", "Replicas at start", d.autoscaler.replicas, 1, 64, "replicas"));
+  knobs.push_back(integer("/autoscaler/min_replicas", "minReplicas", d.autoscaler.min_replicas, 1, 64, "replicas"));
+  knobs.push_back(integer("/autoscaler/max_replicas", "maxReplicas", d.autoscaler.max_replicas, 1, 64, "replicas"));
+  knobs.push_back(Json{{"path", "/workload/preset"}, {"label", "Arrival profile"}, {"type", "enum"},
+                       {"default", d.workload.preset}, {"unit", ""}, {"choices", {"lesson_burst", "steady"}}});
+  knobs.push_back(num("/workload/rate_scale", "Arrival rate ×", 10, 0.1, 100, 0.1, "×"));
+  knobs.push_back(num("/workload/timeout_s", "Client timeout", d.workload.timeout_s, 1, 600, 1, "s"));
+  knobs.push_back(num("/cold_start/node_provisioning_s", "Node provisioning", d.cold_start.node_provisioning_s, 0, 1200, 5, "s"));
+  knobs.push_back(num("/cold_start/model_load_s", "Model load", d.cold_start.model_load_s, 0, 1200, 5, "s"));
+  knobs.push_back(num("/cold_start/warmup_s", "Engine warm-up", d.cold_start.warmup_s, 0, 600, 5, "s"));
+  knobs.push_back(num("/metrics/scrape_interval_s", "Scrape interval", d.metrics.scrape_interval_s, 1, 120, 1, "s"));
+  knobs.push_back(num("/autoscaler/sync_period_s", "HPA sync period", d.autoscaler.sync_period_s, 1, 120, 1, "s"));
+  knobs.push_back(integer("/engine/max_num_seqs", "max_num_seqs", d.engine.max_num_seqs, 1, 4096, "sequences"));
+  knobs.push_back(num("/engine/gpu_memory_utilization", "gpu_memory_utilization", d.engine.gpu_memory_utilization, 0.5, 0.98, 0.01, "fraction"));
+  knobs.push_back(num("/slo/ttft_s", "SLO: TTFT", d.slo.ttft_s, 0.05, 60, 0.05, "s"));
+  knobs.push_back(integer("/seed", "Seed", 1, 0, 1000000, ""));
+  return knobs;
+}
+
+}  // namespace gpuscale

@@ -1,0 +1,700 @@
+// The coupled simulation loop: the only place that mutates the world. Controllers (HPA,
+// provisioner) are pure functions fed with snapshots; engines advance one step per event.
+#include "gpuscale/simulation.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <deque>
+#include <memory>
+
+#include "gpuscale/engine.hpp"
+#include "gpuscale/engine_profiles.hpp"
+#include "gpuscale/hpa.hpp"
+#include "gpuscale/hpa_json.hpp"
+#include "gpuscale/kernel.hpp"
+#include "gpuscale/provisioner.hpp"
+#include "gpuscale/workload.hpp"
+
+namespace gpuscale {
+
+namespace {
+
+// Kubernetes' default terminationGracePeriodSeconds: a replica being removed keeps serving what it
+// already holds for this long, then whatever is left is lost (SIGKILL).
+constexpr Micros kTerminationGrace = 30 * kMicrosPerSecond;
+
+enum class ReplicaState : std::uint8_t { Pending, Loading, WarmingUp, Ready, Draining, Gone };
+
+const char* state_name(ReplicaState s) {
+  switch (s) {
+    case ReplicaState::Pending: return "Pending";
+    case ReplicaState::Loading: return "Loading";
+    case ReplicaState::WarmingUp: return "WarmingUp";
+    case ReplicaState::Ready: return "Ready";
+    case ReplicaState::Draining: return "Draining";
+    case ReplicaState::Gone: return "Gone";
+  }
+  return "?";
+}
+
+struct Replica {
+  std::uint32_t id = 0;
+  ReplicaState state = ReplicaState::Pending;
+  Micros created_at = 0;
+  Micros node_ready_at = -1;  // container start
+  Micros ready_at = -1;       // readiness transition
+  std::unique_ptr<Engine> engine;
+  bool stepping = false;
+  Micros busy_at_window_start = 0;  // engine busy time when the current DCGM sample window opened
+  bool window_open = false;
+  Micros idle_since = -1;           // Ready with nothing to do since then (-1: not idle)
+  std::vector<std::uint32_t> assigned;  // requests the router gave it (to account for losses)
+};
+
+enum class EventKind : std::uint8_t { Arrival, StepEnd, NodeReady, LoadDone, WarmupDone, DrainDeadline,
+                                      Timeout, DcgmWindowStart, Scrape, HpaSync, End };
+
+struct Payload {
+  EventKind kind;
+  std::uint32_t index;  // replica id or request id
+};
+
+// What the last scrape saw of one replica.
+struct ScrapedReplica {
+  std::uint32_t replica;
+  bool has_gpu_metrics;   // DCGM exports for pods that hold GPUs
+  bool has_vllm_metrics;  // vLLM's /metrics answers only once the server is up (Ready)
+  std::int64_t gpu_util;  // percent 0-100 (DCGM_FI_DEV_GPU_UTIL is an int64)
+  double fb_used_mib;
+  std::int32_t waiting, running;
+  double kv_usage;
+  Micros sampled_at;
+};
+
+double percentile(std::vector<double>& v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  // Nearest rank: the smallest value with at least p of the sample at or below it.
+  std::size_t rank = static_cast<std::size_t>(p * static_cast<double>(v.size()) + 0.999999999);
+  if (rank < 1) rank = 1;
+  if (rank > v.size()) rank = v.size();
+  return v[rank - 1];
+}
+
+std::string fmt(const char* format, double a, double b = 0, double c = 0, double d = 0) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, format, a, b, c, d);
+  return buf;
+}
+
+class Simulation {
+ public:
+  explicit Simulation(const Scenario& s)
+      : s_(s),
+        end_(seconds_to_micros(s.duration_s)),
+        workload_(s.workload, s.seed, end_),
+        provisioner_(seconds_to_micros(s.cold_start.warm_nodes ? 0 : s.cold_start.node_provisioning_s)) {
+    engine_config_.profile = engine_profile(s.engine.profile);
+    engine_config_.max_num_seqs = static_cast<int>(s.engine.max_num_seqs);
+    engine_config_.max_num_batched_tokens = static_cast<int>(s.engine.max_num_batched_tokens);
+    engine_config_.gpu_memory_utilization = s.engine.gpu_memory_utilization;
+    gpus_per_replica_ = engine_config_.profile.tensor_parallel;
+    scrape_every_ = seconds_to_micros(s.metrics.scrape_interval_s);
+    dcgm_period_ = seconds_to_micros(s.metrics.dcgm_sample_period_s);
+    timeout_ = seconds_to_micros(s.workload.timeout_s);
+    hpa_json_ = autoscaler_hpa_spec(s.autoscaler);
+    if (!hpa_json_.is_null()) {
+      hpa_spec_ = hpa::parse_hpa_spec(hpa_json_, s.autoscaler.strategy == "custom" ? "/autoscaler/hpa" : "/autoscaler");
+      flags_.tolerance = s.autoscaler.tolerance;
+      flags_.downscale_stabilization_s = s.autoscaler.downscale_stabilization_s;
+    }
+  }
+
+  RunResult run() {
+    std::int64_t initial = s_.autoscaler.replicas;
+    if (!hpa_json_.is_null()) initial = std::clamp<std::int64_t>(initial, 1, Limits::kMaxReplicas);
+    spec_replicas_ = static_cast<std::int32_t>(initial);
+    // The service already runs when the scenario starts: its first replicas are Ready at t = 0,
+    // on nodes that have been up for an hour (so no CPU-initialization or readiness-delay rules apply).
+    for (std::int32_t k = 0; k < spec_replicas_; ++k) create_ready_replica();
+
+    Request first;
+    if (workload_.next(first)) {
+      pending_arrival_ = first;
+      queue_.push(first.arrived_at, EventClass::kArrival, {EventKind::Arrival, first.id});
+    }
+    queue_.push(0, EventClass::kMeasure, {EventKind::Scrape, 0});
+    if (!hpa_json_.is_null()) {
+      queue_.push(seconds_to_micros(s_.autoscaler.sync_period_s), EventClass::kControl, {EventKind::HpaSync, 0});
+    }
+    queue_.push(end_, EventClass::kControl, {EventKind::End, 0});
+
+    while (!queue_.empty()) {
+      auto ev = queue_.pop();
+      ++result_.num_events;
+      advance_clock(ev.time);
+      if (ev.payload.kind == EventKind::End) break;
+      dispatch(ev.payload);
+    }
+    finish();
+    return std::move(result_);
+  }
+
+ private:
+  // ---- time-weighted accumulators ------------------------------------------------------------
+  void advance_clock(Micros t) {
+    if (t > now_) {
+      const double dt = micros_to_seconds(t - now_);
+      replica_seconds_ += dt * static_cast<double>(live_replicas_);
+      gpu_seconds_ += dt * static_cast<double>(live_replicas_ * gpus_per_replica_);
+      idle_gpu_seconds_ += dt * static_cast<double>(idle_replicas_ * gpus_per_replica_);
+      now_ = t;
+    }
+  }
+
+  void set_idle(Replica& r, bool idle) {
+    if (idle && r.idle_since < 0) {
+      r.idle_since = now_;
+      ++idle_replicas_;
+    } else if (!idle && r.idle_since >= 0) {
+      r.idle_since = -1;
+      --idle_replicas_;
+    }
+  }
+
+  // ---- events -----------------------------------------------------------------------------------
+  void dispatch(const Payload& p) {
+    switch (p.kind) {
+      case EventKind::Arrival: on_arrival(); break;
+      case EventKind::StepEnd: on_step_end(replicas_[p.index]); break;
+      case EventKind::NodeReady: on_node_ready(replicas_[p.index]); break;
+      case EventKind::LoadDone: on_load_done(replicas_[p.index]); break;
+      case EventKind::WarmupDone: on_warmup_done(replicas_[p.index]); break;
+      case EventKind::DrainDeadline: on_drain_deadline(replicas_[p.index]); break;
+      case EventKind::Timeout: on_timeout(p.index); break;
+      case EventKind::DcgmWindowStart: on_dcgm_window_start(); break;
+      case EventKind::Scrape: on_scrape(); break;
+      case EventKind::HpaSync: on_hpa_sync(); break;
+      case EventKind::End: break;
+    }
+  }
+
+  void on_arrival() {
+    const Request req = pending_arrival_;
+    RequestRecord rec;
+    rec.id = req.id;
+    rec.arrived_at = micros_to_seconds(req.arrived_at);
+    rec.prompt_tokens = req.prompt_tokens;
+    rec.output_tokens = req.output_tokens;
+    result_.requests.push_back(rec);
+    ++arrivals_since_scrape_;
+    queue_.push(req.arrived_at + timeout_, EventClass::kTimeout, {EventKind::Timeout, req.id});
+    route(req.id);
+    Request next;
+    if (workload_.next(next)) {
+      pending_arrival_ = next;
+      queue_.push(next.arrived_at, EventClass::kArrival, {EventKind::Arrival, next.id});
+    }
+  }
+
+  // The gateway: least outstanding requests among Ready replicas (ties → lowest id), or round robin.
+  // With no Ready replica the request waits at the gateway until one is Ready or the client gives up.
+  void route(std::uint32_t request_id) {
+    Replica* best = nullptr;
+    if (s_.router == "round_robin") {
+      for (std::size_t k = 0; k < replicas_.size() && !best; ++k) {
+        Replica& r = replicas_[(rr_next_ + k) % replicas_.size()];
+        if (r.state == ReplicaState::Ready) {
+          best = &r;
+          rr_next_ = (r.id + 1) % replicas_.size();
+        }
+      }
+    } else {
+      int best_load = 0;
+      for (auto& r : replicas_) {
+        if (r.state != ReplicaState::Ready) continue;
+        int load = r.engine->num_requests_waiting() + r.engine->num_requests_running();
+        if (!best || load < best_load) {
+          best = &r;
+          best_load = load;
+        }
+      }
+    }
+    if (!best) {
+      gateway_queue_.push_back(request_id);
+      return;
+    }
+    RequestRecord& rec = result_.requests[request_id];
+    rec.scheduled_at = micros_to_seconds(now_);
+    rec.replica = static_cast<std::int32_t>(best->id);
+    best->engine->add_request(request_id, rec.prompt_tokens, rec.output_tokens, now_);
+    best->assigned.push_back(request_id);
+    set_idle(*best, false);
+    start_step_if_idle(*best);
+  }
+
+  void start_step_if_idle(Replica& r) {
+    if (r.stepping || !r.engine->has_work()) return;
+    Micros d = r.engine->begin_step(now_);
+    r.stepping = true;
+    queue_.push(now_ + d, EventClass::kCompletion, {EventKind::StepEnd, r.id});
+  }
+
+  void on_step_end(Replica& r) {
+    r.stepping = false;
+    if (r.state == ReplicaState::Gone) return;
+    engine_events_.clear();
+    r.engine->end_step(now_, engine_events_);
+    for (const auto& e : engine_events_) {
+      RequestRecord& rec = result_.requests[e.request_id];
+      if (rec.dropped_at) continue;
+      if (e.kind == EngineEvent::FirstToken && !rec.first_token_at) {
+        rec.first_token_at = micros_to_seconds(e.time);
+        ttft_window_.push_back({e.time, *rec.first_token_at - rec.arrived_at});
+      } else if (e.kind == EngineEvent::Finished) {
+        rec.completed_at = micros_to_seconds(e.time);
+        if (!rec.first_token_at) rec.first_token_at = rec.completed_at;
+      }
+    }
+    if (r.engine->has_work()) {
+      start_step_if_idle(r);
+    } else if (r.state == ReplicaState::Draining) {
+      remove_replica(r, "drained: no requests left");
+    } else if (r.state == ReplicaState::Ready) {
+      set_idle(r, true);
+    }
+  }
+
+  void on_timeout(std::uint32_t request_id) {
+    RequestRecord& rec = result_.requests[request_id];
+    if (rec.first_token_at || rec.completed_at || rec.dropped_at) return;
+    drop(rec);
+    if (rec.replica >= 0) {
+      Replica& r = replicas_[static_cast<std::size_t>(rec.replica)];
+      if (r.state != ReplicaState::Gone) {
+        r.engine->abort_request(request_id);
+        after_abort(r);
+      }
+    }
+    // A request still at the gateway is skipped when the queue is next drained.
+  }
+
+  void after_abort(Replica& r) {
+    if (r.engine->has_work() || r.stepping) return;
+    if (r.state == ReplicaState::Draining) {
+      remove_replica(r, "drained: last request abandoned by its client");
+    } else if (r.state == ReplicaState::Ready) {
+      set_idle(r, true);
+    }
+  }
+
+  void drop(RequestRecord& rec) {
+    rec.dropped_at = micros_to_seconds(now_);
+    ++num_dropped_;
+  }
+
+  // ---- replica lifecycle ------------------------------------------------------------------------
+  void on_node_ready(Replica& r) {
+    if (r.state != ReplicaState::Pending) return;
+    r.state = ReplicaState::Loading;
+    r.node_ready_at = now_;
+    queue_.push(now_ + seconds_to_micros(s_.cold_start.model_load_s), EventClass::kCompletion, {EventKind::LoadDone, r.id});
+  }
+
+  void on_load_done(Replica& r) {
+    if (r.state != ReplicaState::Loading) return;
+    r.state = ReplicaState::WarmingUp;
+    queue_.push(now_ + seconds_to_micros(s_.cold_start.warmup_s), EventClass::kCompletion, {EventKind::WarmupDone, r.id});
+  }
+
+  void on_warmup_done(Replica& r) {
+    if (r.state != ReplicaState::WarmingUp) return;
+    r.state = ReplicaState::Ready;
+    r.ready_at = now_;
+    ++ready_replicas_;
+    set_idle(r, true);
+    // Requests held at the gateway go out now, oldest first.
+    std::deque<std::uint32_t> waiting;
+    waiting.swap(gateway_queue_);
+    for (std::uint32_t id : waiting) {
+      if (!result_.requests[id].dropped_at) route(id);
+    }
+  }
+
+  void on_drain_deadline(Replica& r) {
+    if (r.state != ReplicaState::Draining) return;
+    remove_replica(r, "termination grace period over: requests still held are lost");
+  }
+
+  // The pod is gone: anything it still holds is lost, its GPUs return to the provisioner.
+  void remove_replica(Replica& r, const char* why) {
+    if (r.state == ReplicaState::Gone) return;
+    if (r.state == ReplicaState::Ready) --ready_replicas_;
+    set_idle(r, false);
+    int lost = 0;
+    for (std::uint32_t id : r.assigned) {
+      RequestRecord& rec = result_.requests[id];
+      if (!rec.completed_at && !rec.dropped_at) {
+        drop(rec);
+        ++lost;
+      }
+    }
+    r.assigned.clear();
+    r.assigned.shrink_to_fit();
+    if (r.engine) retired_preemptions_ += r.engine->num_preemptions();
+    r.state = ReplicaState::Gone;
+    --live_replicas_;
+    provisioner_.release(r.id, now_);
+    if (lost > 0 || s_.output.decisions) {
+      log_lifecycle(r, std::string("replica ") + std::to_string(r.id) + " gone (" + why + ")" +
+                           (lost ? "; " + std::to_string(lost) + " requests lost" : ""));
+    }
+    r.engine.reset();
+  }
+
+  // Bring the replica set to spec_replicas_: create Pending replicas, or delete in the
+  // ReplicaSet controller's order (unscheduled before scheduled, not ready before ready,
+  // newer before older: kubernetes/kubernetes pkg/controller/controller_utils.go ActivePods ordering).
+  void reconcile_replicas(Micros now) {
+    std::vector<Replica*> active;
+    for (auto& r : replicas_) {
+      if (r.state != ReplicaState::Draining && r.state != ReplicaState::Gone) active.push_back(&r);
+    }
+    std::int32_t have = static_cast<std::int32_t>(active.size());
+    for (; have < spec_replicas_; ++have) create_replica(now);
+    if (have > spec_replicas_) {
+      auto rank = [](const Replica* r) {
+        switch (r->state) {
+          case ReplicaState::Pending: return 0;
+          case ReplicaState::Loading: return 1;
+          case ReplicaState::WarmingUp: return 1;
+          default: return 2;
+        }
+      };
+      std::stable_sort(active.begin(), active.end(), [&](const Replica* a, const Replica* b) {
+        if (rank(a) != rank(b)) return rank(a) < rank(b);
+        return a->created_at > b->created_at || (a->created_at == b->created_at && a->id > b->id);
+      });
+      for (std::int32_t k = 0; k < have - spec_replicas_; ++k) delete_replica(*active[static_cast<std::size_t>(k)]);
+    }
+  }
+
+  void create_ready_replica() {
+    Replica r;
+    r.id = static_cast<std::uint32_t>(replicas_.size());
+    r.created_at = 0;
+    r.node_ready_at = -3600 * kMicrosPerSecond;
+    r.ready_at = -3600 * kMicrosPerSecond;
+    r.state = ReplicaState::Ready;
+    r.engine = std::make_unique<Engine>(engine_config_);
+    replicas_.push_back(std::move(r));
+    ++live_replicas_;
+    ++ready_replicas_;
+    peak_replicas_ = std::max<std::int64_t>(peak_replicas_, live_replicas_);
+    set_idle(replicas_.back(), true);
+  }
+
+  void create_replica(Micros now) {
+    Replica r;
+    r.id = static_cast<std::uint32_t>(replicas_.size());
+    r.created_at = now;
+    r.engine = std::make_unique<Engine>(engine_config_);
+    replicas_.push_back(std::move(r));
+    Replica& ref = replicas_.back();
+    ++live_replicas_;
+    peak_replicas_ = std::max<std::int64_t>(peak_replicas_, live_replicas_);
+    ProvisioningDecision d = provisioner_.provision({ref.id, gpus_per_replica_, now}, now);
+    queue_.push(d.node_ready_at, EventClass::kCompletion, {EventKind::NodeReady, ref.id});
+    if (s_.output.decisions) {
+      DecisionRecord rec;
+      rec.t_s = micros_to_seconds(now);
+      rec.controller = "provisioner";
+      rec.current_replicas = live_replicas_;
+      rec.desired_replicas = spec_replicas_;
+      rec.reason = "NodeRequested";
+      rec.explanation = d.explanation + "; then model load " + fmt("%.0f s", s_.cold_start.model_load_s) +
+                        " and warm-up " + fmt("%.0f s", s_.cold_start.warmup_s) + " before Ready";
+      result_.decisions.push_back(std::move(rec));
+    }
+  }
+
+  void delete_replica(Replica& r) {
+    if (r.state == ReplicaState::Ready && (r.engine->has_work() || r.stepping)) {
+      // Endpoint removed at once (no new requests); in-flight work gets the grace period.
+      r.state = ReplicaState::Draining;
+      --ready_replicas_;
+      set_idle(r, false);
+      queue_.push(now_ + kTerminationGrace, EventClass::kCompletion, {EventKind::DrainDeadline, r.id});
+      log_lifecycle(r, "replica " + std::to_string(r.id) + " draining: " +
+                           std::to_string(r.engine->num_requests_running()) + " running and " +
+                           std::to_string(r.engine->num_requests_waiting()) + " waiting get " +
+                           fmt("%.0f s", micros_to_seconds(kTerminationGrace)) + " to finish");
+      return;
+    }
+    remove_replica(r, (std::string("deleted while ") + state_name(r.state)).c_str());
+  }
+
+  void log_lifecycle(const Replica& r, std::string text) {
+    if (!s_.output.decisions) return;
+    DecisionRecord rec;
+    rec.t_s = micros_to_seconds(now_);
+    rec.controller = "lifecycle";
+    rec.current_replicas = live_replicas_;
+    rec.desired_replicas = spec_replicas_;
+    rec.reason = state_name(r.state);
+    rec.explanation = std::move(text);
+    result_.decisions.push_back(std::move(rec));
+  }
+
+  // ---- metrics ------------------------------------------------------------------------------------
+  bool holds_gpus(const Replica& r) const {
+    return r.state == ReplicaState::Loading || r.state == ReplicaState::WarmingUp ||
+           r.state == ReplicaState::Ready || r.state == ReplicaState::Draining;
+  }
+
+  void on_dcgm_window_start() {
+    for (auto& r : replicas_) {
+      if (r.state == ReplicaState::Gone) continue;
+      r.busy_at_window_start = r.engine->busy_time(now_);
+      r.window_open = true;
+    }
+  }
+
+  void on_scrape() {
+    scraped_.clear();
+    std::int32_t waiting = 0, running = 0;
+    double kv_sum = 0, util_sum = 0, fb_sum = 0;
+    int n_ready = 0, n_gpu = 0;
+    for (auto& r : replicas_) {
+      if (r.state == ReplicaState::Gone || r.state == ReplicaState::Pending) continue;
+      ScrapedReplica s{};
+      s.replica = r.id;
+      s.sampled_at = now_;
+      s.has_gpu_metrics = holds_gpus(r);
+      // DCGM_FI_DEV_GPU_UTIL: percent of the sample period with a kernel running. A loading replica
+      // runs no kernels (0 %); warm-up runs profiling/CUDA-graph passes back to back (100 %).
+      if (r.state == ReplicaState::Loading) {
+        s.gpu_util = 0;
+        s.fb_used_mib = 0;
+      } else if (r.state == ReplicaState::WarmingUp) {
+        s.gpu_util = 100;
+        s.fb_used_mib = r.engine->fb_used_mib_per_gpu();
+      } else {
+        Micros busy_now = r.engine->busy_time(now_);
+        Micros start = r.window_open ? r.busy_at_window_start : busy_now;
+        Micros period = r.window_open ? dcgm_period_ : 0;
+        // An int64 percent, truncated as NVML reports it.
+        s.gpu_util = period > 0 ? std::min<std::int64_t>(100, (busy_now - start) * 100 / period) : 0;
+        s.fb_used_mib = r.engine->fb_used_mib_per_gpu();
+      }
+      r.window_open = false;
+      if (r.state == ReplicaState::Ready || r.state == ReplicaState::Draining) {
+        s.has_vllm_metrics = true;
+        s.waiting = r.engine->num_requests_waiting();
+        s.running = r.engine->num_requests_running();
+        s.kv_usage = r.engine->kv_cache_usage();
+      }
+      scraped_.push_back(s);
+      if (r.state == ReplicaState::Ready) {
+        waiting += s.waiting;
+        running += s.running;
+        kv_sum += s.kv_usage;
+        ++n_ready;
+      }
+      if (s.has_gpu_metrics) {
+        util_sum += static_cast<double>(s.gpu_util);
+        fb_sum += s.fb_used_mib;
+        ++n_gpu;
+      }
+    }
+    // Windowed TTFT p99.
+    const Micros window = seconds_to_micros(s_.metrics.ttft_window_s);
+    while (!ttft_window_.empty() && ttft_window_.front().first <= now_ - window) ttft_window_.pop_front();
+    scratch_.clear();
+    for (const auto& e : ttft_window_) scratch_.push_back(e.second);
+
+    Series& ser = result_.series;
+    ser.t_s.push_back(micros_to_seconds(now_));
+    ser.desired_replicas.push_back(spec_replicas_);
+    ser.ready_replicas.push_back(ready_replicas_);
+    ser.num_requests_waiting.push_back(waiting);
+    ser.num_requests_running.push_back(running);
+    ser.kv_cache_usage_perc.push_back(n_ready ? kv_sum / n_ready : 0.0);
+    ser.gpu_util.push_back(n_gpu ? util_sum / n_gpu : 0.0);
+    ser.fb_used_mib.push_back(n_gpu ? fb_sum / n_gpu : 0.0);
+    ser.ttft_p99_s.push_back(percentile(scratch_, 0.99));
+    ser.num_dropped.push_back(num_dropped_);
+    const double interval = ser.t_s.size() > 1 ? s_.metrics.scrape_interval_s : 0;
+    ser.arrival_rate_rps.push_back(interval > 0 ? static_cast<double>(arrivals_since_scrape_) / interval : 0.0);
+    arrivals_since_scrape_ = 0;
+
+    Micros next = now_ + scrape_every_;
+    if (next <= end_) {
+      queue_.push(next, EventClass::kMeasure, {EventKind::Scrape, 0});
+      Micros window_start = next - dcgm_period_;
+      queue_.push(std::max(window_start, now_), EventClass::kMeasure, {EventKind::DcgmWindowStart, 0});
+    }
+  }
+
+  // ---- the replica autoscaler ----------------------------------------------------------------------
+  hpa::Observed observe() const {
+    hpa::Observed o;
+    o.spec_replicas = spec_replicas_;
+    std::int32_t status = 0;
+    double waiting_total = 0, running_total = 0;
+    for (const auto& r : replicas_) {
+      if (r.state == ReplicaState::Gone) continue;
+      hpa::PodSnapshot pod;
+      pod.name = "vllm-" + std::to_string(r.id);
+      pod.deleting = r.state == ReplicaState::Draining;
+      pod.phase = r.state == ReplicaState::Pending ? hpa::PodPhase::Pending : hpa::PodPhase::Running;
+      if (r.state == ReplicaState::Pending) {
+        pod.ready_condition = std::nullopt;  // unscheduled: only PodScheduled=False so far
+        pod.start_age_s = std::nullopt;
+      } else {
+        pod.ready_condition = r.state == ReplicaState::Ready ? hpa::ConditionStatus::True : hpa::ConditionStatus::False;
+        pod.start_age_s = micros_to_seconds(now_ - r.node_ready_at);
+        Micros transition = r.ready_at >= 0 ? r.ready_at : r.node_ready_at;
+        pod.readiness_transition_age_s = micros_to_seconds(now_ - transition);
+      }
+      pod.requests_milli["cpu"] = 16000;  // 16 vCPU per TP2 replica; only CPU metrics would use it
+      for (const auto& s : scraped_) {
+        if (s.replica != r.id) continue;
+        pod.metric_sample_age_s = micros_to_seconds(now_ - s.sampled_at);
+        pod.metric_window_s = s_.metrics.scrape_interval_s;
+        if (s.has_gpu_metrics) {
+          pod.metrics_milli["DCGM_FI_DEV_GPU_UTIL"] = s.gpu_util * 1000;
+          pod.metrics_milli["DCGM_FI_DEV_FB_USED"] = static_cast<std::int64_t>(s.fb_used_mib * 1000 + 0.5);
+        }
+        if (s.has_vllm_metrics) {
+          pod.metrics_milli["vllm:num_requests_waiting"] = std::int64_t(s.waiting) * 1000;
+          pod.metrics_milli["vllm:num_requests_running"] = std::int64_t(s.running) * 1000;
+          // prometheus-adapter serves quantities in milli-units: 0.734 → 734m.
+          pod.metrics_milli["vllm:kv_cache_usage_perc"] = static_cast<std::int64_t>(s.kv_usage * 1000 + 0.5);
+          if (!pod.deleting) {
+            waiting_total += s.waiting;
+            running_total += s.running;
+          }
+        }
+      }
+      if (!pod.deleting) ++status;
+      o.pods.push_back(std::move(pod));
+    }
+    o.status_replicas = status;
+    // KEDA's Prometheus scaler: sum(vllm:num_requests_waiting) over what Prometheus last scraped.
+    o.external_metrics["vllm:num_requests_waiting"] = hpa::MetricValue{true, static_cast<std::int64_t>(waiting_total * 1000), ""};
+    o.external_metrics["vllm:num_requests_running"] = hpa::MetricValue{true, static_cast<std::int64_t>(running_total * 1000), ""};
+    return o;
+  }
+
+  void on_hpa_sync() {
+    hpa::Observed o = observe();
+    hpa::Decision d = hpa::reconcile(hpa_spec_, o, hpa_memory_, now_, flags_);
+    if (s_.output.decisions) {
+      DecisionRecord rec;
+      rec.t_s = micros_to_seconds(now_);
+      rec.controller = "hpa";
+      rec.current_replicas = d.current_replicas;
+      rec.desired_replicas = d.desired_replicas;
+      rec.reason = d.conditions.empty() ? "" : d.conditions.back().reason;
+      rec.explanation = d.explanation;
+      rec.detail = hpa::decision_to_json(d);
+      for (const auto& prop : d.proposals) {
+        if (!prop.ok || (prop.metric_name != d.metric_name && !d.metric_name.empty())) continue;
+        rec.metric_value = static_cast<double>(prop.current_milli) / 1000.0;
+        rec.ratio = prop.ratio;
+        rec.rebalanced_ratio = prop.rebalanced_ratio;
+        rec.metric_proposal = prop.replicas;
+        rec.ready_pods = prop.ready_pods;
+        rec.unready_pods = prop.unready_pods;
+        rec.missing_pods = prop.missing_pods;
+        break;
+      }
+      result_.decisions.push_back(std::move(rec));
+    }
+    if (d.desired_replicas != spec_replicas_) {
+      spec_replicas_ = d.desired_replicas;
+      ++num_scale_events_;
+      reconcile_replicas(now_);
+    }
+    queue_.push(now_ + seconds_to_micros(s_.autoscaler.sync_period_s), EventClass::kControl, {EventKind::HpaSync, 0});
+  }
+
+  // ---- the end ----------------------------------------------------------------------------------
+  void finish() {
+    Summary& sum = result_.summary;
+    sum.num_requests = static_cast<std::int64_t>(result_.requests.size());
+    std::vector<double> ttft, e2e;
+    double itl_sum = 0;
+    std::int64_t itl_n = 0, good = 0;
+    for (const auto& rec : result_.requests) {
+      if (rec.first_token_at) ttft.push_back(*rec.first_token_at - rec.arrived_at);
+      if (rec.completed_at) {
+        ++sum.num_completed;
+        e2e.push_back(*rec.completed_at - rec.arrived_at);
+        double itl = rec.output_tokens > 1 ? (*rec.completed_at - *rec.first_token_at) / (rec.output_tokens - 1) : 0.0;
+        itl_sum += itl;
+        ++itl_n;
+        if (*rec.first_token_at - rec.arrived_at <= s_.slo.ttft_s && itl <= s_.slo.itl_s) ++good;
+      } else if (rec.dropped_at) {
+        ++sum.num_dropped;
+      } else {
+        ++sum.num_unfinished;
+      }
+    }
+    sum.ttft_p50_s = percentile(ttft, 0.50);
+    sum.ttft_p90_s = percentile(ttft, 0.90);
+    sum.ttft_p99_s = percentile(ttft, 0.99);
+    sum.e2e_p50_s = percentile(e2e, 0.50);
+    sum.e2e_p99_s = percentile(e2e, 0.99);
+    sum.itl_mean_s = itl_n ? itl_sum / static_cast<double>(itl_n) : 0.0;
+    sum.slo_attainment = sum.num_requests ? static_cast<double>(good) / static_cast<double>(sum.num_requests) : 1.0;
+    sum.goodput_rps = static_cast<double>(good) / s_.duration_s;
+    sum.gpu_hours = gpu_seconds_ / 3600.0;
+    sum.idle_gpu_minutes = idle_gpu_seconds_ / 60.0;
+    sum.cost_usd = sum.gpu_hours * s_.cost.gpu_hour_usd;
+    sum.peak_replicas = peak_replicas_;
+    sum.mean_replicas = replica_seconds_ / s_.duration_s;
+    for (const auto& r : replicas_) {
+      if (r.engine) sum.num_preemptions += r.engine->num_preemptions();
+    }
+    sum.num_preemptions += retired_preemptions_;  // from replicas already gone
+    sum.num_scale_events = num_scale_events_;
+    result_.autoscaler_spec = hpa_json_;
+  }
+
+  const Scenario& s_;
+  Micros end_;
+  Workload workload_;
+  FixedDelayProvisioner provisioner_;
+  EngineConfig engine_config_;
+  int gpus_per_replica_ = 1;
+  Micros scrape_every_ = 0, dcgm_period_ = 0, timeout_ = 0;
+  Json hpa_json_;
+  hpa::HorizontalPodAutoscalerSpec hpa_spec_;
+  hpa::Memory hpa_memory_;
+  hpa::ControllerFlags flags_;
+
+  EventQueue<Payload> queue_;
+  Micros now_ = 0;
+  Request pending_arrival_;
+  std::deque<Replica> replicas_;  // a deque: references stay valid as replicas are added
+  std::deque<std::uint32_t> gateway_queue_;
+  std::vector<ScrapedReplica> scraped_;
+  std::vector<EngineEvent> engine_events_;
+  std::deque<std::pair<Micros, double>> ttft_window_;
+  std::vector<double> scratch_;
+  std::int32_t spec_replicas_ = 0;
+  std::int32_t ready_replicas_ = 0;
+  std::int64_t live_replicas_ = 0, idle_replicas_ = 0, peak_replicas_ = 0;
+  std::int64_t num_dropped_ = 0, num_scale_events_ = 0, arrivals_since_scrape_ = 0, retired_preemptions_ = 0;
+  std::size_t rr_next_ = 0;
+  double replica_seconds_ = 0, gpu_seconds_ = 0, idle_gpu_seconds_ = 0;
+  RunResult result_;
+};
+
+}  // namespace
+
+RunResult run_simulation(const Scenario& scenario) { return Simulation(scenario).run(); }
+
+}  // namespace gpuscale

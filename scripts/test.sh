@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Quick start, command 2: every test layer. Installs and builds first if needed (scripts/setup.sh).
+#   1. Catch2, native (ctest --test-dir build)
+#   2. Catch2 compiled to WASM, run under node (ctest --test-dir build-wasm)
+#   3. node --test: WASM determinism vs native, bad input, the exercise CLI/WASM agreement
+#   4. node --test: the real page in headless Chromium (playwright-core)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+echo "== Catch2 (native)"
+ctest --test-dir build --output-on-failure -j2
+echo "== Catch2 (WASM under node)"
+ctest --test-dir build-wasm --output-on-failure -j2
+echo "== node: WASM module, determinism, bad input, browser"
+node --test --test-concurrency=1 tests/*.test.mjs

@@ -1,0 +1,96 @@
+// The WASM module under node: byte-identical results with the native CLI (determinism), clear
+// errors for bad input with the module still usable afterwards, and CLI/WASM agreement on exercises.
+import { test, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFile, readdir } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const root = new URL('../', import.meta.url);
+const site = new URL(process.env.GPUSCALE_SITE ? `file://${process.env.GPUSCALE_SITE.replace(/\/?$/, '/')}` : '../build-wasm/site/', import.meta.url);
+const cli = process.env.GPUSCALE_CLI ?? fileURLToPath(new URL('build/cli/gpuscale', root));
+
+let sim;
+before(async () => {
+  const { default: createSim } = await import(new URL('sim.mjs', site));
+  sim = await createSim({ wasmBinary: await readFile(new URL('sim.wasm', site)) });
+});
+
+function native(args, input) {
+  return execFileSync(cli, args, { input, maxBuffer: 1 << 30, cwd: fileURLToPath(root) }).toString();
+}
+
+test('golden scenarios give byte-identical result JSON natively and in WASM', async () => {
+  const dir = new URL('scenarios/', root);
+  const files = (await readdir(dir)).filter((f) => f.startsWith('golden-') && f.endsWith('.json')).sort();
+  assert.ok(files.length >= 4, 'golden scenarios present');
+  for (const f of files) {
+    const text = await readFile(new URL(f, dir), 'utf8');
+    const nat = native(['run', fileURLToPath(new URL(f, dir))]).trimEnd();
+    const wasm = sim.run(text);
+    assert.ok(wasm.startsWith('{"ok":true,'), `${f}: ${wasm.slice(0, 300)}`);
+    assert.equal(wasm, `{"ok":true,"result":${nat}}`, `${f} differs between native and WASM`);
+    const result = JSON.parse(nat);
+    assert.ok(result.summary.num_requests > 100, `${f} simulated real traffic`);
+    assert.ok(result.series.t_s.length > 10);
+  }
+});
+
+test('exercise 1: the CLI and the module give the same variant, grade and explanation', async () => {
+  const def = await readFile(new URL('exercises/ex1-bursty.json', root), 'utf8');
+  for (const seed of ['1', '7']) {
+    const nat = native(['exercise', '1', '--seed', seed]).trimEnd();
+    assert.equal(sim.exercise(def, seed), `{"ok":true,"result":${nat}}`);
+    const solved = JSON.parse(native(['solve', '1', '--seed', seed]));
+    const answer = JSON.stringify(solved.answers);
+    const graded = JSON.parse(sim.grade(def, seed, answer));
+    assert.equal(graded.ok, true);
+    assert.equal(graded.result.correct, true, `seed ${seed}: the solved answer grades as correct`);
+    const wrong = JSON.stringify({ a: solved.answers.a + 1, b: solved.answers.b });
+    const g2 = JSON.parse(sim.grade(def, seed, wrong)).result;
+    assert.equal(g2.correct, false);
+    assert.equal(g2.questions[0].correct, false);
+    assert.ok(g2.questions[0].hint.length > 20, 'a wrong answer earns a hint');
+    const ex = JSON.parse(sim.explain(def, seed));
+    assert.equal(ex.ok, true);
+    assert.match(ex.result.text, /dropped/);
+  }
+});
+
+test('bad input gives an error naming the path, and the module stays usable', () => {
+  const cases = [
+    ['{oops', '', /malformed JSON/],
+    ['[1,2]', '', /expected an object/],
+    ['{"duration_s": "long"}', '/duration_s', /expected a number/],
+    ['{"duration_s": 1e12}', '/duration_s', /allowed: between 1 and 691200/],
+    ['{"workload": {"rate_scale": 1000, "preset": "steady"}, "duration_s": 600000}', '/workload', /at most 2000000/],
+    ['{"autoscaler": {"strategy": "magic"}}', '/autoscaler/strategy', /"magic" is not allowed/],
+    ['{"autoscaler": {"max_replicas": 100000}}', '/autoscaler/max_replicas', /between 1 and 256/],
+    ['{"autoscaler": {"min_replicas": 5, "max_replicas": 2}}', '/autoscaler/min_replicas', /above max_replicas/],
+    ['{"colour": "red"}', '/colour', /unknown field/],
+    ['{"workload": {"phases": [{"duration_s": 10, "rate_rps": -1}], "preset": "custom"}}', '/workload/phases/0/rate_rps', /between 0 and 500/],
+    ['{"seed": 1.5}', '/seed', /whole number/],
+    ['{"autoscaler": {"strategy": "custom", "hpa": {"maxReplicas": "many"}}}', '/autoscaler/hpa/maxReplicas', /./],
+  ];
+  for (const [input, path, message] of cases) {
+    const out = JSON.parse(sim.run(input));
+    assert.equal(out.ok, false, input);
+    assert.equal(out.error.path, path, `${input}: ${out.error.message}`);
+    assert.match(out.error.message, message, input);
+    // The CLI says the same on stderr with exit code 2.
+    const r = spawnSync(cli, ['run', '-'], { input });
+    assert.equal(r.status, 2, input);
+    assert.match(r.stderr.toString(), message);
+  }
+  const ok = JSON.parse(sim.run('{"duration_s": 120}'));
+  assert.equal(ok.ok, true, 'the module still works after errors');
+  const huge = 'x'.repeat(5 << 20);
+  assert.equal(JSON.parse(sim.run(huge)).ok, false);
+  const badSeed = JSON.parse(sim.exercise('{}', 'abc'));
+  assert.equal(badSeed.ok, false);
+  assert.equal(badSeed.error.path, '/seed');
+  const badAnswer = JSON.parse(sim.grade(readFileSync(new URL('exercises/ex1-bursty.json', root), 'utf8'), '1', '{"a": "twelve"}'));
+  assert.equal(badAnswer.ok, false);
+  assert.equal(badAnswer.error.path, '/a');
+});

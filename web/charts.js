@@ -1,0 +1,162 @@
+// Time-series charts of a run (uPlot): which series go on which chart, and a small resizable chart.
+import uPlot from './vendor/uPlot.esm.js';
+import { el } from './text.js';
+
+/**
+ * The charts every run view shows, over the run's series columns (docs/wasm-api.md).
+ * `cumulative` columns are drawn as running totals; `range` pins the y axis.
+ */
+export const RUN_CHARTS = [
+  {
+    id: 'replicas', title: 'Replicas: desired (HPA) and ready', unit: 'replicas', stepped: true,
+    lines: [
+      { key: 'desired_replicas', label: 'desired', color: '#7c3aed', dash: [6, 4] },
+      { key: 'ready_replicas', label: 'ready', color: '#0f766e' },
+    ],
+  },
+  {
+    id: 'waiting', title: 'Requests waiting (vllm:num_requests_waiting)', unit: 'requests',
+    lines: [{ key: 'num_requests_waiting', label: 'waiting', color: '#c2410c' }],
+  },
+  {
+    id: 'gpu', title: 'GPU duty cycle (DCGM_FI_DEV_GPU_UTIL)', unit: '%', range: [0, 100],
+    lines: [{ key: 'DCGM_FI_DEV_GPU_UTIL', label: 'GPU util', color: '#1d4ed8' }],
+  },
+  {
+    id: 'dropped', title: 'Dropped requests (cumulative)', unit: 'requests', stepped: true,
+    lines: [{ key: 'num_dropped', label: 'dropped', color: '#b91c1c', cumulative: true }],
+  },
+];
+
+/**
+ * A column is cumulative in the core if it never decreases; otherwise it holds per-scrape counts
+ * and the running total is computed here. Either way the chart shows the running total.
+ */
+function columnValues(series, line) {
+  const values = (series?.[line.key] ?? []).map((v) => (v === null || v === undefined ? null : Number(v)));
+  if (!line.cumulative) return values;
+  const monotone = values.every((v, i) => i === 0 || v === null || values[i - 1] === null || v >= values[i - 1]);
+  if (monotone) return values;
+  let total = 0;
+  return values.map((v) => (total += v ?? 0));
+}
+
+/** The data arrays for one chart spec: [t, ...lines]. */
+export function chartData(spec, series) {
+  return [(series?.t_s ?? []).map(Number), ...spec.lines.map((line) => columnValues(series, line))];
+}
+
+/** The largest value a chart spec shows across several runs' series (to share one y scale). */
+export function chartMax(spec, seriesList) {
+  let max = 0;
+  for (const series of seriesList) {
+    for (const values of chartData(spec, series).slice(1)) {
+      for (const v of values) if (v !== null && Number.isFinite(v) && v > max) max = v;
+    }
+  }
+  return max;
+}
+
+const MINUTE_TICKS = [15, 30, 60, 120, 300, 600, 900, 1200, 1800, 3600, 7200, 14400, 28800, 86400];
+
+function minutesLabel(seconds) {
+  const m = seconds / 60;
+  return Number.isInteger(m) ? String(m) : m.toFixed(1);
+}
+
+/**
+ * One chart: a titled figure with a uPlot inside that follows its container's width.
+ * Charts with the same `syncKey` share the cursor.
+ */
+export class RunChart {
+  constructor(container, spec, { syncKey, height = 170 } = {}) {
+    this.spec = spec;
+    this.height = height;
+    this.syncKey = syncKey;
+    this.plotBox = el('div', { class: 'chart-plot' });
+    this.figure = el('figure', { class: 'chart', dataset: { chart: spec.id } },
+      el('figcaption', { text: spec.title }), this.plotBox);
+    container.append(this.figure);
+    this.plot = null;
+    this.yMax = null;
+    this.resizer = new ResizeObserver(() => this._resize());
+    this.resizer.observe(this.plotBox);
+  }
+
+  /** Draws `series`; `yMax` (optional) fixes the top of the y axis so side-by-side runs compare. */
+  update(series, yMax = null) {
+    const data = chartData(this.spec, series);
+    this.yMax = yMax;
+    if (!this.plot) {
+      this.plot = new uPlot(this._options(), data, this.plotBox);
+    } else {
+      this.plot.setData(data);
+    }
+  }
+
+  _width() {
+    return Math.max(240, Math.floor(this.plotBox.clientWidth || this.figure.clientWidth || 480));
+  }
+
+  _resize() {
+    if (this.plot) this.plot.setSize({ width: this._width(), height: this.height });
+  }
+
+  _options() {
+    const spec = this.spec;
+    const stepped = spec.stepped ? uPlot.paths.stepped({ align: 1 }) : undefined;
+    const yRange = (u, min, max) => {
+      if (spec.range) return spec.range;
+      const top = Math.max(this.yMax ?? max ?? 0, 1);
+      return [0, Math.ceil(top * 1.08)];
+    };
+    return {
+      width: this._width(),
+      height: this.height,
+      cursor: { sync: this.syncKey ? { key: this.syncKey } : undefined, drag: { x: true, y: false } },
+      legend: { live: true },
+      scales: { x: { time: false }, y: { range: yRange } },
+      axes: [
+        {
+          label: 'time (min)', labelSize: 18, size: 36, incrs: MINUTE_TICKS,
+          values: (u, ticks) => ticks.map(minutesLabel), stroke: '#475569',
+          grid: { stroke: '#e2e8f0' }, ticks: { stroke: '#cbd5e1' },
+        },
+        {
+          label: spec.unit, labelSize: 18, size: 46, stroke: '#475569',
+          grid: { stroke: '#e2e8f0' }, ticks: { stroke: '#cbd5e1' },
+        },
+      ],
+      series: [
+        { label: 't', value: (u, v) => (v === null || v === undefined ? '—' : `${v} s`) },
+        ...spec.lines.map((line) => ({
+          label: line.label,
+          stroke: line.color,
+          width: 1.75,
+          dash: line.dash,
+          paths: stepped,
+          points: { show: false },
+          value: (u, v) => (v === null || v === undefined ? '—' : String(Number(Number(v).toPrecision(4)))),
+        })),
+      ],
+    };
+  }
+
+  destroy() {
+    this.resizer.disconnect();
+    this.plot?.destroy();
+    this.figure.remove();
+  }
+}
+
+/** A column of RUN_CHARTS for one run, with the cursor shared under `syncKey`. */
+export class RunCharts {
+  constructor(container, { syncKey } = {}) {
+    this.charts = RUN_CHARTS.map((spec) => new RunChart(container, spec, { syncKey }));
+  }
+
+  /** @param {object} series the run's series; @param {Object<string, number>} [yMax] per chart id */
+  update(series, yMax = {}) {
+    for (const chart of this.charts) chart.update(series, yMax[chart.spec.id] ?? null);
+  }
+}

@@ -1,0 +1,111 @@
+// The decision-log viewer: every controller sync of one run, filterable to the syncs that changed something.
+//
+// Rows are addressable: row i of run NAME has id "decision-NAME-i" (i = index in the run's full
+// `decisions` array, stable under filtering), so hints and links can point at a decision.
+import { el } from './text.js';
+
+/** A run name made safe for an element id. */
+export function idPart(name) {
+  return String(name).replace(/[^A-Za-z0-9_-]/g, '_');
+}
+
+/** Whether a decision changed the replica count. */
+export function isChange(d) {
+  return d.current_replicas !== d.desired_replicas;
+}
+
+export class DecisionLog {
+  /**
+   * @param {HTMLElement} container
+   * @param {{runName: string, title?: string}} options
+   */
+  constructor(container, { runName, title }) {
+    this.runName = runName;
+    this.decisions = [];
+    const filterId = `log-${idPart(runName)}-changes`;
+    this.filter = el('input', { type: 'checkbox', id: filterId, onchange: () => this._applyFilter() });
+    this.count = el('span', { class: 'log-count', 'aria-live': 'polite' });
+    this.body = el('tbody');
+    this.scroller = el('div', { class: 'log-scroll', tabindex: '0', role: 'region',
+                                'aria-label': `Decision log: ${title ?? runName}` },
+      el('table', { class: 'log' },
+        el('thead', {}, el('tr', {},
+          el('th', { scope: 'col', text: 't (s)' }),
+          el('th', { scope: 'col', text: 'controller' }),
+          el('th', { scope: 'col', text: 'replicas' }),
+          el('th', { scope: 'col', text: 'reason' }),
+          el('th', { scope: 'col', text: 'explanation' }))),
+        this.body));
+    this.root = el('div', { class: 'decision-log', dataset: { run: runName } },
+      el('div', { class: 'log-toolbar' },
+        el('h4', { text: title ?? runName }),
+        el('label', { class: 'check', for: filterId }, this.filter, ' only changes'),
+        this.count),
+      this.scroller);
+    container.append(this.root);
+  }
+
+  /** Shows a run's decisions (replacing any previous ones). */
+  render(decisions) {
+    this.decisions = decisions ?? [];
+    const prefix = `decision-${idPart(this.runName)}-`;
+    const rows = this.decisions.map((d, i) => {
+      const change = isChange(d);
+      const details = el('details', {},
+        el('summary', { text: 'why' }));
+      // The explanation text is long; build it only when opened.
+      details.addEventListener('toggle', () => {
+        if (details.open && details.childElementCount === 1) {
+          details.append(el('pre', { class: 'explanation', text: d.explanation ?? '' }));
+        }
+      });
+      return el('tr', { id: prefix + i, dataset: { change: String(change), t: String(d.t_s) },
+                        class: change ? (d.desired_replicas > d.current_replicas ? 'up' : 'down') : '' },
+        el('td', { class: 'num', text: formatTime(d.t_s) }),
+        el('td', { text: d.controller ?? '' }),
+        el('td', { class: 'num replicas', text: `${d.current_replicas} → ${d.desired_replicas}` }),
+        el('td', { class: 'reason', text: d.reason ?? '' }),
+        el('td', {}, details));
+    });
+    this.body.replaceChildren(...rows);
+    this._applyFilter();
+  }
+
+  _applyFilter() {
+    const only = this.filter.checked;
+    let changes = 0;
+    this.decisions.forEach((d, i) => {
+      const change = isChange(d);
+      if (change) changes++;
+      this.body.children[i].hidden = only && !change;
+    });
+    this.count.textContent = `${this.decisions.length} syncs, ${changes} changed the replica count`;
+  }
+
+  /** Index of the decision at time `t` (seconds), or the last one before it; -1 if none. */
+  indexAt(t) {
+    let found = -1;
+    this.decisions.forEach((d, i) => { if (d.t_s <= t + 1e-9) found = i; });
+    return found;
+  }
+
+  /** Scrolls to decision `index`, opens its explanation and highlights it briefly. */
+  show(index) {
+    const row = this.body.children[index];
+    if (!row) return;
+    if (row.hidden) {
+      this.filter.checked = false;
+      this._applyFilter();
+    }
+    const details = row.querySelector('details');
+    if (details && !details.open) details.open = true;
+    row.scrollIntoView({ block: 'center', behavior: 'smooth' });
+    row.classList.add('flash');
+    setTimeout(() => row.classList.remove('flash'), 1600);
+  }
+}
+
+function formatTime(t) {
+  if (typeof t !== 'number') return String(t ?? '');
+  return Number.isInteger(t) ? String(t) : t.toFixed(1);
+}

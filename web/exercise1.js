@@ -1,0 +1,434 @@
+// Exercise 1 panel: the learner's variant of the bursty-workload exercise, its two runs side by
+// side, the questions with grading and explanation, the decision logs, and saved progress.
+import { RUN_CHARTS, RunCharts, chartMax } from './charts.js';
+import { DecisionLog, idPart } from './decision-log.js';
+import { csvButtons, linkDecisionTimes, scenarioTitle } from './run-view.js';
+import { PAGE_KNOBS, randomSeed, readSeed, updateHash } from './state.js';
+import { renderSummary } from './summary.js';
+import { el, renderText } from './text.js';
+
+const DEFINITION_URL = 'exercises/ex1-bursty.json';
+
+/** Saved progress for one (exercise, seed): answers as typed, the last grade, whether explained. */
+class Progress {
+  constructor(exerciseId, seed) {
+    this.key = `gpuscale:progress:${exerciseId}:seed=${seed}`;
+    this.data = { answers: {}, graded: null, explained: false };
+    try {
+      const saved = JSON.parse(localStorage.getItem(this.key) ?? 'null');
+      if (saved && typeof saved === 'object') Object.assign(this.data, saved);
+    } catch {
+      // unreadable or unavailable storage: start fresh
+    }
+  }
+
+  save() {
+    try {
+      localStorage.setItem(this.key, JSON.stringify(this.data));
+    } catch {
+      // private mode or quota: progress just isn't kept
+    }
+  }
+}
+
+export class Exercise1Panel {
+  constructor(root, client) {
+    this.root = root;
+    this.client = client;
+    this.body = root.querySelector('[data-part="body"]');
+    this.generation = 0;
+    window.addEventListener('hashchange', () => {
+      const seed = readSeed();
+      if (seed !== null && seed !== this.seed) this.load();
+    });
+  }
+
+  /** Loads the variant for the URL's seed (choosing and writing one if absent) and runs it. */
+  async load() {
+    const generation = ++this.generation;
+    const stale = () => generation !== this.generation;
+    let seed = readSeed();
+    if (seed === null) {
+      seed = randomSeed();
+      updateHash({ seed });
+    }
+    this.seed = seed;
+    this.runs = {};
+    this.logs = [];
+    this.root.dataset.ready = 'false';
+    this.root.dataset.seed = String(seed);
+    this._status(`Loading variant ${seed}…`);
+    try {
+      if (!this.definitionText) {
+        const response = await fetch(DEFINITION_URL);
+        if (!response.ok) throw new Error(`could not load ${DEFINITION_URL}: HTTP ${response.status}`);
+        this.definitionText = await response.text();
+        this.definition = JSON.parse(this.definitionText);
+      }
+      const variant = await this.client.call('exercise', [this.definitionText, seed], { channel: 'ex1-variant' });
+      if (stale()) return;
+      this.variant = variant;
+      this.progress = new Progress(this.definition.id ?? 'ex1-bursty', seed);
+      this._renderVariant();
+      this._status('Running both scenarios…');
+      const names = Object.keys(variant.scenarios ?? {});
+      const results = await Promise.all(names.map((name) =>
+        this.client.call('run', [JSON.stringify(variant.scenarios[name])], { channel: `ex1-run-${name}` })));
+      if (stale()) return;
+      names.forEach((name, i) => { this.runs[name] = { scenario: variant.scenarios[name], result: results[i] }; });
+      this._renderRuns(names);
+      this._restoreProgress();
+      this._status('');
+      this.root.dataset.ready = 'true';
+    } catch (error) {
+      if (stale() || error.name === 'Superseded') return;
+      this._status(`Could not load the exercise: ${error.message}`, true);
+      this.root.dataset.ready = 'error';
+    }
+  }
+
+  _status(text, isError = false) {
+    const status = this.root.querySelector('[data-part="status"]');
+    status.textContent = text;
+    status.classList.toggle('error', isError);
+  }
+
+  _renderVariant() {
+    const v = this.variant;
+    const seedInput = el('input', {
+      type: 'number', id: 'ex1-seed', min: PAGE_KNOBS[0].min, max: PAGE_KNOBS[0].max, step: 1,
+      value: String(this.seed), inputmode: 'numeric',
+    });
+    const seedForm = el('form', {
+      class: 'seed-form',
+      onsubmit: (event) => {
+        event.preventDefault();
+        const seed = Number(seedInput.value);
+        if (!Number.isSafeInteger(seed) || seed < 0) return;
+        updateHash({ seed });
+        this.load();
+      },
+    },
+    el('label', { for: 'ex1-seed', text: 'Variant seed' }), seedInput,
+    el('button', { type: 'submit', class: 'secondary', text: 'Load variant' }),
+    el('button', {
+      type: 'button', class: 'secondary', text: 'Random variant',
+      onclick: () => { updateHash({ seed: randomSeed() }); this.load(); },
+    }),
+    el('span', { class: 'hint-text', text: 'The seed is in the page address: share the link to share this exact variant.' }));
+
+    const text = el('div', { class: 'variant-text prose' });
+    renderText(text, v.text ?? v.prompt ?? '');
+
+    this.questionsBox = el('div', { class: 'questions-box' });
+    this.resultsBox = el('div', { class: 'results' });
+    this.logsBox = el('div', { class: 'logs two-up' });
+    this.explanationBox = el('div', { class: 'explanation-box prose', hidden: true, 'aria-live': 'polite' });
+
+    this.body.replaceChildren(
+      seedForm,
+      el('div', { class: 'variant' },
+        v.title ? el('h3', { text: v.title }) : null,
+        text,
+        parametersTable(v.params ?? v.parameters)),
+      el('h3', { text: 'The two runs' }),
+      this.resultsBox,
+      el('h3', { text: 'Your answers' }),
+      this.questionsBox,
+      this.explanationBox,
+      el('h3', { text: 'Decision logs' }),
+      el('p', { class: 'hint-text', text: 'Every HPA sync of each run: the replica count it saw, the one it asked for, and why. Open "why" for the arithmetic.' }),
+      this.logsBox);
+    this._renderQuestions();
+  }
+
+  /** The run's label from the variant ("HPA on DCGM_FI_DEV_GPU_UTIL …"), else a known name. */
+  _title(name) {
+    const label = this.variant.runs?.[name];
+    return typeof label === 'string' ? label : (label?.label ?? scenarioTitle(name, this.runs[name]?.scenario));
+  }
+
+  _renderRuns(names) {
+    const columns = el('div', { class: 'two-up' });
+    const maxima = {};
+    for (const spec of RUN_CHARTS) maxima[spec.id] = chartMax(spec, names.map((n) => this.runs[n].result.series));
+    const summaryBox = el('div', { class: 'summary-box' });
+    this.resultsBox.replaceChildren(summaryBox, columns);
+    renderSummary(summaryBox, names.map((name) => ({ name: this._title(name), summary: this.runs[name].result.summary })),
+      { caption: `Summary of both runs (variant ${this.seed})` });
+    for (const name of names) {
+      const run = this.runs[name];
+      const chartBox = el('div', { class: 'chart-stack' });
+      const column = el('section', { class: 'run-column', dataset: { run: name }, 'aria-label': this._title(name) },
+        el('h4', { text: this._title(name) }),
+        chartBox,
+        csvButtons({
+          client: this.client, channel: `ex1-csv-${name}`, filePrefix: `ex1-seed${this.seed}-${name}`,
+          getRun: () => this.runs[name], onError: (error) => this._status(`CSV export failed: ${error.message}`, true),
+        }));
+      columns.append(column);
+      new RunCharts(chartBox, { syncKey: 'ex1' }).update(run.result.series, maxima);
+    }
+    this.logsBox.replaceChildren();
+    this.logs = names.map((name) => {
+      const log = new DecisionLog(this.logsBox, { runName: name, title: this._title(name) });
+      log.render(this.runs[name].result.decisions);
+      return { name, log };
+    });
+  }
+
+  _renderQuestions() {
+    this.fields = {};
+    const questions = this.variant.questions ?? [];
+    const form = el('form', { class: 'questions', novalidate: true, onsubmit: (event) => { event.preventDefault(); this._grade(); } });
+    for (const q of questions) {
+      const feedback = el('div', { class: 'feedback', id: `ex1-fb-${q.id}`, 'aria-live': 'polite' });
+      let box;
+      if (q.type === 'choice') {
+        const name = `ex1-q-${q.id}`;
+        box = el('fieldset', { class: 'question', dataset: { question: q.id, type: 'choice' } },
+          el('legend', {}, el('span', { class: 'qid', text: `(${q.id})` }), ' ', q.prompt ?? ''),
+          el('div', { class: 'choices' }, (q.choices ?? []).map((c) => {
+            const id = `${name}-${c.id}`;
+            return el('div', { class: 'choice' },
+              el('input', { type: 'radio', name, id, value: c.id, 'aria-describedby': feedback.id,
+                            onchange: () => this._answerChanged(q.id) }),
+              el('label', { for: id, text: c.text ?? c.id }));
+          })),
+          feedback);
+        this.fields[q.id] = {
+          type: 'choice',
+          read: () => form.querySelector(`input[name="${name}"]:checked`)?.value ?? '',
+          write: (value) => { for (const r of form.querySelectorAll(`input[name="${name}"]`)) r.checked = r.value === value; },
+          feedback, box,
+        };
+      } else {
+        const id = `ex1-q-${q.id}`;
+        const input = el('input', { type: 'number', id, step: 1, inputmode: 'numeric', 'aria-describedby': feedback.id,
+                                    oninput: () => this._answerChanged(q.id) });
+        box = el('div', { class: 'question', dataset: { question: q.id, type: q.type ?? 'integer' } },
+          el('label', { for: id }, el('span', { class: 'qid', text: `(${q.id})` }), ' ', q.prompt ?? ''),
+          el('div', { class: 'answer-row' }, input, q.unit ? el('span', { class: 'unit', text: q.unit }) : null),
+          feedback);
+        this.fields[q.id] = { type: 'integer', read: () => input.value.trim(), write: (value) => { input.value = value ?? ''; }, feedback, box, input };
+      }
+      form.append(box);
+    }
+    this.scoreBox = el('span', { class: 'score', 'aria-live': 'polite' });
+    this.checkButton = el('button', { type: 'submit', class: 'primary', text: 'Check answer', id: 'ex1-check' });
+    this.explainButton = el('button', { type: 'button', class: 'secondary', text: 'Explain', id: 'ex1-explain',
+                                        onclick: () => this._explain() });
+    form.append(el('div', { class: 'actions' }, this.checkButton, this.explainButton, this.scoreBox));
+    this.questionsBox.replaceChildren(form);
+  }
+
+  /** The answers as typed → the answer object the grader takes; also reports unreadable ones. */
+  _collectAnswers() {
+    const answer = {};
+    const problems = {};
+    for (const [id, field] of Object.entries(this.fields)) {
+      const raw = field.read();
+      if (raw === '') continue;
+      if (field.type === 'integer') {
+        if (/^[-+]?\d+$/.test(raw)) answer[id] = Number(raw);
+        else problems[id] = `"${raw}" is not a whole number`;
+      } else {
+        answer[id] = raw;
+      }
+    }
+    return { answer, problems };
+  }
+
+  _answerChanged(id) {
+    this.progress.data.answers[id] = this.fields[id].read();
+    this.progress.save();
+    this._markStale();
+  }
+
+  /** Feedback for an answer that changed since it was checked is dimmed, not deleted. */
+  _markStale() {
+    const graded = this.progress.data.graded;
+    for (const [id, field] of Object.entries(this.fields)) {
+      const stale = graded ? (graded.answers[id] ?? '') !== field.read() : false;
+      field.feedback.classList.toggle('stale', stale && field.feedback.childElementCount > 0);
+    }
+  }
+
+  async _grade() {
+    const { answer, problems } = this._collectAnswers();
+    const typed = Object.fromEntries(Object.entries(this.fields).map(([id, f]) => [id, f.read()]));
+    for (const [id, message] of Object.entries(problems)) {
+      this._showFeedback(id, { correct: false, feedback: message, hint: '' });
+    }
+    if (Object.keys(problems).length) return;
+    if (Object.keys(answer).length === 0) {
+      this.scoreBox.textContent = 'Answer at least one question first.';
+      return;
+    }
+    this.checkButton.disabled = true;
+    this.checkButton.setAttribute('aria-busy', 'true');
+    try {
+      const result = await this.client.call('grade', [this.definitionText, this.seed, JSON.stringify(answer)], { channel: 'ex1-grade' });
+      this.progress.data.graded = { answers: typed, result };
+      this.progress.save();
+      this._showGrade(result, typed);
+    } catch (error) {
+      if (error.name !== 'Superseded') {
+        this.scoreBox.textContent = `Could not grade: ${error.message}`;
+        this.scoreBox.classList.add('error');
+      }
+    } finally {
+      this.checkButton.disabled = false;
+      this.checkButton.removeAttribute('aria-busy');
+    }
+  }
+
+  /** @param {object} result the grader's verdicts; @param {object} [graded] the answers as typed then */
+  _showGrade(result, graded = this.progress.data.graded?.answers ?? {}) {
+    this.scoreBox.classList.remove('error');
+    const verdicts = result.questions ?? [];
+    for (const field of Object.values(this.fields)) {
+      field.feedback.replaceChildren();
+      delete field.feedback.dataset.correct;
+      delete field.box.dataset.correct;
+    }
+    for (const verdict of verdicts) {
+      // A question left blank is not "wrong": it just has no verdict yet.
+      if ((graded[verdict.id] ?? '') === '' && !verdict.correct) this._showUnanswered(verdict.id);
+      else this._showFeedback(verdict.id, verdict);
+    }
+    const right = verdicts.filter((v) => v.correct).length;
+    this.scoreBox.textContent = `${right} of ${verdicts.length || (this.variant.questions ?? []).length} correct`;
+    this.root.dataset.graded = 'true';
+    this._markStale();
+  }
+
+  _showUnanswered(id) {
+    const field = this.fields[id];
+    if (!field) return;
+    field.feedback.replaceChildren(el('span', { class: 'verdict', text: '…', 'aria-hidden': 'true' }),
+      el('div', { class: 'feedback-text', text: 'No answer yet.' }));
+    field.feedback.dataset.correct = 'none';
+  }
+
+  _showFeedback(id, verdict) {
+    const field = this.fields[id];
+    if (!field) return;
+    const correct = Boolean(verdict.correct);
+    const text = el('div', { class: 'feedback-text prose' });
+    renderText(text, `${correct ? 'Correct.' : 'Not right yet.'} ${verdict.feedback ?? ''}`.trim());
+    const parts = [el('span', { class: 'verdict', text: correct ? '✓' : '✗', 'aria-hidden': 'true' }), text];
+    if (!correct && verdict.hint) {
+      const hint = el('div', { class: 'hint prose' });
+      renderText(hint, `Hint: ${verdict.hint}`);
+      linkDecisionTimes(hint, this.logs);
+      parts.push(hint);
+    }
+    const refs = this._decisionRefs(verdict.decision_refs);
+    if (!correct && refs) parts.push(refs);
+    field.feedback.replaceChildren(...parts);
+    field.feedback.dataset.correct = String(correct);
+    field.box.dataset.correct = String(correct);
+  }
+
+  /** Buttons for the grader's decision_refs [{run, index?, t_s}] that jump to those log rows. */
+  _decisionRefs(refs) {
+    if (!Array.isArray(refs) || refs.length === 0) return null;
+    const buttons = refs.map((ref) => {
+      const entry = this.logs.find(({ name }) => name === ref.run);
+      if (!entry) return null;
+      const index = Number.isInteger(ref.index) ? ref.index : entry.log.indexAt(ref.t_s);
+      if (index < 0) return null;
+      return el('button', {
+        type: 'button', class: 'secondary small', text: `t = ${ref.t_s} s`,
+        title: `Show sync ${index} of ${this._title(ref.run)} in its decision log`,
+        'aria-controls': `decision-${idPart(ref.run)}-${index}`,
+        onclick: () => entry.log.show(index),
+      });
+    }).filter(Boolean);
+    if (!buttons.length) return null;
+    return el('div', { class: 'decision-refs' }, el('span', { text: 'In the decision log:' }), buttons);
+  }
+
+  async _explain() {
+    this.explainButton.disabled = true;
+    try {
+      const result = await this.client.call('explain', [this.definitionText, this.seed], { channel: 'ex1-explain' });
+      this._showExplanation(result);
+      this.progress.data.explained = true;
+      this.progress.save();
+    } catch (error) {
+      if (error.name !== 'Superseded') {
+        this.explanationBox.hidden = false;
+        this.explanationBox.replaceChildren(el('p', { class: 'error', text: `Could not explain: ${error.message}` }));
+      }
+    } finally {
+      this.explainButton.disabled = false;
+    }
+  }
+
+  _showExplanation(result) {
+    const box = this.explanationBox;
+    box.hidden = false;
+    box.replaceChildren(el('h4', { text: 'Explanation' }));
+    const content = el('div');
+    if (typeof result === 'string') {
+      renderText(content, result);
+    } else {
+      const main = result.text ?? result.explanation ?? result.markdown;
+      if (typeof main === 'string') renderText(content, main);
+      if (result.answers && typeof result.answers === 'object') content.append(this._answerList(result.answers));
+      for (const [key, value] of Object.entries(result)) {
+        if (['text', 'explanation', 'markdown'].includes(key) && typeof value === 'string') continue;
+        if (key === 'answers') continue;
+        const section = el('div', { class: 'explain-section' }, el('h5', { text: key.replace(/_/g, ' ') }));
+        const inner = el('div');
+        if (typeof value === 'string') renderText(inner, value);
+        else inner.append(el('pre', { text: JSON.stringify(value, null, 2) }));
+        section.append(inner);
+        content.append(section);
+      }
+    }
+    linkDecisionTimes(content, this.logs);
+    box.append(content);
+    box.dataset.shown = 'true';
+  }
+
+  /** The variant's answers, with the text of the chosen choice. */
+  _answerList(answers) {
+    return el('div', { class: 'explain-section' }, el('h5', { text: 'Answers for this variant' }),
+      el('ul', { class: 'answers' }, Object.entries(answers).map(([id, value]) => {
+        const q = (this.variant.questions ?? []).find((x) => x.id === id);
+        const choice = q?.choices?.find((c) => c.id === value);
+        return el('li', {}, el('span', { class: 'qid', text: `(${id}) ` }), choice ? choice.text : String(value));
+      })));
+  }
+
+  _restoreProgress() {
+    const data = this.progress.data;
+    for (const [id, value] of Object.entries(data.answers ?? {})) this.fields[id]?.write(value);
+    if (data.graded?.result) this._showGrade(data.graded.result);
+    if (data.explained) this._explain();
+  }
+}
+
+/** The variant's parameters as a definition table (an object map or a list of {name, value, unit}). */
+function parametersTable(parameters) {
+  if (!parameters || typeof parameters !== 'object') return null;
+  const rows = Array.isArray(parameters)
+    ? parameters.map((p) => [p.label ?? p.name ?? p.id ?? '', p.value, p.unit])
+    : Object.entries(parameters).map(([key, p]) => (p !== null && typeof p === 'object' && !Array.isArray(p) && 'value' in p
+      ? [p.label ?? key, p.value, p.unit]
+      : [key, p, '']));
+  if (!rows.length) return null;
+  return el('table', { class: 'parameters' },
+    el('caption', { text: 'Parameters of your variant' }),
+    el('tbody', {}, rows.map(([label, value, unit]) => el('tr', {},
+      el('th', { scope: 'row', text: String(label).replace(/_/g, ' ') }),
+      el('td', { text: `${formatValue(value)}${unit ? ` ${unit}` : ''}` })))));
+}
+
+function formatValue(value) {
+  if (typeof value === 'number') return String(Number(value.toPrecision(6)));
+  return typeof value === 'object' ? JSON.stringify(value) : String(value);
+}

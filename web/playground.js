@@ -1,0 +1,236 @@
+// Playground panel: a form built from the core's knob schema; every change re-runs the scenario
+// (debounced, latest request wins) and redraws the summary, charts and decision log.
+import { RunCharts } from './charts.js';
+import { DecisionLog } from './decision-log.js';
+import { csvButtons } from './run-view.js';
+import { buildScenario, formatKnob, knobChoices, knobKey, parseKnob, readUrlState, updateHash } from './state.js';
+import { renderSummaryTiles } from './summary.js';
+import { el } from './text.js';
+
+const DEBOUNCE_MS = 100;
+
+export class PlaygroundPanel {
+  constructor(root, client) {
+    this.root = root;
+    this.client = client;
+    this.body = root.querySelector('[data-part="body"]');
+    this.values = new Map();       // path → parsed value (only knobs whose field parses)
+    this.localErrors = new Map();  // path → message for fields that don't parse
+    this.coreError = null;         // {path, message} from the last run, if it failed
+    this.controls = new Map();     // path → {knob, input, message, field}
+    this.rev = 0;
+    this.timer = null;
+  }
+
+  async init() {
+    this.root.dataset.ready = 'false';
+    this.root.dataset.rev = '0';
+    const schema = await this.client.call('schema', [], { channel: 'pg-schema' });
+    this.knobs = Array.isArray(schema) ? schema : (schema.knobs ?? []);
+    const url = readUrlState();
+    for (const knob of this.knobs) {
+      const key = knobKey(knob);
+      let value = knob.default;
+      if (url.has(key)) {
+        const parsed = parseKnob(knob, url.get(key));
+        if ('value' in parsed) value = parsed.value;
+      }
+      this.values.set(knob.path, value);
+    }
+    this._build();
+    window.addEventListener('hashchange', () => this._fromHash());
+    await this._run();
+  }
+
+  _build() {
+    this.errorBox = el('div', { class: 'form-errors', role: 'alert', hidden: true });
+    const groups = new Map();
+    for (const knob of this.knobs) {
+      const group = knob.path.replace(/^\//, '').split('/')[0] || 'scenario';
+      if (!groups.has(group)) groups.set(group, []);
+      groups.get(group).push(knob);
+    }
+    // The strategy is the first thing to pick: its group goes first.
+    const order = [...groups.keys()].sort((a, b) => rank(groups.get(a)) - rank(groups.get(b)));
+    const form = el('form', { class: 'knobs', novalidate: true, onsubmit: (e) => e.preventDefault() },
+      order.map((group) => el('fieldset', { class: 'knob-group' },
+        el('legend', { text: group.replace(/_/g, ' ') }),
+        groups.get(group).map((knob) => this._control(knob)))),
+      el('div', { class: 'actions' },
+        el('button', { type: 'button', class: 'secondary', text: 'Reset to defaults', onclick: () => this._reset() })));
+
+    this.summaryBox = el('div', { class: 'summary-box' });
+    this.statusBox = el('p', { class: 'run-status', 'aria-live': 'polite' });
+    const chartBox = el('div', { class: 'chart-stack' });
+    const logBox = el('div', { class: 'logs' });
+    this.body.replaceChildren(el('div', { class: 'playground-grid' },
+      el('div', { class: 'knob-column' }, this.errorBox, form),
+      el('div', { class: 'result-column' },
+        this.statusBox,
+        this.summaryBox,
+        chartBox,
+        csvButtons({
+          client: this.client, channel: 'pg-csv', filePrefix: 'playground',
+          getRun: () => this.lastRun ?? null,
+          onError: (error) => { this.statusBox.textContent = `CSV export failed: ${error.message}`; },
+        }),
+        logBox)));
+    this.charts = new RunCharts(chartBox, { syncKey: 'playground' });
+    this.log = new DecisionLog(logBox, { runName: 'playground', title: 'Decision log' });
+  }
+
+  _control(knob) {
+    const id = `pg-${knob.path.replace(/^\//, '').replace(/[^A-Za-z0-9_-]/g, '-')}`;
+    const message = el('div', { class: 'field-error', id: `${id}-error`, 'aria-live': 'polite' });
+    const value = this.values.get(knob.path);
+    const unit = knob.unit ? el('span', { class: 'unit', text: knob.unit }) : null;
+    let input;
+    if (knob.type === 'enum') {
+      input = el('select', { id, 'aria-describedby': message.id },
+        knobChoices(knob).map((c) => el('option', { value: String(c.value), text: c.label, selected: String(c.value) === String(value) })));
+    } else if (knob.type === 'boolean') {
+      input = el('input', { type: 'checkbox', id, checked: Boolean(value), 'aria-describedby': message.id });
+    } else {
+      input = el('input', {
+        type: 'number', id, 'aria-describedby': message.id,
+        min: knob.min ?? undefined, max: knob.max ?? undefined,
+        step: knob.step ?? (knob.type === 'integer' ? 1 : 'any'),
+        inputmode: knob.type === 'integer' ? 'numeric' : 'decimal',
+        value: formatKnob(knob, value),
+      });
+    }
+    const read = () => (knob.type === 'boolean' ? String(input.checked) : input.value);
+    input.addEventListener(knob.type === 'number' || knob.type === 'integer' ? 'input' : 'change', () => this._changed(knob, read()));
+    const title = [knob.path, knob.min !== undefined && knob.max !== undefined ? `range ${knob.min}–${knob.max}` : '', knob.description ?? knob.help ?? '']
+      .filter(Boolean).join(' · ');
+    const field = el('div', { class: `field field-${knob.type}`, dataset: { path: knob.path }, title },
+      knob.type === 'boolean'
+        ? el('div', { class: 'check' }, input, el('label', { for: id, text: knob.label ?? knob.path }))
+        : [el('label', { for: id, text: knob.label ?? knob.path }), el('div', { class: 'input-row' }, input, unit)],
+      message);
+    this.controls.set(knob.path, { knob, input, message, field });
+    return field;
+  }
+
+  _changed(knob, text) {
+    const parsed = parseKnob(knob, text);
+    if ('error' in parsed) {
+      this.localErrors.set(knob.path, parsed.error);
+    } else {
+      this.localErrors.delete(knob.path);
+      this.values.set(knob.path, parsed.value);
+      const isDefault = String(parsed.value) === String(knob.default);
+      updateHash({ [knobKey(knob)]: isDefault ? null : formatKnob(knob, parsed.value) });
+    }
+    this._showErrors();
+    this._schedule();
+  }
+
+  /** The learner edited the address by hand: take the knob values from it. */
+  _fromHash() {
+    const url = readUrlState();
+    let changed = false;
+    for (const knob of this.knobs) {
+      const key = knobKey(knob);
+      const parsed = url.has(key) ? parseKnob(knob, url.get(key)) : { value: knob.default };
+      if ('value' in parsed && String(parsed.value) !== String(this.values.get(knob.path))) {
+        this.values.set(knob.path, parsed.value);
+        this._writeControl(knob, parsed.value);
+        changed = true;
+      }
+    }
+    if (changed) this._schedule();
+  }
+
+  _writeControl(knob, value) {
+    const { input } = this.controls.get(knob.path);
+    if (knob.type === 'boolean') input.checked = Boolean(value);
+    else input.value = formatKnob(knob, value);
+    this.localErrors.delete(knob.path);
+  }
+
+  _reset() {
+    const changes = {};
+    for (const knob of this.knobs) {
+      this.values.set(knob.path, knob.default);
+      this._writeControl(knob, knob.default);
+      changes[knobKey(knob)] = null;
+    }
+    updateHash(changes);
+    this._showErrors();
+    this._schedule();
+  }
+
+  _schedule() {
+    clearTimeout(this.timer);
+    if (this.localErrors.size) return;  // nothing to run until every field parses
+    this.timer = setTimeout(() => this._run(), DEBOUNCE_MS);
+  }
+
+  async _run() {
+    const scenario = buildScenario(this.knobs, this.values);
+    this.statusBox.textContent = 'Running…';
+    try {
+      const result = await this.client.call('run', [JSON.stringify(scenario)], { channel: 'playground' });
+      this.coreError = null;
+      this.lastRun = { scenario, result };
+      this._render(result);
+      this.statusBox.textContent = '';
+    } catch (error) {
+      if (error.name === 'Superseded') return;
+      this.coreError = { path: error.path ?? '', message: error.detail ?? error.message };
+      this.statusBox.textContent = 'The last change was not run: see the message next to the form. The charts show the previous run.';
+    }
+    this._showErrors();
+    this.root.dataset.ready = 'true';
+  }
+
+  _render(result) {
+    renderSummaryTiles(this.summaryBox, result.summary);
+    this.charts.update(result.series);
+    this.log.render(result.decisions);
+    this.rev += 1;
+    this.summaryBox.firstElementChild.dataset.rev = String(this.rev);
+    this.root.dataset.rev = String(this.rev);
+  }
+
+  /** Shows parse errors and the core's error next to the form and on the fields they name. */
+  _showErrors() {
+    const errors = [...this.localErrors].map(([path, message]) => ({ path, message }));
+    if (this.coreError) errors.push(this.coreError);
+    for (const { input, message, field } of this.controls.values()) {
+      input.removeAttribute('aria-invalid');
+      field.classList.remove('invalid');
+      message.textContent = '';
+    }
+    const items = errors.map(({ path, message }) => {
+      const control = this._controlFor(path);
+      if (control) {
+        control.input.setAttribute('aria-invalid', 'true');
+        control.field.classList.add('invalid');
+        control.message.textContent = message;
+      }
+      return el('li', {},
+        control
+          ? el('button', { type: 'button', class: 'link', text: path, onclick: () => control.input.focus() })
+          : el('code', { text: path || '(scenario)' }),
+        ` ${message}`);
+    });
+    this.errorBox.hidden = items.length === 0;
+    this.errorBox.replaceChildren(...(items.length ? [el('p', { text: 'Not run yet:' }), el('ul', {}, items)] : []));
+  }
+
+  /** The control a JSON path is about: the knob with that path, or the closest parent path. */
+  _controlFor(path) {
+    if (this.controls.has(path)) return this.controls.get(path);
+    let best = null;
+    for (const [knobPath, control] of this.controls) {
+      if (path.startsWith(`${knobPath}/`) && (!best || knobPath.length > best[0].length)) best = [knobPath, control];
+    }
+    return best ? best[1] : null;
+  }
+}
+
+function rank(knobs) {
+  return knobs.some((k) => /strategy$/.test(k.path)) ? 0 : 1;
+}

@@ -1,0 +1,138 @@
+// The page's state schema: the core's scenario knobs (schema()) plus the page's own, how each is
+// parsed from a form field, written to the URL hash, and set into the scenario JSON.
+//
+// A knob from the core: {path, label, type: "number"|"integer"|"enum"|"boolean", default, min, max,
+// step?, unit, choices?}. `path` is a JSON pointer into the scenario ("/autoscaler/strategy").
+// Every core knob re-runs the simulation; page knobs say what they affect in `effect`.
+// In the URL hash a core knob is keyed by its JSON path ("/autoscaler/strategy=queue_depth"), which
+// cannot collide with the page's own keys ("seed" for the exercise vs "/seed" for the scenario); only
+// values that differ from the default are written, so a short link means "defaults".
+
+/** Knobs that belong to the page, not to a scenario. */
+export const PAGE_KNOBS = [
+  { key: 'seed', label: 'Variant seed', type: 'integer', min: 0, max: 2147483647, effect: 'exercise' },
+];
+
+/** The hash key of a knob: a page knob's key, or a core knob's JSON path. */
+export function knobKey(knob) {
+  return knob.key ?? knob.path;
+}
+
+/** Choices normalized to {value, label}; the core may send strings or {id|value, text|label}. */
+export function knobChoices(knob) {
+  return (knob.choices ?? []).map((c) => {
+    if (c !== null && typeof c === 'object') {
+      const value = c.value ?? c.id;
+      return { value, label: String(c.label ?? c.text ?? value) };
+    }
+    return { value: c, label: String(c) };
+  });
+}
+
+/**
+ * Parses what a form field holds into a knob value.
+ * @returns {{value: any} | {error: string}} range checks are left to the core, which names the path
+ */
+export function parseKnob(knob, text) {
+  const raw = String(text ?? '').trim();
+  switch (knob.type) {
+    case 'integer':
+      if (!/^[-+]?\d+$/.test(raw)) return { error: raw === '' ? 'is empty; a whole number is needed' : `"${raw}" is not a whole number` };
+      return { value: Number(raw) };
+    case 'number': {
+      const value = Number(raw);
+      if (raw === '' || !Number.isFinite(value)) return { error: raw === '' ? 'is empty; a number is needed' : `"${raw}" is not a number` };
+      return { value };
+    }
+    case 'boolean':
+      if (['true', '1', 'on', 'yes'].includes(raw)) return { value: true };
+      if (['false', '0', 'off', 'no', ''].includes(raw)) return { value: false };
+      return { error: `"${raw}" is not true or false` };
+    case 'enum': {
+      const choice = knobChoices(knob).find((c) => String(c.value) === raw);
+      return choice ? { value: choice.value } : { error: `"${raw}" is not one of the choices` };
+    }
+    default:
+      return { value: raw };
+  }
+}
+
+/** A knob value as text (form fields and the hash). */
+export function formatKnob(knob, value) {
+  return value === undefined || value === null ? '' : String(value);
+}
+
+function unescapePointer(segment) {
+  return segment.replace(/~1/g, '/').replace(/~0/g, '~');
+}
+
+/** Sets `value` at JSON pointer `path` in `target`, creating objects on the way. */
+export function setPointer(target, path, value) {
+  const segments = path.replace(/^\//, '').split('/').map(unescapePointer);
+  let node = target;
+  segments.forEach((segment, i) => {
+    if (i === segments.length - 1) {
+      node[segment] = value;
+    } else {
+      if (node[segment] === null || typeof node[segment] !== 'object') node[segment] = {};
+      node = node[segment];
+    }
+  });
+  return target;
+}
+
+/** The scenario object for a set of knob values (one entry per knob path). */
+export function buildScenario(knobs, values, base = {}) {
+  const scenario = structuredClone(base);
+  for (const knob of knobs) {
+    const value = values.has(knob.path) ? values.get(knob.path) : knob.default;
+    if (value !== undefined) setPointer(scenario, knob.path, value);
+  }
+  return scenario;
+}
+
+/** The URL's state: hash parameters, with ?query parameters as a fallback. */
+export function readUrlState() {
+  const hash = new URLSearchParams(location.hash.replace(/^#/, ''));
+  const query = new URLSearchParams(location.search);
+  return {
+    get(key) {
+      return hash.has(key) ? hash.get(key) : query.get(key);
+    },
+    has(key) {
+      return hash.has(key) || query.has(key);
+    },
+  };
+}
+
+/** The seed in the URL (#seed=N or ?seed=N), or null if absent or not a whole number ≥ 0. */
+export function readSeed() {
+  const raw = readUrlState().get('seed');
+  if (raw === null || !/^\d+$/.test(raw.trim())) return null;
+  const seed = Number(raw.trim());
+  return Number.isSafeInteger(seed) && seed <= PAGE_KNOBS[0].max ? seed : null;
+}
+
+/** A fresh random seed for a learner without one. */
+export function randomSeed() {
+  const buffer = new Uint32Array(1);
+  crypto.getRandomValues(buffer);
+  return buffer[0] % 1000000;
+}
+
+/**
+ * Rewrites some hash parameters (value null or undefined deletes one) without adding a history
+ * entry or firing hashchange. The seed stays first so links read naturally.
+ */
+export function updateHash(changes) {
+  const params = new URLSearchParams(location.hash.replace(/^#/, ''));
+  for (const [key, value] of Object.entries(changes)) {
+    if (value === null || value === undefined) params.delete(key);
+    else params.set(key, String(value));
+  }
+  const entries = [...params.entries()].sort(([a], [b]) => (a === 'seed' ? -1 : b === 'seed' ? 1 : 0));
+  const encode = (part) => encodeURIComponent(part).replace(/%2F/g, '/');  // paths stay readable
+  const text = entries.map(([k, v]) => `${encode(k)}=${encode(v)}`).join('&');
+  const url = `${location.pathname}${location.search}${text ? `#${text}` : ''}`;
+  history.replaceState(history.state, '', url);
+}

@@ -1,0 +1,81 @@
+// The run summary as a table, one column per run, with labels and units for the documented fields.
+import { el } from './text.js';
+
+// Documented summary fields (docs/wasm-api.md), in display order. Unknown fields follow, raw.
+const FIELDS = [
+  ['num_requests', 'Requests arrived', ''],
+  ['num_completed', 'Completed', ''],
+  ['num_dropped', 'Dropped (gave up waiting)', ''],
+  ['num_unfinished', 'Unfinished at the end', ''],
+  ['ttft_p50_s', 'TTFT p50', 's'],
+  ['ttft_p90_s', 'TTFT p90', 's'],
+  ['ttft_p99_s', 'TTFT p99', 's'],
+  ['itl_mean_s', 'Inter-token latency, mean', 's'],
+  ['e2e_p50_s', 'End-to-end p50', 's'],
+  ['e2e_p99_s', 'End-to-end p99', 's'],
+  ['slo_attainment', 'SLO attainment', 'fraction'],
+  ['goodput_rps', 'Goodput', 'req/s'],
+  ['peak_replicas', 'Peak replicas', ''],
+  ['mean_replicas', 'Mean replicas', ''],
+  ['num_scale_events', 'Scale events', ''],
+  ['num_preemptions', 'Preemptions', ''],
+  ['gpu_hours', 'GPU-hours', 'h'],
+  ['idle_gpu_minutes', 'Idle GPU-minutes', 'min'],
+  ['cost_usd', 'Cost', 'USD'],
+];
+
+/** Formats a number for a table cell: integers as they are, others to 3 significant digits. */
+export function formatNumber(value, unit = '') {
+  if (value === null || value === undefined) return '—';
+  if (typeof value !== 'number') return String(value);
+  if (!Number.isFinite(value)) return String(value);
+  if (unit === 'fraction') return `${(value * 100).toFixed(1)} %`;
+  if (unit === 'USD') return `$${value.toFixed(2)}`;
+  let text;
+  if (Number.isInteger(value)) text = value.toLocaleString('en-US');
+  else if (Math.abs(value) >= 100) text = value.toFixed(0);
+  else text = String(Number(value.toPrecision(3)));
+  return unit && unit !== '' ? `${text} ${unit}` : text;
+}
+
+/**
+ * Renders one run's summary as a grid of labelled values (compact, for a single run).
+ * @param {HTMLElement} container
+ * @param {object} summary
+ */
+export function renderSummaryTiles(container, summary) {
+  const tiles = summaryRows([{ summary }]).map(([key, label, unit]) => el('div', { class: 'tile', dataset: { field: key } },
+    el('dt', { title: key, text: label }),
+    el('dd', { text: formatNumber(summary[key], unit) })));
+  container.replaceChildren(el('dl', { class: 'summary summary-tiles' }, tiles));
+}
+
+/** [key, label, unit] for every field any of the runs has: documented ones first, in order. */
+function summaryRows(runs) {
+  const known = new Set(FIELDS.map(([key]) => key));
+  const extra = [];
+  for (const { summary } of runs) {
+    for (const key of Object.keys(summary ?? {})) if (!known.has(key) && !extra.includes(key)) extra.push(key);
+  }
+  return [...FIELDS, ...extra.map((key) => [key, key.replace(/_/g, ' '), ''])]
+    .filter(([key]) => runs.some(({ summary }) => summary && key in summary));
+}
+
+/**
+ * Renders a comparison table.
+ * @param {HTMLElement} container
+ * @param {Array<{name: string, summary: object}>} runs
+ * @param {{caption?: string}} [options]
+ */
+export function renderSummary(container, runs, { caption } = {}) {
+  const rows = summaryRows(runs);
+  const table = el('table', { class: 'summary' },
+    caption ? el('caption', { text: caption }) : null,
+    el('thead', {}, el('tr', {},
+      el('th', { scope: 'col', text: 'metric' }),
+      runs.map(({ name }) => el('th', { scope: 'col', text: name })))),
+    el('tbody', {}, rows.map(([key, label, unit]) => el('tr', { dataset: { field: key } },
+      el('th', { scope: 'row', title: key, text: label }),
+      runs.map(({ summary }) => el('td', { text: formatNumber(summary?.[key], unit) }))))));
+  container.replaceChildren(table);
+}
