@@ -70,7 +70,7 @@ test('exercise 1 and the playground work on the served page', { timeout: 180_000
   assert.ok('a' in answers, `the CLI gave no answer for question a: ${JSON.stringify(answers)}`);
 
   const server = await serveSite();
-  t.after(() => server.close());
+  t.after(() => { server.closeAllConnections(); server.close(); });
   const origin = `http://127.0.0.1:${server.address().port}`;
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
@@ -162,7 +162,41 @@ test('exercise 1 and the playground work on the served page', { timeout: 180_000
   const path0 = await knob.evaluate((e) => e.closest('[data-path]').dataset.path);
   assert.ok(new URL(page.url()).hash.includes(`${path0}=`), `the hash records ${path0}`);
   assert.ok(new URL(page.url()).hash.includes(`seed=${SEED}`), 'the seed stays in the hash');
+
+  // Several quick changes: only the latest is shown once the worker is idle.
+  for (let i = 0; i < 3; i++) await page.keyboard.press('ArrowUp');
+  const finalValue = Number(await knob.inputValue());
+  await page.waitForFunction(([p, v]) => {
+    const el = document.querySelector('#playground .summary');
+    if (!el?.dataset.scenario || document.querySelector('#playground').dataset.busy !== 'false') return false;
+    const value = p.slice(1).split('/').reduce((o, k) => o?.[k], JSON.parse(el.dataset.scenario));
+    return value === v;
+  }, [path0, finalValue], WAIT);
   t.diagnostic(`knob ${path0}: ${before} → ${await knob.inputValue()}; summary changed: ${summaryBefore !== await page.textContent('#playground .summary')}`);
+
+  // The worker protocol on its own: per channel only the newest queued request runs; errors carry a path.
+  const seen = await page.evaluate(() => new Promise((resolve, reject) => {
+    const worker = new Worker('worker.js', { type: 'module' });
+    const log = [];
+    const timer = setTimeout(() => { worker.terminate(); reject(new Error(`worker protocol timed out: ${JSON.stringify(log)}`)); }, 20000);
+    worker.onmessage = ({ data }) => {
+      log.push(data.type === 'ready' ? { type: 'ready' } : { id: data.id, type: data.type, path: data.error?.path });
+      if (data.type === 'ready') {
+        const scenario = JSON.stringify({ duration_s: 600 });
+        for (let id = 1; id <= 4; id++) worker.postMessage({ id, op: 'run', args: [scenario], channel: 'same' });
+        worker.postMessage({ id: 5, op: 'run', args: ['{"no_such_field": 1}'], channel: 'other' });
+      }
+      const done = (id) => log.some((m) => m.id === id && m.type !== 'working');
+      if (done(4) && done(5)) { clearTimeout(timer); worker.terminate(); resolve(log); }
+    };
+  }));
+  t.diagnostic(`worker messages: ${seen.map((m) => (m.id ? `${m.id}:${m.type}` : m.type)).join(' ')}`);
+  const final = (id) => seen.find((m) => m.id === id && m.type !== 'working')?.type;
+  assert.equal(final(4), 'result', `the newest request ran: ${JSON.stringify(seen)}`);
+  for (const id of [1, 2, 3]) assert.ok(['dropped', 'result'].includes(final(id)), `request ${id} answered: ${JSON.stringify(seen)}`);
+  assert.ok([1, 2, 3].some((id) => final(id) === 'dropped'), `stale queued requests were dropped: ${JSON.stringify(seen)}`);
+  const error = seen.find((m) => m.id === 5 && m.type === 'error');
+  assert.ok(error && error.path.includes('no_such_field'), `a core error names its path: ${JSON.stringify(seen)}`);
 
   await mkdir(ARTIFACTS, { recursive: true });
   await page.evaluate(() => window.scrollTo(0, 0));  // sticky parts then sit where a reader sees them

@@ -22,6 +22,7 @@ export class DecisionLog {
   constructor(container, { runName, title }) {
     this.runName = runName;
     this.decisions = [];
+    this.rows = [];
     const filterId = `log-${idPart(runName)}-changes`;
     this.filter = el('input', { type: 'checkbox', id: filterId, onchange: () => this._applyFilter() });
     this.count = el('span', { class: 'log-count', 'aria-live': 'polite' });
@@ -34,7 +35,7 @@ export class DecisionLog {
           el('th', { scope: 'col', text: 'controller' }),
           el('th', { scope: 'col', text: 'replicas' }),
           el('th', { scope: 'col', text: 'reason' }),
-          el('th', { scope: 'col', text: 'explanation' }))),
+          el('th', { scope: 'col', text: 'arithmetic' }))),
         this.body));
     this.root = el('div', { class: 'decision-log', dataset: { run: runName } },
       el('div', { class: 'log-toolbar' },
@@ -49,26 +50,37 @@ export class DecisionLog {
   render(decisions) {
     this.decisions = decisions ?? [];
     const prefix = `decision-${idPart(this.runName)}-`;
-    const rows = this.decisions.map((d, i) => {
+    this.rows = this.decisions.map((d, i) => {
       const change = isChange(d);
-      const details = el('details', {},
-        el('summary', { text: 'why' }));
-      // The explanation text is long; build it only when opened.
-      details.addEventListener('toggle', () => {
-        if (details.open && details.childElementCount === 1) {
-          details.append(el('pre', { class: 'explanation', text: d.explanation ?? '' }));
-        }
-      });
+      const toggle = el('button', { type: 'button', class: 'link why', text: 'why', 'aria-expanded': 'false',
+                                    'aria-controls': `${prefix}${i}-why`, onclick: () => this._toggle(i) });
       return el('tr', { id: prefix + i, dataset: { change: String(change), t: String(d.t_s) },
                         class: change ? (d.desired_replicas > d.current_replicas ? 'up' : 'down') : '' },
         el('td', { class: 'num', text: formatTime(d.t_s) }),
         el('td', { text: d.controller ?? '' }),
         el('td', { class: 'num replicas', text: `${d.current_replicas} → ${d.desired_replicas}` }),
         el('td', { class: 'reason', text: d.reason ?? '' }),
-        el('td', {}, details));
+        el('td', {}, toggle));
     });
-    this.body.replaceChildren(...rows);
+    this.body.replaceChildren(...this.rows);
     this._applyFilter();
+  }
+
+  /** Opens (or closes) the full-width row under decision i with the controller's own arithmetic. */
+  _toggle(i, open) {
+    const row = this.rows[i];
+    const toggle = row.querySelector('button.why');
+    const next = row.nextElementSibling;
+    const isOpen = next?.classList.contains('why-row') ?? false;
+    const want = open ?? !isOpen;
+    if (want === isOpen) return;
+    if (want) {
+      row.after(el('tr', { class: 'why-row', id: toggle.getAttribute('aria-controls') },
+        el('td', { colspan: '5' }, el('pre', { class: 'explanation', text: this.decisions[i].explanation ?? '' }))));
+    } else {
+      next.remove();
+    }
+    toggle.setAttribute('aria-expanded', String(want));
   }
 
   _applyFilter() {
@@ -77,7 +89,9 @@ export class DecisionLog {
     this.decisions.forEach((d, i) => {
       const change = isChange(d);
       if (change) changes++;
-      this.body.children[i].hidden = only && !change;
+      const hide = only && !change;
+      this.rows[i].hidden = hide;
+      if (hide) this._toggle(i, false);
     });
     this.count.textContent = `${this.decisions.length} syncs, ${changes} changed the replica count`;
   }
@@ -89,17 +103,21 @@ export class DecisionLog {
     return found;
   }
 
-  /** Scrolls to decision `index`, opens its explanation and highlights it briefly. */
-  show(index) {
-    const row = this.body.children[index];
+  /**
+   * Brings decision `index` into view inside the log (and the page, unless scrollPage is false),
+   * opens its explanation and highlights it briefly.
+   */
+  show(index, { scrollPage = true } = {}) {
+    const row = this.rows?.[index];
     if (!row) return;
     if (row.hidden) {
       this.filter.checked = false;
       this._applyFilter();
     }
-    const details = row.querySelector('details');
-    if (details && !details.open) details.open = true;
-    row.scrollIntoView({ block: 'center', behavior: 'smooth' });
+    this._toggle(index, true);
+    if (scrollPage) this.root.scrollIntoView({ block: 'start' });
+    const top = row.getBoundingClientRect().top - this.scroller.getBoundingClientRect().top + this.scroller.scrollTop;
+    this.scroller.scrollTop = Math.max(0, top - 40);
     row.classList.add('flash');
     setTimeout(() => row.classList.remove('flash'), 1600);
   }

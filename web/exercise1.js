@@ -128,7 +128,7 @@ export class Exercise1Panel {
     this.body.replaceChildren(
       seedForm,
       el('div', { class: 'variant' },
-        v.title ? el('h3', { text: v.title }) : null,
+        el('h3', { text: `Your variant (seed ${this.seed})` }),
         text,
         parametersTable(v.params ?? v.parameters)),
       el('h3', { text: 'The two runs' }),
@@ -316,7 +316,9 @@ export class Exercise1Panel {
     if (!field) return;
     const correct = Boolean(verdict.correct);
     const text = el('div', { class: 'feedback-text prose' });
-    renderText(text, `${correct ? 'Correct.' : 'Not right yet.'} ${verdict.feedback ?? ''}`.trim());
+    renderText(text, verdict.feedback || (correct ? 'Correct.' : 'Not right yet.'));
+    // The mark is for the eye; the same verdict in words leads the text for everyone else.
+    text.prepend(el('span', { class: 'sr-only', text: correct ? 'Correct: ' : 'Not right yet: ' }));
     const parts = [el('span', { class: 'verdict', text: correct ? '✓' : '✗', 'aria-hidden': 'true' }), text];
     if (!correct && verdict.hint) {
       const hint = el('div', { class: 'hint prose' });

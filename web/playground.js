@@ -9,6 +9,17 @@ import { el } from './text.js';
 
 const DEBOUNCE_MS = 100;
 
+// Legends for the knob groups (the first segment of each knob's path); others show the segment.
+const GROUP_LABELS = {
+  autoscaler: 'Replica autoscaler (HPA)',
+  workload: 'Workload',
+  cold_start: 'Cold start',
+  metrics: 'Metrics pipeline',
+  engine: 'Engine (vLLM)',
+  slo: 'SLO',
+  seed: 'Randomness',
+};
+
 export class PlaygroundPanel {
   constructor(root, client) {
     this.root = root;
@@ -54,7 +65,7 @@ export class PlaygroundPanel {
     const order = [...groups.keys()].sort((a, b) => rank(groups.get(a)) - rank(groups.get(b)));
     const form = el('form', { class: 'knobs', novalidate: true, onsubmit: (e) => e.preventDefault() },
       order.map((group) => el('fieldset', { class: 'knob-group' },
-        el('legend', { text: group.replace(/_/g, ' ') }),
+        el('legend', { text: GROUP_LABELS[group] ?? group.replace(/_/g, ' ') }),
         groups.get(group).map((knob) => this._control(knob)))),
       el('div', { class: 'actions' },
         el('button', { type: 'button', class: 'secondary', text: 'Reset to defaults', onclick: () => this._reset() })));
@@ -63,12 +74,16 @@ export class PlaygroundPanel {
     this.statusBox = el('p', { class: 'run-status', 'aria-live': 'polite' });
     const chartBox = el('div', { class: 'chart-stack' });
     const logBox = el('div', { class: 'logs' });
+    this.specBox = el('pre', { class: 'spec' });
+    const spec = el('details', { class: 'hpa-spec' },
+      el('summary', { text: 'The autoscaler this run used (the strategy expanded to an HPA spec)' }), this.specBox);
     this.body.replaceChildren(el('div', { class: 'playground-grid' },
       el('div', { class: 'knob-column' }, this.errorBox, form),
       el('div', { class: 'result-column' },
         this.statusBox,
         this.summaryBox,
         chartBox,
+        spec,
         csvButtons({
           client: this.client, channel: 'pg-csv', filePrefix: 'playground',
           getRun: () => this.lastRun ?? null,
@@ -174,23 +189,27 @@ export class PlaygroundPanel {
       const result = await this.client.call('run', [JSON.stringify(scenario)], { channel: 'playground' });
       this.coreError = null;
       this.lastRun = { scenario, result };
-      this._render(result);
+      this._render(result, scenario);
       this.statusBox.textContent = '';
     } catch (error) {
       if (error.name === 'Superseded') return;
       this.coreError = { path: error.path ?? '', message: error.detail ?? error.message };
-      this.statusBox.textContent = 'The last change was not run: see the message next to the form. The charts show the previous run.';
+      this.statusBox.textContent = this.lastRun
+        ? 'The last change was not run: see the message next to the form. The charts still show the previous run.'
+        : 'Nothing was run yet: fix the field named next to the form.';
     }
     this._showErrors();
     this.root.dataset.ready = 'true';
   }
 
-  _render(result) {
+  _render(result, scenario) {
     renderSummaryTiles(this.summaryBox, result.summary);
     this.charts.update(result.series);
     this.log.render(result.decisions);
+    this.specBox.textContent = result.autoscaler ? JSON.stringify(result.autoscaler, null, 2) : '(not reported)';
     this.rev += 1;
-    this.summaryBox.firstElementChild.dataset.rev = String(this.rev);
+    // What was run, for tests and for anyone inspecting the page: the latest change always wins.
+    Object.assign(this.summaryBox.firstElementChild.dataset, { rev: String(this.rev), scenario: JSON.stringify(scenario) });
     this.root.dataset.rev = String(this.rev);
   }
 

@@ -56,13 +56,16 @@ const ONE_TIME = /(\d+(?:\.\d+)?)\s*s\b/g;
 
 /**
  * Turns every "t = 120 s" (or "t = 120 s, 135 s") in the text nodes under `container` into
- * buttons that show the decision at (or just before) that time. `logs` is an ordered list of
- * {name, log}; a run whose name appears in the text is preferred, otherwise the first run.
+ * buttons that show the sync at (or just before) that time in every run's decision log: the
+ * logs sit side by side, so the learner sees what each autoscaler decided at that instant.
+ * `logs` is a list of {name, log}.
  */
 export function linkDecisionTimes(container, logs) {
   if (!logs.length) return;
-  const text = container.textContent;
-  const preferred = logs.find(({ name }) => text.includes(name)) ?? logs[0];
+  const showAll = (t) => logs.forEach(({ log }, i) => {
+    const index = log.indexAt(t);
+    if (index >= 0) log.show(index, { scrollPage: i === 0 });
+  });
   const walker = document.createTreeWalker(container, NodeFilter.SHOW_TEXT);
   const nodes = [];
   while (walker.nextNode()) nodes.push(walker.currentNode);
@@ -78,11 +81,11 @@ export function linkDecisionTimes(container, logs) {
       for (const time of match[0].matchAll(ONE_TIME)) {
         parts.push(match[0].slice(inner, time.index));
         const t = Number(time[1]);
-        const index = preferred.log.indexAt(t);
-        parts.push(index < 0 ? time[0] : el('button', {
+        const known = logs.some(({ log }) => log.indexAt(t) >= 0);
+        parts.push(!known ? time[0] : el('button', {
           type: 'button', class: 'link', text: time[0],
-          title: `Show the sync at t = ${t} s in the decision log of ${preferred.name}`,
-          onclick: () => preferred.log.show(index),
+          title: `Show the syncs at t = ${t} s in the decision logs`,
+          onclick: () => showAll(t),
         }));
         inner = time.index + time[0].length;
       }

@@ -9,7 +9,32 @@
 namespace gpuscale {
 
 namespace {
+
 constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
+
+// What a step's duration depends on (engine.hpp, EngineProfile).
+struct StepLoad {
+  std::int64_t tokens = 0;     // scheduled tokens
+  std::int64_t pairs = 0;      // causal attention (query, key) pairs
+  std::int64_t kv_tokens = 0;  // KV tokens read
+};
+
+// A chunk of n new tokens after `computed` cached ones: new token k (1-based) attends to the cached
+// tokens and to k new ones.
+// The step time of the profile (engine.hpp, EngineProfile): a roofline of weight/KV reads vs compute.
+inline double step_seconds(const EngineProfile& p, const StepLoad& load) {
+  const double memory_s = p.step_weights_s + p.step_kv_token_s * static_cast<double>(load.kv_tokens);
+  const double compute_s = p.step_token_s * static_cast<double>(load.tokens) +
+                           p.step_pair_s * static_cast<double>(load.pairs);
+  return p.step_base_s + std::max(memory_s, compute_s);
+}
+
+inline void add_chunk(StepLoad& load, int computed, int n) {
+  load.tokens += n;
+  load.kv_tokens += static_cast<std::int64_t>(computed) + n;
+  load.pairs += static_cast<std::int64_t>(n) * computed + static_cast<std::int64_t>(n) * (n + 1) / 2;
+}
+
 }  // namespace
 
 std::int64_t Engine::compute_num_kv_blocks(const EngineConfig& config) {
@@ -132,7 +157,7 @@ bool Engine::abort_request(std::uint32_t id) {
     running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(i));
     free_plain(r.num_blocks);
     r.num_blocks = 0;
-    if (r.in_batch) {
+    if (in_batch(slot)) {
       r.gone = true;  // end_step skips it and releases the slot
     } else {
       release_slot(slot);
@@ -176,12 +201,11 @@ void Engine::preempt_last_running(Micros now) {
   preempted_.push_back(EngineEvent{EngineEvent::Preempted, r.id, now});
 }
 
-// Adds a scheduled chunk of n tokens to the step-time inputs.
-void Engine::account(const Request& r, int n) {
-  step_tokens_ += n;
-  step_kv_tokens_ += static_cast<std::int64_t>(r.num_computed) + n;
-  // Causal attention: new token k (1-based) attends to the num_computed cached tokens and k new ones.
-  step_pairs_ += static_cast<std::int64_t>(n) * r.num_computed + static_cast<std::int64_t>(n) * (n + 1) / 2;
+bool Engine::in_batch(std::uint32_t slot) const {
+  if (!in_step_) return false;
+  for (const Scheduled& b : batch_)
+    if (b.slot == slot) return true;
+  return false;
 }
 
 // --- the step ------------------------------------------------------------------------------------
@@ -189,35 +213,41 @@ void Engine::account(const Request& r, int n) {
 Micros Engine::begin_step(Micros now) {
   batch_.clear();
   preempted_.clear();
-  step_tokens_ = step_pairs_ = step_kv_tokens_ = 0;
+  StepLoad load;
   int budget = config_.max_num_batched_tokens;
 
   // 1. RUNNING requests first, in order: a decode token each, or the next chunk of a prefill.
+  const int bs = config_.block_size;
   bool preempted_any = false;
-  std::size_t i = 0;
-  while (i < running_.size() && budget > 0) {
+  std::size_t i = 0, num_running = running_.size();
+  while (i < num_running && budget > 0) {
     const std::uint32_t slot = running_[i];
     Request& r = slots_[slot];
-    const int n = std::min(r.prompt_tokens + r.num_output - r.num_computed, budget);
-    bool scheduled = false;
-    for (;;) {
-      // kv_cache_manager.allocate_slots: blocks for the computed tokens plus the new ones.
-      const int need = blocks_for(r.num_computed + n) - r.num_blocks;
-      if (need <= free_blocks_) {
-        take_free(need);
-        r.num_blocks += need;
-        scheduled = true;
-        break;
+    const int computed = r.num_computed;
+    const int n = std::min(r.prompt_tokens + r.num_output - computed, budget);
+    // kv_cache_manager.allocate_slots: blocks for the computed tokens plus the new ones (most
+    // decode steps still fit in the last block, so test that first, without a division).
+    if (computed + n > r.num_blocks * bs) {
+      const int need = blocks_for(computed + n) - r.num_blocks;
+      bool preempted_self = false;
+      while (need > free_blocks_ && !preempted_self) {
+        preempted_self = running_.back() == slot;  // nothing left to preempt but itself
+        preempt_last_running(now);
+        preempted_any = true;
       }
-      const bool self = running_.back() == slot;
-      preempt_last_running(now);
-      preempted_any = true;
-      if (self) break;  // nothing left to preempt but itself
+      num_running = running_.size();
+      if (preempted_self) break;
+      take_free(need);
+      r.num_blocks += need;
     }
-    if (!scheduled) break;
-    account(r, n);
-    r.in_batch = true;
-    batch_.push_back(Scheduled{slot, n});
+    if (n == 1) {  // the common case, a decode: the chunk arithmetic without multiplications
+      load.tokens += 1;
+      load.kv_tokens += computed + 1;
+      load.pairs += computed + 1;
+    } else {
+      add_chunk(load, computed, n);
+    }
+    batch_.emplace_back(slot, n);
     budget -= n;
     ++i;
   }
@@ -251,39 +281,106 @@ Micros Engine::begin_step(Micros now) {
       r.num_blocks += need;
       waiting_.pop_front();
       running_.push_back(slot);
-      account(r, n);
-      r.in_batch = true;
-      batch_.push_back(Scheduled{slot, n});
+      add_chunk(load, r.num_computed, n);
+      batch_.emplace_back(slot, n);
       budget -= n;
     }
   }
 
-  const EngineProfile& p = config_.profile;
-  const double memory_s = p.step_weights_s + p.step_kv_token_s * static_cast<double>(step_kv_tokens_);
-  const double compute_s = p.step_token_s * static_cast<double>(step_tokens_) +
-                           p.step_pair_s * static_cast<double>(step_pairs_);
-  const double seconds = p.step_base_s + std::max(memory_s, compute_s);
   in_step_ = true;
   step_start_ = now;
-  return std::max<Micros>(1, seconds_to_micros(seconds));
+  substeps_ = 1;
+  Micros duration = std::max<Micros>(1, seconds_to_micros(step_seconds(config_.profile, load)));
+  // A pure-decode batch with nothing waiting runs identical steps until something changes; plan them
+  // as one macro step (simulation speed only: every sub-step is timed exactly as a step would be).
+  if (!preempted_any && waiting_.empty() && batch_.size() == running_.size() &&
+      static_cast<std::int64_t>(batch_.size()) == load.tokens && config_.max_decode_substeps > 1) {
+    decode_kv0_ = load.kv_tokens;
+    substeps_ = plan_substeps();
+    substep_ends_.clear();
+    substep_ends_.push_back(now + duration);
+    for (int j = 1; j < substeps_; ++j) {
+      duration += substep_duration(j);
+      substep_ends_.push_back(now + duration);
+    }
+  }
+  step_end_ = now + duration;
+  return duration;
+}
+
+Micros Engine::substep_duration(int j) const {
+  StepLoad load;
+  const auto b = static_cast<std::int64_t>(batch_.size());
+  load.tokens = b;
+  load.kv_tokens = decode_kv0_ + static_cast<std::int64_t>(j) * b;
+  load.pairs = load.kv_tokens;  // a decode token attends to the whole context
+  return std::max<Micros>(1, seconds_to_micros(step_seconds(config_.profile, load)));
+}
+
+int Engine::plan_substeps() {
+  // Every sequence must already have its first token (so the sub-steps sample no first token) and
+  // the macro step ends at the first completion.
+  int k = config_.max_decode_substeps;
+  for (const Scheduled& b : batch_) {
+    const Request& r = slots_[b.slot];
+    if (r.num_output < 1) return 1;
+    k = std::min(k, r.output_tokens - r.num_output);
+  }
+  // The blocks the later sub-steps allocate must be free, so that no per-step schedule would have
+  // preempted anything; halve k until they are.
+  for (; k > 1; k /= 2) {
+    std::int64_t need = 0;
+    for (const Scheduled& b : batch_) {
+      const Request& r = slots_[b.slot];
+      need += blocks_for(r.num_computed + k) - r.num_blocks;
+    }
+    if (need <= free_blocks_) break;
+  }
+  return std::max(1, k);
+}
+
+int Engine::substeps_started(Micros now) const {
+  // Sub-step j + 1 begins when sub-step j ends; count the ends at or before `now`.
+  const auto ends_before = std::upper_bound(substep_ends_.begin(), substep_ends_.begin() + (substeps_ - 1), now);
+  return static_cast<int>(ends_before - substep_ends_.begin()) + 1;
+}
+
+Micros Engine::truncate_step(Micros now) {
+  if (!in_step_ || substeps_ <= 1) return step_end_;
+  // The first boundary strictly after `now`: a step ending exactly at `now` has already begun the next.
+  const auto end = std::upper_bound(substep_ends_.begin(), substep_ends_.begin() + substeps_, now);
+  if (end == substep_ends_.begin() + substeps_) return step_end_;
+  substeps_ = static_cast<int>(end - substep_ends_.begin()) + 1;
+  step_end_ = substep_ends_[static_cast<std::size_t>(substeps_ - 1)];
+  return step_end_;
 }
 
 void Engine::end_step(Micros now, std::vector<EngineEvent>& out) {
   out.insert(out.end(), preempted_.begin(), preempted_.end());
   preempted_.clear();
   bool any_finished = false;
+  std::int64_t sampled = 0;
   for (const Scheduled& s : batch_) {
     Request& r = slots_[s.slot];
-    r.in_batch = false;
     if (r.gone) {  // aborted during the step
       release_slot(s.slot);
       continue;
+    }
+    if (substeps_ > 1) {
+      // A macro step: the later sub-steps each decoded one more token, in blocks allocated as they began.
+      const int extra = substeps_ - 1;
+      const int need = blocks_for(r.num_computed + 1 + extra) - r.num_blocks;
+      take_free(need);
+      r.num_blocks += need;
+      r.num_computed += extra;
+      r.num_output += extra;
+      sampled += extra;
     }
     r.num_computed += s.num_tokens;
     if (r.num_computed < r.prompt_tokens + r.num_output) continue;  // mid-prefill chunk
     // The step computed every known token, so it sampled the next one.
     ++r.num_output;
-    ++num_generation_tokens_;
+    ++sampled;
     if (r.num_output == 1) out.push_back(EngineEvent{EngineEvent::FirstToken, r.id, now});
     if (r.num_output == r.output_tokens) {
       out.push_back(EngineEvent{EngineEvent::Finished, r.id, now});
@@ -293,6 +390,7 @@ void Engine::end_step(Micros now, std::vector<EngineEvent>& out) {
       any_finished = true;
     }
   }
+  num_generation_tokens_ += sampled;
   if (any_finished) {
     // One pass keeps running_'s order, instead of an erase from the middle per finished request.
     std::size_t w = 0;
@@ -309,6 +407,7 @@ void Engine::end_step(Micros now, std::vector<EngineEvent>& out) {
   batch_.clear();
   busy_before_ += now - step_start_;
   in_step_ = false;
+  substeps_ = 1;
 }
 
 // --- gauges --------------------------------------------------------------------------------------
@@ -316,6 +415,18 @@ void Engine::end_step(Micros now, std::vector<EngineEvent>& out) {
 double Engine::kv_cache_usage() const {
   // vllm/v1/core/block_pool.py get_usage(): 1 - free / total (cached-but-free blocks count as free).
   return total_blocks_ > 0 ? 1.0 - static_cast<double>(free_blocks_) / total_blocks_ : 0.0;
+}
+
+double Engine::kv_cache_usage(Micros now) const {
+  if (!in_step_ || substeps_ <= 1 || total_blocks_ <= 0) return kv_cache_usage();
+  // Inside a macro step: the blocks the sub-steps begun by `now` would have allocated.
+  const int extra = substeps_started(now) - 1;
+  std::int64_t need = 0;
+  for (const Scheduled& b : batch_) {
+    const Request& r = slots_[b.slot];
+    if (!r.gone) need += blocks_for(r.num_computed + 1 + extra) - r.num_blocks;
+  }
+  return 1.0 - static_cast<double>(free_blocks_ - need) / total_blocks_;
 }
 
 Micros Engine::busy_time(Micros now) const { return busy_before_ + (in_step_ ? now - step_start_ : 0); }

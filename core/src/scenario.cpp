@@ -79,6 +79,7 @@ Scenario parse_scenario(const Json& doc) {
     s.engine.max_num_seqs = er.get_int("max_num_seqs", s.engine.max_num_seqs, 1, 4096);
     s.engine.max_num_batched_tokens = er.get_int("max_num_batched_tokens", s.engine.max_num_batched_tokens, 16, 131072);
     s.engine.gpu_memory_utilization = er.get_number("gpu_memory_utilization", s.engine.gpu_memory_utilization, 0.5, 0.98);
+    s.engine.step_coalescing = er.get_bool("step_coalescing", s.engine.step_coalescing);
     er.finish();
   }
   if (const Json* c = r.raw("cold_start")) {
@@ -142,6 +143,7 @@ Scenario parse_scenario(const Json& doc) {
     ObjectReader orr(*o, "/output");
     s.output.requests = orr.get_bool("requests", s.output.requests);
     s.output.decisions = orr.get_bool("decisions", s.output.decisions);
+    s.output.decision_detail = orr.get_bool("decision_detail", s.output.decision_detail);
     orr.finish();
   }
   r.finish();

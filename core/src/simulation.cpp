@@ -45,6 +45,8 @@ struct Replica {
   Micros ready_at = -1;       // readiness transition
   std::unique_ptr<Engine> engine;
   bool stepping = false;
+  std::uint32_t step_gen = 0;  // bumped whenever the step under way gets a new end time
+  Micros step_end = 0;
   Micros busy_at_window_start = 0;  // engine busy time when the current DCGM sample window opened
   bool window_open = false;
   Micros idle_since = -1;           // Ready with nothing to do since then (-1: not idle)
@@ -56,7 +58,8 @@ enum class EventKind : std::uint8_t { Arrival, StepEnd, NodeReady, LoadDone, War
 
 struct Payload {
   EventKind kind;
-  std::uint32_t index;  // replica id or request id
+  std::uint32_t index;    // replica id or request id
+  std::uint32_t gen = 0;  // StepEnd: the replica's step generation (a cut macro step leaves a stale event)
 };
 
 // What the last scrape saw of one replica.
@@ -71,14 +74,23 @@ struct ScrapedReplica {
   Micros sampled_at;
 };
 
+// Nearest rank: the smallest value with at least a share p of the sample at or below it.
+std::size_t nearest_rank(std::size_t n, double p) {
+  std::size_t rank = static_cast<std::size_t>(p * static_cast<double>(n) + 0.999999999);
+  return std::min(std::max<std::size_t>(rank, 1), n);
+}
+
+// One percentile of an unsorted sample (reorders it).
 double percentile(std::vector<double>& v, double p) {
   if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  // Nearest rank: the smallest value with at least p of the sample at or below it.
-  std::size_t rank = static_cast<std::size_t>(p * static_cast<double>(v.size()) + 0.999999999);
-  if (rank < 1) rank = 1;
-  if (rank > v.size()) rank = v.size();
-  return v[rank - 1];
+  auto nth = v.begin() + static_cast<std::ptrdiff_t>(nearest_rank(v.size(), p) - 1);
+  std::nth_element(v.begin(), nth, v.end());
+  return *nth;
+}
+
+// A percentile of a sorted sample.
+double sorted_percentile(const std::vector<double>& v, double p) {
+  return v.empty() ? 0 : v[nearest_rank(v.size(), p) - 1];
 }
 
 std::string fmt(const char* format, double a, double b = 0, double c = 0, double d = 0) {
@@ -98,6 +110,7 @@ class Simulation {
     engine_config_.max_num_seqs = static_cast<int>(s.engine.max_num_seqs);
     engine_config_.max_num_batched_tokens = static_cast<int>(s.engine.max_num_batched_tokens);
     engine_config_.gpu_memory_utilization = s.engine.gpu_memory_utilization;
+    engine_config_.max_decode_substeps = s.engine.step_coalescing ? 64 : 1;  // 64: a cut macro step wastes little
     gpus_per_replica_ = engine_config_.profile.tensor_parallel;
     scrape_every_ = seconds_to_micros(s.metrics.scrape_interval_s);
     dcgm_period_ = seconds_to_micros(s.metrics.dcgm_sample_period_s);
@@ -144,10 +157,10 @@ class Simulation {
   // ---- time-weighted accumulators ------------------------------------------------------------
   void advance_clock(Micros t) {
     if (t > now_) {
-      const double dt = micros_to_seconds(t - now_);
-      replica_seconds_ += dt * static_cast<double>(live_replicas_);
-      gpu_seconds_ += dt * static_cast<double>(live_replicas_ * gpus_per_replica_);
-      idle_gpu_seconds_ += dt * static_cast<double>(idle_replicas_ * gpus_per_replica_);
+      // Integer µs, so the totals do not depend on how finely events cut time.
+      const Micros dt = t - now_;
+      replica_micros_ += dt * live_replicas_;
+      idle_replica_micros_ += dt * idle_replicas_;
       now_ = t;
     }
   }
@@ -166,7 +179,9 @@ class Simulation {
   void dispatch(const Payload& p) {
     switch (p.kind) {
       case EventKind::Arrival: on_arrival(); break;
-      case EventKind::StepEnd: on_step_end(replicas_[p.index]); break;
+      case EventKind::StepEnd:
+        if (p.gen == replicas_[p.index].step_gen) on_step_end(replicas_[p.index]);
+        break;
       case EventKind::NodeReady: on_node_ready(replicas_[p.index]); break;
       case EventKind::LoadDone: on_load_done(replicas_[p.index]); break;
       case EventKind::WarmupDone: on_warmup_done(replicas_[p.index]); break;
@@ -230,14 +245,30 @@ class Simulation {
     best->engine->add_request(request_id, rec.prompt_tokens, rec.output_tokens, now_);
     best->assigned.push_back(request_id);
     set_idle(*best, false);
-    start_step_if_idle(*best);
+    if (best->stepping) {
+      cut_step(*best);
+    } else {
+      start_step_if_idle(*best);
+    }
+  }
+
+  // The batch changed during a step: the engine sees it at the next step boundary.
+  void cut_step(Replica& r) {
+    Micros end = r.engine->truncate_step(now_);
+    if (end != r.step_end) {
+      r.step_end = end;
+      ++r.step_gen;
+      queue_.push(end, EventClass::kCompletion, {EventKind::StepEnd, r.id, r.step_gen});
+    }
   }
 
   void start_step_if_idle(Replica& r) {
     if (r.stepping || !r.engine->has_work()) return;
     Micros d = r.engine->begin_step(now_);
     r.stepping = true;
-    queue_.push(now_ + d, EventClass::kCompletion, {EventKind::StepEnd, r.id});
+    r.step_end = now_ + d;
+    ++r.step_gen;
+    queue_.push(r.step_end, EventClass::kCompletion, {EventKind::StepEnd, r.id, r.step_gen});
   }
 
   void on_step_end(Replica& r) {
@@ -273,6 +304,7 @@ class Simulation {
       Replica& r = replicas_[static_cast<std::size_t>(rec.replica)];
       if (r.state != ReplicaState::Gone) {
         r.engine->abort_request(request_id);
+        if (r.stepping) cut_step(r);
         after_abort(r);
       }
     }
@@ -492,7 +524,7 @@ class Simulation {
         s.has_vllm_metrics = true;
         s.waiting = r.engine->num_requests_waiting();
         s.running = r.engine->num_requests_running();
-        s.kv_usage = r.engine->kv_cache_usage();
+        s.kv_usage = r.engine->kv_cache_usage(now_);
       }
       scraped_.push_back(s);
       if (r.state == ReplicaState::Ready) {
@@ -598,7 +630,11 @@ class Simulation {
       rec.desired_replicas = d.desired_replicas;
       rec.reason = d.conditions.empty() ? "" : d.conditions.back().reason;
       rec.explanation = d.explanation;
-      rec.detail = hpa::decision_to_json(d);
+      if (s_.output.decision_detail) {
+        rec.detail = hpa::decision_to_json(d);
+        rec.detail.erase("explanation");  // already the record's own explanation
+        for (auto& p : rec.detail["proposals"]) p.erase("explanation");  // part of it, too
+      }
       for (const auto& prop : d.proposals) {
         if (!prop.ok || (prop.metric_name != d.metric_name && !d.metric_name.empty())) continue;
         rec.metric_value = static_cast<double>(prop.current_milli) / 1000.0;
@@ -642,19 +678,22 @@ class Simulation {
         ++sum.num_unfinished;
       }
     }
-    sum.ttft_p50_s = percentile(ttft, 0.50);
-    sum.ttft_p90_s = percentile(ttft, 0.90);
-    sum.ttft_p99_s = percentile(ttft, 0.99);
-    sum.e2e_p50_s = percentile(e2e, 0.50);
-    sum.e2e_p99_s = percentile(e2e, 0.99);
+    std::sort(ttft.begin(), ttft.end());
+    std::sort(e2e.begin(), e2e.end());
+    sum.ttft_p50_s = sorted_percentile(ttft, 0.50);
+    sum.ttft_p90_s = sorted_percentile(ttft, 0.90);
+    sum.ttft_p99_s = sorted_percentile(ttft, 0.99);
+    sum.e2e_p50_s = sorted_percentile(e2e, 0.50);
+    sum.e2e_p99_s = sorted_percentile(e2e, 0.99);
     sum.itl_mean_s = itl_n ? itl_sum / static_cast<double>(itl_n) : 0.0;
     sum.slo_attainment = sum.num_requests ? static_cast<double>(good) / static_cast<double>(sum.num_requests) : 1.0;
     sum.goodput_rps = static_cast<double>(good) / s_.duration_s;
-    sum.gpu_hours = gpu_seconds_ / 3600.0;
-    sum.idle_gpu_minutes = idle_gpu_seconds_ / 60.0;
+    const double replica_seconds = micros_to_seconds(replica_micros_);
+    sum.gpu_hours = replica_seconds * gpus_per_replica_ / 3600.0;
+    sum.idle_gpu_minutes = micros_to_seconds(idle_replica_micros_) * gpus_per_replica_ / 60.0;
     sum.cost_usd = sum.gpu_hours * s_.cost.gpu_hour_usd;
     sum.peak_replicas = peak_replicas_;
-    sum.mean_replicas = replica_seconds_ / s_.duration_s;
+    sum.mean_replicas = replica_seconds / s_.duration_s;
     for (const auto& r : replicas_) {
       if (r.engine) sum.num_preemptions += r.engine->num_preemptions();
     }
@@ -689,7 +728,7 @@ class Simulation {
   std::int64_t live_replicas_ = 0, idle_replicas_ = 0, peak_replicas_ = 0;
   std::int64_t num_dropped_ = 0, num_scale_events_ = 0, arrivals_since_scrape_ = 0, retired_preemptions_ = 0;
   std::size_t rr_next_ = 0;
-  double replica_seconds_ = 0, gpu_seconds_ = 0, idle_gpu_seconds_ = 0;
+  Micros replica_micros_ = 0, idle_replica_micros_ = 0;  // replica-µs existing / Ready and idle
   RunResult result_;
 };
 

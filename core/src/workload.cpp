@@ -8,7 +8,18 @@
 
 namespace gpuscale {
 
-std::int32_t draw_tokens(const TokenDistribution& d, Rng& rng) {
+TokenSampler::TokenSampler(const TokenDistribution& d) : dist(d) {
+  // Lognormal with the given mean and coefficient of variation:
+  // sigma^2 = ln(1 + cv^2), mu = ln(mean) - sigma^2 / 2.
+  const double sigma2 = det_log(1.0 + d.cv * d.cv);
+  mu = det_log(d.mean) - sigma2 / 2;
+  sigma = std::sqrt(sigma2);
+}
+
+std::int32_t draw_tokens(const TokenDistribution& d, Rng& rng) { return TokenSampler(d).draw(rng); }
+
+std::int32_t TokenSampler::draw(Rng& rng) const {
+  const TokenDistribution& d = dist;
   for (int attempt = 0; attempt < 64; ++attempt) {
     double v;
     if (d.kind == "fixed") {
@@ -16,11 +27,7 @@ std::int32_t draw_tokens(const TokenDistribution& d, Rng& rng) {
     } else if (d.kind == "uniform") {
       v = static_cast<double>(rng.uniform_int(d.min, d.max));
     } else {
-      // Lognormal with the given mean and coefficient of variation:
-      // sigma^2 = ln(1 + cv^2), mu = ln(mean) - sigma^2 / 2.
-      double sigma2 = det_log(1.0 + d.cv * d.cv);
-      double mu = det_log(d.mean) - sigma2 / 2;
-      v = rng.lognormal(mu, std::sqrt(sigma2));
+      v = rng.lognormal(mu, sigma);
     }
     auto n = static_cast<std::int64_t>(v + 0.5);
     if (n >= d.min && n <= d.max) return static_cast<std::int32_t>(n);
@@ -35,7 +42,9 @@ Workload::Workload(const WorkloadConfig& config, std::uint64_t seed, Micros end)
       end_(end),
       arrivals_(Rng::stream(seed, "workload.arrivals")),
       prompts_(Rng::stream(seed, "workload.prompt_tokens")),
-      outputs_(Rng::stream(seed, "workload.output_tokens")) {
+      outputs_(Rng::stream(seed, "workload.output_tokens")),
+      prompt_sampler_(config.prompt_tokens),
+      output_sampler_(config.output_tokens) {
   phase_end_ = phases_.empty() ? 0 : phases_[0].duration_s;
 }
 
@@ -59,8 +68,8 @@ bool Workload::next(Request& out) {
   if (t_ >= end_s) return false;
   out.id = next_id_++;
   out.arrived_at = seconds_to_micros(t_);
-  out.prompt_tokens = draw_tokens(config_.prompt_tokens, prompts_);
-  out.output_tokens = draw_tokens(config_.output_tokens, outputs_);
+  out.prompt_tokens = prompt_sampler_.draw(prompts_);
+  out.output_tokens = output_sampler_.draw(outputs_);
   return true;
 }
 

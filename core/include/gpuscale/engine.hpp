@@ -11,7 +11,7 @@
 // the lab's unique prompts: a preempted request's own full blocks stay in the free queue, in vLLM's
 // eviction order, and whatever survives until it is readmitted is not recomputed. Prefix sharing
 // between requests is not modelled. Also not modelled: speculative decoding, async scheduling, the
-// priority policy, KV offloading.
+// priority policy, KV offloading, and the API server's own latency (tokenising, detokenising).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -57,6 +57,11 @@ struct EngineConfig {
   int block_size = 16;                 // tokens per KV block (--block-size)
   int max_model_len = 0;               // tokens (--max-model-len); 0 = the profile's, lowered to the KV capacity if it does not fit
   bool enable_prefix_caching = true;   // V1 default; here it only lets a preempted request reuse its surviving blocks
+  // Simulation speed only: up to this many consecutive pure-decode steps run as one event (a
+  // "macro step") when nothing can change the batch in between. 1 = one event per step. Results
+  // are identical either way (tests/test_simulation.cpp proves it), provided the caller calls
+  // truncate_step after every add_request / abort_request made during a step.
+  int max_decode_substeps = 4096;
 };
 
 struct EngineEvent {
@@ -136,7 +141,13 @@ class Engine {
   bool in_step() const { return in_step_; }
 
   // Schedules one batch (precondition: has_work() && !in_step()) and returns its duration (≥ 1 µs).
+  // When the batch is pure decode, nothing waits and the KV cache has room, the returned duration
+  // covers several identical decode steps back to back (up to the first completion).
   Micros begin_step(Micros now);
+  // A request arrived or was aborted during the step: vLLM's scheduler sees it at the next step
+  // boundary, so a macro step is cut at the first sub-step boundary after `now`. Returns the step's
+  // (possibly earlier) end time.
+  Micros truncate_step(Micros now);
   // Applies the batch started by begin_step (precondition: in_step()); appends to `out` the step's
   // preemptions, then first tokens and completions in batch order.
   void end_step(Micros now, std::vector<EngineEvent>& out);
@@ -145,7 +156,10 @@ class Engine {
   int num_requests_waiting() const { return static_cast<int>(waiting_.size()); }  // vllm:num_requests_waiting
   int num_requests_running() const { return static_cast<int>(running_.size()); }  // vllm:num_requests_running
   double kv_cache_usage() const;                // vllm:kv_cache_usage_perc: used blocks / total blocks, 0–1
-  Micros busy_time(Micros now) const;           // µs with a step under way, cumulative (DCGM_FI_DEV_GPU_UTIL)
+  double kv_cache_usage(Micros now) const;      // the same at `now`, inside a macro step
+  // µs with a step under way, from the start up to `now` (not before the last begin/end_step):
+  // DCGM_FI_DEV_GPU_UTIL over a sample period = difference of two readings / period.
+  Micros busy_time(Micros now) const;
   double fb_used_mib_per_gpu() const;           // DCGM_FI_DEV_FB_USED, MiB: constant once loaded
   std::int64_t num_preemptions() const { return num_preemptions_; }               // vllm:num_preemptions
   std::int64_t num_generation_tokens() const { return num_generation_tokens_; }   // vllm:generation_tokens
@@ -166,10 +180,12 @@ class Engine {
     int num_blocks = 0;      // KV blocks held
     int cached_blocks = 0;   // preempted and waiting: its full blocks still in the free queue
     std::uint64_t cached_segment = 0;  // their segment's id in free_queue_ (valid while cached_blocks > 0)
-    bool in_batch = false;   // scheduled in the step under way
     bool gone = false;       // finished, or aborted while in the batch: release at end_step
   };
   struct Scheduled {
+    // Built in place by emplace_back: a temporary built field by field and copied as one 8-byte
+    // load stalls store forwarding, which was most of the cost of a step.
+    Scheduled(std::uint32_t s, int n) : slot(s), num_tokens(n) {}
     std::uint32_t slot;
     int num_tokens;
   };
@@ -187,7 +203,7 @@ class Engine {
   void take_free(int n);
   FreeSegment& segment_of(const Request& r);
   void preempt_last_running(Micros now);
-  void account(const Request& r, int n);
+  bool in_batch(std::uint32_t slot) const;
 
   EngineConfig config_;
   int total_blocks_ = 0;
@@ -204,12 +220,17 @@ class Engine {
   std::vector<Scheduled> batch_;           // the step under way
   std::vector<EngineEvent> preempted_;     // preemptions of the step under way
 
-  // Step-time inputs of the step under way.
-  std::int64_t step_tokens_ = 0, step_pairs_ = 0, step_kv_tokens_ = 0;
-
   bool in_step_ = false;
   Micros step_start_ = 0;
   Micros busy_before_ = 0;  // busy µs of finished steps
+  // The macro step under way: sub-steps of pure decode after the first (planned by begin_step).
+  int substeps_ = 1;                 // sub-steps in the step under way (1 = an ordinary step)
+  std::int64_t decode_kv0_ = 0;      // KV tokens read by the first sub-step; each later one reads B more
+  Micros step_end_ = 0;              // when the step under way ends
+  std::vector<Micros> substep_ends_; // end time of each sub-step of the macro step under way
+  Micros substep_duration(int j) const;  // duration of sub-step j (0-based) of a macro step
+  int substeps_started(Micros now) const;  // sub-steps begun by `now` (boundaries at or before it)
+  int plan_substeps();               // how many pure-decode sub-steps the batch can run unchanged
   std::int64_t num_preemptions_ = 0;
   std::int64_t num_generation_tokens_ = 0;
   std::int64_t num_prefix_cache_hits_ = 0;

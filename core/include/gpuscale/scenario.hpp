@@ -50,6 +50,7 @@ struct EngineSettings {
   std::int64_t max_num_seqs = 1024;            // sequences (vLLM default on H100, vllm serve)
   std::int64_t max_num_batched_tokens = 8192;  // tokens per step
   double gpu_memory_utilization = 0.9;         // fraction of GPU memory vLLM claims
+  bool step_coalescing = true;                 // speed only: run runs of pure-decode steps as one event (same results)
 };
 
 struct ColdStartConfig {
@@ -92,6 +93,7 @@ struct CostConfig {
 struct OutputConfig {
   bool requests = false;   // include the per-request lifecycle
   bool decisions = true;   // include the decision log
+  bool decision_detail = false;  // add each HPA sync's full structured decision (as `gpuscale hpa` prints it)
 };
 
 struct Scenario {

@@ -16,7 +16,13 @@ struct Request {
   std::int32_t output_tokens = 0;
 };
 
-// Draws one token count; values outside [min, max] are redrawn (at most 64 times, then the bound).
+// Draws token counts; values outside [min, max] are redrawn (at most 64 times, then the bound).
+struct TokenSampler {
+  explicit TokenSampler(const TokenDistribution& d);
+  std::int32_t draw(Rng& rng) const;
+  TokenDistribution dist;
+  double mu = 0, sigma = 0;  // lognormal parameters from mean and cv
+};
 std::int32_t draw_tokens(const TokenDistribution& d, Rng& rng);
 
 // Generates arrivals lazily in time order. Arrival times and token counts come from separate
@@ -33,6 +39,7 @@ class Workload {
   std::vector<Phase> phases_;
   Micros end_;
   Rng arrivals_, prompts_, outputs_;
+  TokenSampler prompt_sampler_, output_sampler_;
   double t_ = 0;              // seconds: time of the last arrival
   std::size_t phase_ = 0;     // index of the phase containing t_
   double phase_end_ = 0;      // seconds: end of that phase

@@ -1,0 +1,35 @@
+// WASM benchmark under node: the same scenarios as `gpuscale bench`, timed through the module's
+// JSON API (including JSON parsing and serialisation, as the page pays them).
+// Usage: node scripts/bench-wasm.mjs [SITE_DIR] [REPEAT]
+import { readFile } from 'node:fs/promises';
+import { performance } from 'node:perf_hooks';
+
+const root = new URL('../', import.meta.url);
+const site = process.argv[2] ? new URL(`file://${process.argv[2].startsWith('/') ? '' : process.cwd() + '/'}${process.argv[2].replace(/\/?$/, '/')}`) : new URL('build-wasm/site/', root);
+const repeat = Number(process.argv[3] ?? 3);
+const { default: createSim } = await import(new URL('sim.mjs', site));
+const sim = await createSim({ wasmBinary: await readFile(new URL('sim.wasm', site)) });
+
+const def = await readFile(new URL('exercises/ex1-bursty.json', root), 'utf8');
+const variant = JSON.parse(sim.exercise(def, '1')).result;
+const pair = Object.values(variant.scenarios).map((s) => JSON.stringify(s));
+const day = [await readFile(new URL('scenarios/bench-24h.json', root), 'utf8')];
+
+function measure(label, scenarios) {
+  let best = Infinity, events = 0, requests = 0;
+  for (let k = 0; k < repeat; k++) {
+    events = 0; requests = 0;
+    const t0 = performance.now();
+    for (const s of scenarios) {
+      const out = JSON.parse(sim.run(s));
+      if (!out.ok) throw new Error(out.error.message);
+      events += out.result.num_events;
+      requests += out.result.summary.num_requests;
+    }
+    best = Math.min(best, performance.now() - t0);
+  }
+  console.log(`${label.padEnd(28)} ${best.toFixed(1).padStart(9)} ms  ${String(events).padStart(12)} events  ${(events / best / 1000).toFixed(2).padStart(10)} M events/s  ${String(requests).padStart(8)} requests`);
+}
+console.log(`wasm (node ${process.version}), best of ${repeat}`);
+measure('exercise-1 pair (1 h x 2)', pair);
+measure('24 h, ~500k requests', day);

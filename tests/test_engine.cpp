@@ -1,0 +1,362 @@
+// The replica engine: KV sizing, step time, continuous batching, chunked prefill, preemption,
+// abort, gauges, and the calibration against the NVIDIA NIM table.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "gpuscale/engine.hpp"
+#include "gpuscale/engine_bench.hpp"
+#include "gpuscale/engine_profiles.hpp"
+#include "gpuscale/errors.hpp"
+
+using namespace gpuscale;
+
+namespace {
+
+EngineConfig default_config() {
+  EngineConfig c;
+  c.profile = engine_profile("llama-3.3-70b-fp8-tp2-h100-sxm5");
+  return c;
+}
+
+// A toy engine for scheduling tests: 10 KV blocks of 16 tokens (one block per GiB), and every step
+// takes exactly 10 ms whatever it holds.
+EngineConfig toy_config(int gib = 10) {
+  EngineConfig c;
+  c.profile.name = "toy";
+  c.profile.tensor_parallel = 1;
+  c.profile.gpu_memory_gib = gib;
+  c.profile.kv_bytes_per_token = 67108864.0;  // 16 tokens × 64 MiB = 1 GiB per block
+  c.profile.max_model_len = 1 << 20;
+  c.profile.step_base_s = 0.001;
+  c.profile.step_weights_s = 0.009;
+  c.gpu_memory_utilization = 1.0;
+  return c;
+}
+
+struct Logged {
+  EngineEvent::Kind kind;
+  std::uint32_t id;
+  Micros time;
+  bool operator==(const Logged& o) const { return kind == o.kind && id == o.id && time == o.time; }
+};
+
+std::ostream& operator<<(std::ostream& os, const Logged& e) {
+  const char* k = e.kind == EngineEvent::FirstToken ? "FirstToken" : e.kind == EngineEvent::Finished ? "Finished" : "Preempted";
+  return os << "{" << k << " " << e.id << " @" << e.time << "}";
+}
+
+// Runs one step starting at `now`; returns its end time and appends its events to `log`.
+Micros step(Engine& e, Micros now, std::vector<Logged>& log) {
+  const Micros end = now + e.begin_step(now);
+  std::vector<EngineEvent> out;
+  e.end_step(end, out);
+  for (const EngineEvent& x : out) log.push_back(Logged{x.kind, x.request_id, x.time});
+  return end;
+}
+
+}  // namespace
+
+TEST_CASE("KV blocks of the default profile follow vLLM's memory arithmetic", "[engine]") {
+  const EngineConfig c = default_config();
+  // Per GPU: 79.11 GiB × 0.9 − 33.8 GiB weights − 1.5 GiB activations = 35.899 GiB for KV.
+  // A 16-token block holds 16 × 163,840 B (FP8 K+V, 80 layers × 8 heads × 128) = 2.5 MiB for the
+  // whole model, 1.25 MiB per GPU at TP2. floor(35.899 × 1024 / 1.25) = floor(29408.5) = 29408.
+  CHECK(Engine::compute_num_kv_blocks(c) == 29408);
+  Engine e(c);
+  CHECK(e.total_kv_blocks() == 29408);
+  CHECK(e.total_kv_blocks() * 16 == 470528);  // tokens: about 85 requests of 5000 + 500
+  CHECK(e.max_model_len() == 131072);
+  CHECK(e.kv_cache_usage() == 0.0);
+  // DCGM_FI_DEV_FB_USED: vLLM claims 0.9 × 79.11 GiB at start-up.
+  CHECK(e.fb_used_mib_per_gpu() == Approx(72907.776));
+
+  EngineConfig c92 = c;
+  c92.gpu_memory_utilization = 0.92;  // current vLLM main's default: 37.4812 GiB → 30704 blocks
+  CHECK(Engine::compute_num_kv_blocks(c92) == 30704);
+
+  EngineConfig starved = c;
+  starved.gpu_memory_utilization = 0.4;  // 31.6 GiB < 33.8 GiB of weights
+  CHECK(Engine::compute_num_kv_blocks(starved) == 0);
+  CHECK_THROWS_AS(Engine(starved), InputError);
+  CHECK_THROWS_AS(engine_profile("no-such-model"), InputError);
+}
+
+TEST_CASE("a lone request: TTFT is its prefill step, ITL the memory-bound decode step", "[engine]") {
+  Engine e(default_config());
+  REQUIRE(e.add_request(7, 5000, 500, 0));
+  CHECK(e.num_requests_waiting() == 1);
+  std::vector<Logged> log;
+  // Prefill, compute-bound: 0.0078 + 5000 × 74.8 µs + 12,502,500 pairs × 2 ns = 0.406805 s.
+  Micros now = step(e, 0, log);
+  CHECK(now == 406805);
+  CHECK(log == std::vector<Logged>{{EngineEvent::FirstToken, 7, 406805}});
+  CHECK(e.num_requests_running() == 1);
+  CHECK(e.num_requests_waiting() == 0);
+  CHECK(e.total_kv_blocks() - e.free_kv_blocks() == 313);  // ceil(5000 / 16)
+  // First decode, memory-bound: 0.0078 + 0.0107 + 5001 × 16 ns = 0.018580 s.
+  const Micros t1 = step(e, now, log);
+  CHECK(t1 - now == 18580);
+  now = t1;
+  while (e.has_work()) now = step(e, now, log);
+  REQUIRE(log.size() == 2);
+  CHECK(log[1] == Logged{EngineEvent::Finished, 7, 9680221});
+  const double ttft_ms = 406.805;
+  const double itl_ms = (9680221 - 406805) / 499.0 / 1000.0;
+  CHECK(ttft_ms == Approx(407).epsilon(0.001));  // NIM: 407 ms
+  CHECK(itl_ms == Approx(18.584).epsilon(0.0001));  // NIM: 18.6 ms
+  CHECK(e.kv_cache_usage() == 0.0);
+  CHECK(e.num_generation_tokens() == 500);
+
+  // A request longer than max_model_len is refused (vLLM answers HTTP 400).
+  CHECK_FALSE(e.add_request(8, 131000, 100, now));
+  CHECK_FALSE(e.add_request(9, 0, 10, now));
+  CHECK_FALSE(e.has_work());
+}
+
+TEST_CASE("chunked prefill splits a 20,000-token prompt over 8192-token steps", "[engine]") {
+  Engine e(default_config());
+  e.add_request(1, 20000, 2, 0);
+  e.add_request(2, 100, 2, 0);
+  std::vector<Logged> log;
+  // Step 1: request 1 takes the whole budget (8192 tokens); request 2 has to wait.
+  Micros now = step(e, 0, log);
+  CHECK(now == 687679);  // 0.0078 + 8192 × 74.8 µs + 33,558,528 pairs × 2 ns
+  CHECK(e.num_requests_running() == 1);
+  CHECK(e.num_requests_waiting() == 1);
+  CHECK(e.total_kv_blocks() - e.free_kv_blocks() == 512);
+  // Step 2: the next 8192 tokens, which also attend to the first 8192 (more attention pairs).
+  const Micros t2 = step(e, now, log);
+  CHECK(t2 - now == 821896);
+  now = t2;
+  CHECK(e.total_kv_blocks() - e.free_kv_blocks() == 1024);
+  CHECK(log.empty());
+  // Step 3: the last 3616 tokens leave 4576 of budget, so request 2's whole prompt joins.
+  now = step(e, now, log);
+  CHECK(e.total_kv_blocks() - e.free_kv_blocks() == 1250 + 7);
+  CHECK(log == std::vector<Logged>{{EngineEvent::FirstToken, 1, now}, {EngineEvent::FirstToken, 2, now}});
+  now = step(e, now, log);
+  CHECK(log.size() == 4);
+  CHECK(log[2] == Logged{EngineEvent::Finished, 1, now});
+  CHECK(log[3] == Logged{EngineEvent::Finished, 2, now});
+  CHECK_FALSE(e.has_work());
+}
+
+TEST_CASE("max_num_seqs caps the running batch; the rest wait FCFS", "[engine]") {
+  EngineConfig c = toy_config(100);
+  c.max_num_seqs = 4;
+  Engine e(c);
+  for (std::uint32_t id = 1; id <= 10; ++id) e.add_request(id, 10, 2, 0);
+  std::vector<Logged> log;
+  Micros now = step(e, 0, log);
+  CHECK(e.num_requests_running() == 4);
+  CHECK(e.num_requests_waiting() == 6);
+  CHECK(log.size() == 4);
+  CHECK(log[0] == Logged{EngineEvent::FirstToken, 1, 10000});
+  CHECK(log[3] == Logged{EngineEvent::FirstToken, 4, 10000});
+  // Step 2: 1–4 finish; their seats are free only after the step, so 5–8 start at step 3.
+  now = step(e, now, log);
+  CHECK(e.num_requests_running() == 0);
+  now = step(e, now, log);
+  CHECK(e.num_requests_running() == 4);
+  CHECK(log.back() == Logged{EngineEvent::FirstToken, 8, 30000});
+}
+
+TEST_CASE("KV exhaustion preempts the last running request to the front of the queue", "[engine]") {
+  // 10 blocks. A and B (64-token prompts, 40 output tokens) fill 8, then 10 after their first
+  // decode. When A needs its 6th block (81 tokens, step 18), B, the last running, is preempted.
+  Engine e(toy_config());
+  REQUIRE(e.total_kv_blocks() == 10);
+  e.add_request(1, 64, 40, 0);
+  e.add_request(2, 64, 40, 0);
+  std::vector<Logged> log;
+  Micros now = 0;
+  while (e.num_preemptions() == 0) now = step(e, now, log);
+  CHECK(now == 180000);
+  CHECK(e.num_requests_running() == 1);
+  CHECK(e.num_requests_waiting() == 1);
+  // C arrives and would fit, but B is at the head of the queue and FCFS makes C wait behind it.
+  e.add_request(3, 16, 2, now);
+  while (e.has_work()) now = step(e, now, log);
+  CHECK(log == std::vector<Logged>{
+                   {EngineEvent::FirstToken, 1, 10000},
+                   {EngineEvent::FirstToken, 2, 10000},
+                   {EngineEvent::Preempted, 2, 170000},  // stamped with the start of the step that preempted
+                   {EngineEvent::Finished, 1, 400000},
+                   {EngineEvent::FirstToken, 3, 410000},  // B readmitted ahead of C in the same step
+                   {EngineEvent::Finished, 3, 420000},
+                   {EngineEvent::Finished, 2, 630000},
+               });
+  CHECK(e.num_preemptions() == 1);
+  // B's 5 full blocks stayed in the free queue (prefix caching); A's growth evicted 2 of them
+  // (tail first), so 3 blocks = 48 tokens were not recomputed.
+  CHECK(e.num_prefix_cache_hit_tokens() == 48);
+  CHECK(e.free_kv_blocks() == 10);
+  CHECK(e.num_generation_tokens() == 40 + 40 + 2);
+
+  EngineConfig no_cache = toy_config();
+  no_cache.enable_prefix_caching = false;
+  Engine f(no_cache);
+  f.add_request(1, 64, 40, 0);
+  f.add_request(2, 64, 40, 0);
+  now = 0;
+  while (f.has_work()) now = step(f, now, log);
+  CHECK(f.num_preemptions() == 1);
+  CHECK(f.num_prefix_cache_hit_tokens() == 0);
+  CHECK(f.free_kv_blocks() == 10);
+}
+
+TEST_CASE("the request that finds no block left preempts itself", "[engine]") {
+  // 10 blocks: A (64 tokens) holds 4, B (80 tokens) 5. At the first decode A takes the last free
+  // block; B needs a 6th, the only request left to preempt is B itself, and nothing new is
+  // admitted in a step that preempted (scheduler.py `if not preempted_reqs`).
+  Engine e(toy_config());
+  e.add_request(1, 64, 10, 0);
+  e.add_request(2, 80, 10, 0);
+  std::vector<Logged> log;
+  Micros now = 0;
+  while (e.has_work()) now = step(e, now, log);
+  CHECK(log == std::vector<Logged>{
+                   {EngineEvent::FirstToken, 1, 10000},
+                   {EngineEvent::FirstToken, 2, 10000},
+                   {EngineEvent::Preempted, 2, 10000},
+                   {EngineEvent::Finished, 1, 100000},
+                   {EngineEvent::Finished, 2, 190000},  // readmitted when A freed its blocks
+               });
+  CHECK(e.num_preemptions() == 1);
+  CHECK(e.num_prefix_cache_hit_tokens() == 80);  // all 5 of B's blocks survived
+  CHECK(e.free_kv_blocks() == 10);
+}
+
+TEST_CASE("abort frees the KV blocks of a waiting, running or in-step request", "[engine]") {
+  Engine e(toy_config(100));
+  e.add_request(1, 160, 5, 0);  // 10 blocks
+  e.add_request(2, 32, 5, 0);   // 2 blocks
+  std::vector<Logged> log;
+  Micros now = step(e, 0, log);
+  CHECK(e.total_kv_blocks() - e.free_kv_blocks() == 12);
+  CHECK(e.abort_request(1));
+  CHECK(e.total_kv_blocks() - e.free_kv_blocks() == 2);
+  CHECK_FALSE(e.abort_request(1));  // gone already
+  CHECK(e.num_requests_running() == 1);
+
+  e.add_request(3, 16, 5, now);
+  CHECK(e.num_requests_waiting() == 1);
+  CHECK(e.abort_request(3));
+  CHECK(e.num_requests_waiting() == 0);
+
+  // Aborted while its step runs: blocks back at once, and the step reports nothing for it.
+  e.begin_step(now);
+  CHECK(e.abort_request(2));
+  CHECK(e.kv_cache_usage() == 0.0);
+  std::vector<EngineEvent> out;
+  e.end_step(now + 10000, out);
+  CHECK(out.empty());
+  CHECK_FALSE(e.has_work());
+  CHECK_FALSE(e.abort_request(99));
+
+  // The slot an in-step abort left behind is reused safely.
+  e.add_request(4, 16, 1, now + 10000);
+  now = step(e, now + 10000, log);
+  CHECK(log.back() == Logged{EngineEvent::Finished, 4, now});
+}
+
+TEST_CASE("busy_time accumulates only while a step runs", "[engine]") {
+  Engine e(toy_config());
+  CHECK(e.busy_time(5'000'000) == 0);
+  e.add_request(1, 16, 2, 1'000'000);
+  const Micros d = e.begin_step(1'000'000);
+  REQUIRE(d == 10000);
+  CHECK(e.in_step());
+  CHECK(e.busy_time(1'004'000) == 4000);
+  std::vector<EngineEvent> out;
+  e.end_step(1'010'000, out);
+  CHECK_FALSE(e.in_step());
+  CHECK(e.busy_time(2'000'000) == 10000);  // idle since: no change
+  // DCGM_FI_DEV_GPU_UTIL = busy share of the sample period, read in time order: [3 s, 4 s) holds
+  // one 10 ms step → 1 %.
+  const Micros at_3s = e.busy_time(3'000'000);
+  e.begin_step(3'000'000);
+  e.end_step(3'010'000, out);
+  const Micros at_4s = e.busy_time(4'000'000);
+  CHECK(at_4s - at_3s == 10000);
+  CHECK(at_4s == 20000);
+}
+
+TEST_CASE("the closed-loop benchmark is deterministic, with the same bits natively and in WASM", "[engine]") {
+  BenchConfig b;
+  b.concurrency = 25;
+  b.warmup_requests = 25;
+  b.measured_requests = 50;
+  const BenchResult x = run_closed_loop_bench(default_config(), b);
+  const BenchResult y = run_closed_loop_bench(default_config(), b);
+  CHECK(x.mean_ttft_s == y.mean_ttft_s);
+  CHECK(x.output_tokens_per_s == y.output_tokens_per_s);
+  CHECK(x.num_measured == 50);
+  // Exact values from the native build; the WASM build must reproduce them bit for bit.
+  CHECK(x.num_steps == 1656);
+  CHECK(x.mean_ttft_s == 0.89340548000000031);
+  CHECK(x.mean_itl_s == 0.038450060561122247);
+  CHECK(x.output_tokens_per_s == 623.56596975021625);
+
+  // Saturated: KV-bound, with preemptions and prefix-cache reuse.
+  b.concurrency = 150;
+  b.warmup_requests = 150;
+  b.measured_requests = 150;
+  const BenchResult z = run_closed_loop_bench(default_config(), b);
+  CHECK(z.num_steps == 2328);
+  CHECK(z.num_preemptions == 13);
+  CHECK(z.mean_ttft_s == 31.309768006666673);
+  CHECK(z.mean_itl_s == 0.09623148012024059);
+  CHECK(z.output_tokens_per_s == 922.49857040396546);
+}
+
+TEST_CASE("calibration: the closed-loop benchmark reproduces the NVIDIA NIM table", "[engine]") {
+  // NIM 1.8.0, Llama-3.3-70B-Instruct FP8, TP2 on 2 × H100 80 GB (real-systems.md §7.3).
+  // Throughput there is output tokens/s: concurrency × 500 / (TTFT + 499 × ITL) reproduces it.
+  struct Row {
+    int concurrency, prompt, output;
+    double ttft_ms, itl_ms, tput;  // tput 0: not published
+    bool saturated;
+  };
+  const Row rows[] = {
+      {1, 5000, 500, 407, 18.6, 52, false},         {5, 5000, 500, 547, 21.8, 218, false},
+      {25, 5000, 500, 689, 38.8, 623, false},       {50, 5000, 500, 835, 59.7, 814, false},
+      {100, 5000, 500, 7996, 92.9, 917, true},      {150, 5000, 500, 34794, 92.9, 921, true},
+      {200, 5000, 500, 61680, 93.1, 921, true},     {250, 5000, 500, 88605, 93.2, 920, true},
+      {1, 500, 2000, 48, 18.9, 0, false},
+  };
+  // Tolerances (the fit in engine_profiles.cpp is within 5 % on ITL and throughput, 7 % on
+  // saturated TTFT, 16 % on unsaturated TTFT, which depends on the benchmark's start spread).
+  const double itl_tol = 0.06, tput_tol = 0.05, ttft_tol_unsaturated = 0.20, ttft_tol_saturated = 0.10;
+
+  const EngineConfig config = default_config();
+  std::string table = "conc  in/out      TTFT ms NIM→sim           ITL ms NIM→sim       out tok/s NIM→sim\n";
+  for (const Row& r : rows) {
+    BenchConfig b;
+    b.concurrency = r.concurrency;
+    b.prompt_tokens = r.prompt;
+    b.output_tokens = r.output;
+    b.repetitions = 8;
+    const BenchResult x = run_closed_loop_bench(config, b);
+    const double ttft_ms = x.mean_ttft_s * 1e3, itl_ms = x.mean_itl_s * 1e3;
+    const double e_ttft = ttft_ms / r.ttft_ms - 1, e_itl = itl_ms / r.itl_ms - 1;
+    const double e_tput = r.tput > 0 ? x.output_tokens_per_s / r.tput - 1 : 0;
+    char line[200];
+    std::snprintf(line, sizeof line, "%4d %5d/%-5d %6.0f→%6.0f %+6.1f%%   %5.1f→%5.1f %+5.1f%%   %4.0f→%4.0f %+5.1f%%\n",
+                  r.concurrency, r.prompt, r.output, r.ttft_ms, ttft_ms, 100 * e_ttft, r.itl_ms, itl_ms,
+                  100 * e_itl, r.tput, x.output_tokens_per_s, 100 * e_tput);
+    table += line;
+    INFO(line);
+    CHECK(std::abs(e_ttft) <= (r.saturated ? ttft_tol_saturated : ttft_tol_unsaturated));
+    CHECK(std::abs(e_itl) <= itl_tol);
+    CHECK(std::abs(e_tput) <= tput_tol);
+    if (r.saturated) CHECK(x.num_preemptions > 0);  // KV-bound: about 85 requests fit
+    if (r.concurrency <= 50) CHECK(x.num_preemptions == 0);
+  }
+  if (std::getenv("GPUSCALE_PRINT_CALIBRATION")) std::cout << table;
+}

@@ -1,0 +1,401 @@
+// The coupled simulation (core/src/simulation.cpp) on small scenarios: determinism, conservation,
+// request lifecycles, client timeouts, HPA scale-up and its decision log, cold starts, the metric
+// series and the cost summary.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "gpuscale/engine_profiles.hpp"
+#include "gpuscale/errors.hpp"
+#include "gpuscale/exercise.hpp"
+#include "gpuscale/simulation.hpp"
+
+using namespace gpuscale;
+
+namespace {
+
+// A short, fast base: 300 s at 2 req/s on one fixed replica, a 60 s cold start (20 + 30 + 10), and
+// the per-request lifecycle kept. Each test patches what it is about.
+Scenario scenario(const Json& patch) {
+  Json doc = Json::parse(R"({
+    "seed": 3, "duration_s": 300,
+    "workload": {"preset": "custom", "phases": [{"duration_s": 300, "rate_rps": 2}], "timeout_s": 30},
+    "cold_start": {"node_provisioning_s": 20, "model_load_s": 30, "warmup_s": 10},
+    "autoscaler": {"strategy": "fixed", "replicas": 1},
+    "output": {"requests": true}
+  })");
+  merge_json(doc, patch);
+  return parse_scenario(doc);
+}
+
+// One replica swamped at 15 req/s; the queue-depth HPA may grow to 8 replicas. Scrapes every 5 s so
+// the series resolves the 60 s cold start. Shared by several tests (simulated once).
+const Scenario& loaded_scenario() {
+  static const Scenario s = scenario(Json::parse(R"({
+    "workload": {"phases": [{"duration_s": 300, "rate_rps": 15}], "timeout_s": 60},
+    "metrics": {"scrape_interval_s": 5},
+    "autoscaler": {"strategy": "queue_depth", "replicas": 1, "max_replicas": 8}
+  })"));
+  return s;
+}
+
+const RunResult& loaded_run() {
+  static const RunResult r = run_simulation(loaded_scenario());
+  return r;
+}
+
+// What must hold for every run, whatever the scenario.
+void check_invariants(const RunResult& r, const Scenario& s) {
+  const Summary& sum = r.summary;
+  // Conservation: every arrival ends in exactly one of three states.
+  CHECK(sum.num_completed + sum.num_dropped + sum.num_unfinished == sum.num_requests);
+  CHECK(static_cast<std::int64_t>(r.requests.size()) == sum.num_requests);
+
+  // Lifecycles: arrived ≤ scheduled ≤ first token ≤ completed; a dropped request never completes.
+  const double timeout = s.workload.timeout_s;
+  for (std::size_t i = 0; i < r.requests.size(); ++i) {
+    const RequestRecord& q = r.requests[i];
+    INFO("request " << q.id << " arrived at " << q.arrived_at);
+    REQUIRE(q.id == i);
+    if (i > 0) CHECK(q.arrived_at >= r.requests[i - 1].arrived_at);
+    CHECK(q.arrived_at >= 0);
+    CHECK(q.arrived_at < s.duration_s);
+    if (q.scheduled_at) {
+      CHECK(*q.scheduled_at >= q.arrived_at);
+      CHECK(q.replica >= 0);
+    }
+    if (q.first_token_at) {
+      REQUIRE(q.scheduled_at);
+      CHECK(*q.first_token_at >= *q.scheduled_at);
+      // The client waits timeout_s for its first token, no longer.
+      CHECK(*q.first_token_at - q.arrived_at <= timeout + 1e-6);
+    }
+    if (q.completed_at) {
+      REQUIRE(q.first_token_at);
+      CHECK(*q.completed_at >= *q.first_token_at);
+      CHECK_FALSE(q.dropped_at);
+      CHECK(*q.completed_at <= s.duration_s);
+    }
+    if (q.dropped_at) {
+      CHECK(*q.dropped_at >= q.arrived_at);
+      CHECK(*q.dropped_at - q.arrived_at <= timeout + 1e-6);
+    }
+  }
+
+  // Series: one row per scrape, every column the same length, values in their units' ranges.
+  const Series& ser = r.series;
+  const std::size_t rows = static_cast<std::size_t>(std::floor(s.duration_s / s.metrics.scrape_interval_s + 1e-9)) + 1;
+  CHECK(ser.t_s.size() == rows);
+  for (std::size_t n : {ser.desired_replicas.size(), ser.ready_replicas.size(), ser.num_requests_waiting.size(),
+                        ser.num_requests_running.size(), ser.kv_cache_usage_perc.size(), ser.gpu_util.size(),
+                        ser.fb_used_mib.size(), ser.ttft_p99_s.size(), ser.num_dropped.size(),
+                        ser.arrival_rate_rps.size()}) {
+    CHECK(n == rows);
+  }
+  for (std::size_t i = 0; i < ser.t_s.size(); ++i) {
+    INFO("scrape " << i << " at t = " << ser.t_s[i]);
+    CHECK(ser.t_s[i] == Approx(static_cast<double>(i) * s.metrics.scrape_interval_s).margin(1e-6));
+    CHECK(ser.gpu_util[i] >= 0);
+    CHECK(ser.gpu_util[i] <= 100);
+    CHECK(ser.kv_cache_usage_perc[i] >= 0);
+    CHECK(ser.kv_cache_usage_perc[i] <= 1);
+    CHECK(ser.num_requests_waiting[i] >= 0);
+    CHECK(ser.num_requests_running[i] >= 0);
+    CHECK(ser.num_requests_running[i] <= ser.ready_replicas[i] * s.engine.max_num_seqs);
+    CHECK(ser.ready_replicas[i] >= 0);
+    CHECK(ser.desired_replicas[i] >= 0);
+    CHECK(ser.ttft_p99_s[i] >= 0);
+    CHECK(ser.ttft_p99_s[i] <= timeout + 1e-6);
+    CHECK(ser.arrival_rate_rps[i] >= 0);
+    if (i > 0) CHECK(ser.num_dropped[i] >= ser.num_dropped[i - 1]);
+    CHECK(ser.num_dropped[i] <= sum.num_dropped);
+  }
+
+  // Cost and utilisation accounting.
+  CHECK(sum.cost_usd == Approx(sum.gpu_hours * s.cost.gpu_hour_usd).epsilon(1e-12));
+  CHECK(sum.idle_gpu_minutes >= 0);
+  CHECK(sum.idle_gpu_minutes <= sum.gpu_hours * 60 + 1e-9);
+  CHECK(sum.mean_replicas <= static_cast<double>(sum.peak_replicas) + 1e-9);
+  CHECK(sum.slo_attainment >= 0);
+  CHECK(sum.slo_attainment <= 1);
+}
+
+std::int64_t count_dropped(const RunResult& r) {
+  return std::count_if(r.requests.begin(), r.requests.end(), [](const RequestRecord& q) { return q.dropped_at.has_value(); });
+}
+
+}  // namespace
+
+TEST_CASE("two runs of one scenario give byte-identical results", "[simulation]") {
+  const Scenario& s = loaded_scenario();
+  const std::string first = result_to_json(loaded_run(), s).dump();
+  const std::string second = result_to_json(run_simulation(s), s).dump();
+  CHECK(first == second);
+  // The dump holds what a difference would show up in.
+  const Json parsed = Json::parse(first);
+  CHECK(parsed.at("requests").size() == static_cast<std::size_t>(loaded_run().summary.num_requests));
+  CHECK_FALSE(parsed.at("decisions").empty());
+  // And the comparison can fail: another seed gives other arrivals.
+  Scenario other = s;
+  other.seed = 4;
+  other.duration_s = 60;
+  Scenario same_short = s;
+  same_short.duration_s = 60;
+  CHECK(result_to_json(run_simulation(other), other).dump() != result_to_json(run_simulation(same_short), same_short).dump());
+}
+
+TEST_CASE("every run conserves requests and keeps lifecycles and series consistent", "[simulation]") {
+  SECTION("loaded queue-depth run") { check_invariants(loaded_run(), loaded_scenario()); }
+  SECTION("light fixed run") {
+    const Scenario s = scenario(Json::object());
+    const RunResult r = run_simulation(s);
+    check_invariants(r, s);
+    // One replica keeps up with 2 req/s: nothing is dropped.
+    CHECK(r.summary.num_dropped == 0);
+    CHECK(r.summary.num_completed > 500);
+  }
+  SECTION("round-robin router with a long scrape interval") {
+    const Scenario s = scenario(Json::parse(
+        R"({"router": "round_robin", "metrics": {"scrape_interval_s": 7}, "autoscaler": {"replicas": 3}})"));
+    const RunResult r = run_simulation(s);
+    check_invariants(r, s);
+    // Round robin spreads requests evenly over the three replicas.
+    std::int64_t per[3] = {0, 0, 0};
+    for (const auto& q : r.requests) {
+      REQUIRE(q.replica >= 0);
+      REQUIRE(q.replica < 3);
+      ++per[q.replica];
+    }
+    CHECK(std::max({per[0], per[1], per[2]}) - std::min({per[0], per[1], per[2]}) <= 1);
+  }
+}
+
+TEST_CASE("a fixed strategy keeps its replica count", "[simulation]") {
+  const Scenario s = scenario(Json::parse(R"({"autoscaler": {"strategy": "fixed", "replicas": 3}})"));
+  const RunResult r = run_simulation(s);
+  check_invariants(r, s);
+  for (std::size_t i = 0; i < r.series.t_s.size(); ++i) {
+    CHECK(r.series.desired_replicas[i] == 3);
+    CHECK(r.series.ready_replicas[i] == 3);
+  }
+  CHECK(r.autoscaler_spec.is_null());
+  CHECK(r.summary.num_scale_events == 0);
+  CHECK(r.summary.peak_replicas == 3);
+  CHECK(r.summary.mean_replicas == Approx(3));
+  for (const auto& d : r.decisions) CHECK(d.controller != "hpa");
+  // 3 replicas × 2 GPUs (TP2) × 300 s = 0.5 GPU-hours.
+  CHECK(r.summary.gpu_hours == Approx(0.5));
+}
+
+TEST_CASE("client timeouts drop requests when capacity is far too low", "[simulation]") {
+  // One replica serves a few requests a second; 30 req/s with 5 s of patience overwhelms it.
+  const Scenario s = scenario(Json::parse(R"({
+    "duration_s": 120,
+    "workload": {"phases": [{"duration_s": 120, "rate_rps": 30}], "timeout_s": 5}
+  })"));
+  const RunResult r = run_simulation(s);
+  check_invariants(r, s);
+  CHECK(r.summary.num_dropped > r.summary.num_requests / 2);
+  CHECK(r.summary.num_completed > 0);
+  CHECK(count_dropped(r) == r.summary.num_dropped);
+  CHECK(r.series.num_dropped.back() > 0);
+  // With a fixed replica nothing is lost with a replica: every drop is a client giving up at exactly
+  // timeout_s after it arrived (times are integer microseconds).
+  for (const auto& q : r.requests) {
+    if (!q.dropped_at) continue;
+    INFO("request " << q.id);
+    CHECK(*q.dropped_at - q.arrived_at == Approx(5.0).margin(1e-6));
+    CHECK_FALSE(q.first_token_at);
+  }
+}
+
+TEST_CASE("the queue-depth HPA scales up under load and logs why", "[simulation]") {
+  const Scenario& s = loaded_scenario();
+  const RunResult& r = loaded_run();
+  CHECK(r.summary.num_scale_events > 0);
+  CHECK(r.summary.peak_replicas > 1);
+  CHECK(r.summary.peak_replicas <= 8);
+  CHECK(*std::max_element(r.series.desired_replicas.begin(), r.series.desired_replicas.end()) == 8);
+  REQUIRE(r.autoscaler_spec.is_object());
+  CHECK(r.autoscaler_spec.at("metrics").at(0).at("external").at("metric").at("name") == "vllm:num_requests_waiting");
+
+  std::vector<const DecisionRecord*> syncs;
+  for (const auto& d : r.decisions) {
+    if (d.controller == "hpa") syncs.push_back(&d);
+  }
+  REQUIRE(!syncs.empty());
+  bool scaled_up = false;
+  for (std::size_t k = 0; k < syncs.size(); ++k) {
+    const DecisionRecord& d = *syncs[k];
+    INFO("sync at t = " << d.t_s);
+    // One sync every sync_period_s, starting one period in.
+    CHECK(d.t_s == Approx(s.autoscaler.sync_period_s * static_cast<double>(k + 1)));
+    CHECK(d.t_s < s.duration_s);
+    CHECK_FALSE(d.explanation.empty());
+    CHECK_THAT(d.explanation, Catch::Contains("vllm:num_requests_waiting"));
+    CHECK(d.detail.is_object());
+    CHECK(d.desired_replicas >= 1);
+    CHECK(d.desired_replicas <= 8);
+    // The sync at t reads the scrape taken at the same t (kernel.hpp's ordering): the total in its
+    // arithmetic is the waiting count of the series row of that instant.
+    const auto row = static_cast<std::size_t>(std::llround(d.t_s / s.metrics.scrape_interval_s));
+    REQUIRE(row < r.series.t_s.size());
+    CHECK_THAT(d.explanation, Catch::Contains("ratio = " + std::to_string(r.series.num_requests_waiting[row]) + " / (5 × "));
+    if (d.desired_replicas > d.current_replicas) {
+      scaled_up = true;
+      // The new desired count is what the series shows from that scrape on.
+      if (row + 1 < r.series.t_s.size()) CHECK(r.series.desired_replicas[row + 1] == d.desired_replicas);
+    }
+  }
+  CHECK(scaled_up);
+  // The first sync (t = 15 s) already sees a queue and asks for more replicas.
+  CHECK(syncs.front()->desired_replicas > syncs.front()->current_replicas);
+}
+
+// KNOWN BUG (core/src/simulation.cpp, on_hpa_sync): the typed fields are filled from the proposal
+// whose metric_name equals Decision::metric_name, but hpa.cpp sets Decision::metric_name to the
+// proposal's description ("external metric vllm:num_requests_waiting(...)"), so no proposal matches
+// and metric_value, ratio, metric_proposal and the pod counts keep their defaults. exercise_1.cpp's
+// classify() reads them. Remove [!shouldfail] once fixed.
+TEST_CASE("an HPA sync's typed fields carry the winning metric's numbers", "[simulation][!shouldfail]") {
+  const Scenario& s = loaded_scenario();
+  const RunResult& r = loaded_run();
+  const DecisionRecord* first = nullptr;
+  for (const auto& d : r.decisions) {
+    if (d.controller == "hpa") {
+      first = &d;
+      break;
+    }
+  }
+  REQUIRE(first);
+  const auto row = static_cast<std::size_t>(std::llround(first->t_s / s.metrics.scrape_interval_s));
+  const double waiting = r.series.num_requests_waiting[row];
+  REQUIRE(waiting > 5);
+  CHECK(first->metric_value == Approx(waiting));
+  CHECK(first->ratio == Approx(waiting / (5.0 * first->current_replicas)));
+  CHECK(first->metric_proposal == static_cast<std::int32_t>(std::ceil(waiting / 5)));
+}
+
+TEST_CASE("a new replica is Ready no earlier than node + load + warm-up after it was created", "[simulation]") {
+  auto check_cold_start = [](const Scenario& s, const RunResult& r, double cold_s) {
+    const std::int32_t initial = r.series.ready_replicas.front();
+    std::vector<double> created;
+    for (const auto& d : r.decisions) {
+      if (d.controller != "provisioner") continue;
+      CHECK(d.reason == "NodeRequested");
+      created.push_back(d.t_s);
+    }
+    REQUIRE(!created.empty());
+    REQUIRE(std::is_sorted(created.begin(), created.end()));
+    for (std::size_t i = 0; i < r.series.t_s.size(); ++i) {
+      const double t = r.series.t_s[i];
+      const auto ready_by_now = std::count_if(created.begin(), created.end(), [&](double c) { return c + cold_s <= t + 1e-9; });
+      INFO("t = " << t);
+      CHECK(r.series.ready_replicas[i] <= initial + ready_by_now);
+    }
+    // And it is Ready then, not later: at the scrape one cold start after the first request, the
+    // count has grown (the scrape grid is aligned with the 15 s syncs and the cold start).
+    const auto at = [&](double t) { return r.series.ready_replicas[static_cast<std::size_t>(std::llround(t / s.metrics.scrape_interval_s))]; };
+    CHECK(at(created.front() + cold_s - s.metrics.scrape_interval_s) == initial);
+    CHECK(at(created.front() + cold_s) > initial);
+  };
+  SECTION("node provisioning, model load and warm-up") {
+    const RunResult& r = loaded_run();
+    check_cold_start(loaded_scenario(), r, 20 + 30 + 10);
+    for (const auto& d : r.decisions) {
+      if (d.controller == "provisioner") CHECK_THAT(d.explanation, Catch::Contains("node ready after 20.0 s"));
+    }
+  }
+  SECTION("warm nodes skip provisioning") {
+    Scenario s = loaded_scenario();
+    s.cold_start.warm_nodes = true;
+    s.duration_s = 120;
+    const RunResult r = run_simulation(s);
+    check_invariants(r, s);
+    check_cold_start(s, r, 30 + 10);
+  }
+}
+
+TEST_CASE("the FB_USED HPA never scales down: vLLM claims its memory up front", "[simulation]") {
+  // The lesson's claim, with no downscale stabilization to hide a scale-down: load comes and goes,
+  // DCGM_FI_DEV_FB_USED does not, so the replica count only grows.
+  const Scenario s = scenario(Json::parse(R"({
+    "duration_s": 900,
+    "workload": {"phases": [{"duration_s": 300, "rate_rps": 0.5}, {"duration_s": 300, "rate_rps": 4},
+                            {"duration_s": 300, "rate_rps": 0}]},
+    "autoscaler": {"strategy": "gpu_memory", "replicas": 1, "max_replicas": 4, "downscale_stabilization_s": 0}
+  })"));
+  const RunResult r = run_simulation(s);
+  check_invariants(r, s);
+  const EngineProfile profile = engine_profile(s.engine.profile);
+  const double claimed_mib = profile.gpu_memory_gib * s.engine.gpu_memory_utilization * 1024;
+  for (std::size_t i = 0; i < r.series.t_s.size(); ++i) {
+    INFO("t = " << r.series.t_s[i]);
+    if (i > 0) CHECK(r.series.desired_replicas[i] >= r.series.desired_replicas[i - 1]);
+    // With every GPU-holding replica Ready the mean is exactly what vLLM claimed, whatever the load.
+    if (r.series.ready_replicas[i] == r.series.desired_replicas[i]) CHECK(r.series.fb_used_mib[i] == Approx(claimed_mib));
+  }
+  CHECK(r.series.desired_replicas.back() == 4);
+  for (const auto& d : r.decisions) {
+    if (d.controller == "hpa") CHECK(d.desired_replicas >= d.current_replicas);
+    CHECK(d.controller != "lifecycle");  // nothing was ever removed
+  }
+}
+
+TEST_CASE("cost is GPU-hours times the price, idle GPU time is counted", "[simulation]") {
+  SECTION("no traffic: every GPU-minute is idle") {
+    const Scenario s = scenario(Json::parse(R"({
+      "workload": {"phases": [{"duration_s": 300, "rate_rps": 0}]},
+      "autoscaler": {"replicas": 2}, "cost": {"gpu_hour_usd": 10}
+    })"));
+    const RunResult r = run_simulation(s);
+    check_invariants(r, s);
+    CHECK(r.summary.num_requests == 0);
+    // 2 replicas × 2 GPUs × 300 s = 1/3 GPU-hour = 20 GPU-minutes, all idle, $3.33.
+    CHECK(r.summary.gpu_hours == Approx(1.0 / 3));
+    CHECK(r.summary.idle_gpu_minutes == Approx(20));
+    CHECK(r.summary.cost_usd == Approx(10.0 / 3));
+    for (double u : r.series.gpu_util) CHECK(u == 0);
+  }
+  SECTION("over-provisioned: some GPU time idle, but less than all of it") {
+    const Scenario s = scenario(Json::parse(R"({
+      "workload": {"phases": [{"duration_s": 300, "rate_rps": 0.2}]}, "autoscaler": {"replicas": 4}
+    })"));
+    const RunResult r = run_simulation(s);
+    check_invariants(r, s);
+    REQUIRE(r.summary.num_completed > 0);
+    CHECK(r.summary.idle_gpu_minutes > 0);
+    CHECK(r.summary.idle_gpu_minutes < r.summary.gpu_hours * 60);
+    CHECK(r.summary.idle_gpu_minutes > r.summary.gpu_hours * 60 / 2);  // 4 replicas for 0.2 req/s
+    CHECK(r.summary.cost_usd == Approx(r.summary.gpu_hours * 6.88));
+  }
+}
+
+TEST_CASE("decision output can be switched off without changing the run", "[simulation]") {
+  Scenario quiet = loaded_scenario();
+  quiet.output.decisions = false;
+  quiet.duration_s = 60;
+  Scenario logged = quiet;
+  logged.output.decisions = true;
+  const RunResult a = run_simulation(quiet), b = run_simulation(logged);
+  CHECK(a.decisions.empty());
+  CHECK_FALSE(b.decisions.empty());
+  CHECK_FALSE(result_to_json(a, quiet).contains("decisions"));
+  CHECK(result_to_json(a, quiet).at("summary") == result_to_json(b, logged).at("summary"));
+  CHECK(result_to_json(a, quiet).at("series") == result_to_json(b, logged).at("series"));
+}
+
+TEST_CASE("a custom HPA spec is checked when the run starts, with its path", "[simulation]") {
+  const Scenario s = scenario(Json::parse(R"({
+    "autoscaler": {"strategy": "custom", "hpa": {"minReplicas": 1, "maxReplicas": "three", "metrics": []}}
+  })"));
+  try {
+    run_simulation(s);
+    FAIL("run_simulation accepted a maxReplicas of \"three\"");
+  } catch (const InputError& e) {
+    CHECK(e.path().rfind("/autoscaler/hpa", 0) == 0);
+    CHECK_THAT(e.path(), Catch::Contains("maxReplicas"));
+  }
+}

@@ -1,0 +1,201 @@
+// The request stream (core/src/workload.cpp): Poisson arrivals at a piecewise-constant rate that
+// repeats, seeded streams, and token-count draws that are redrawn, never clipped.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <vector>
+
+#include "gpuscale/rng.hpp"
+#include "gpuscale/scenario.hpp"
+#include "gpuscale/workload.hpp"
+
+using namespace gpuscale;
+
+namespace {
+
+WorkloadConfig custom(std::vector<Phase> phases) {
+  WorkloadConfig w;
+  w.preset = "custom";
+  w.phases = std::move(phases);
+  return w;
+}
+
+std::vector<Request> drain(const WorkloadConfig& w, std::uint64_t seed, double duration_s) {
+  Workload stream(w, seed, seconds_to_micros(duration_s));
+  std::vector<Request> out;
+  Request r;
+  while (stream.next(r)) out.push_back(r);
+  Request after;
+  CHECK_FALSE(stream.next(after));  // once finished, it stays finished
+  return out;
+}
+
+std::int64_t count_in(const std::vector<Request>& rs, double from_s, double to_s) {
+  std::int64_t n = 0;
+  for (const auto& r : rs) n += (r.arrived_at >= seconds_to_micros(from_s) && r.arrived_at < seconds_to_micros(to_s));
+  return n;
+}
+
+// A Poisson count with mean `mean` lies within 4 standard deviations (fails about 1 in 16,000).
+void check_poisson(std::int64_t count, double mean) {
+  INFO("count " << count << ", expected " << mean << " ± " << 4 * std::sqrt(mean));
+  CHECK(std::abs(static_cast<double>(count) - mean) <= 4 * std::sqrt(mean));
+}
+
+}  // namespace
+
+TEST_CASE("arrivals come in time order, inside the run, numbered from 0", "[workload]") {
+  const auto rs = drain(custom({{300, 3.0}, {200, 0.5}}), 7, 900);
+  REQUIRE(rs.size() > 500);
+  for (std::size_t i = 0; i < rs.size(); ++i) {
+    INFO("request " << i);
+    CHECK(rs[i].id == i);
+    CHECK(rs[i].arrived_at >= 0);
+    CHECK(rs[i].arrived_at < seconds_to_micros(900));
+    if (i > 0) CHECK(rs[i].arrived_at >= rs[i - 1].arrived_at);
+  }
+}
+
+TEST_CASE("a steady rate gives a Poisson-plausible count", "[workload]") {
+  const auto rs = drain(custom({{3600, 2.0}}), 1, 3600);
+  check_poisson(static_cast<std::int64_t>(rs.size()), 7200);
+  // Gaps are exponential: the share of gaps longer than the mean 0.5 s is e^-1.
+  std::int64_t long_gaps = 0;
+  for (std::size_t i = 1; i < rs.size(); ++i) long_gaps += (rs[i].arrived_at - rs[i - 1].arrived_at) > 500'000;
+  const double share = static_cast<double>(long_gaps) / static_cast<double>(rs.size() - 1);
+  CHECK(share == Approx(std::exp(-1.0)).margin(0.03));
+}
+
+TEST_CASE("each phase has its own rate", "[workload]") {
+  const auto rs = drain(custom({{1000, 1.0}, {1000, 5.0}, {500, 0.2}}), 3, 2500);
+  check_poisson(count_in(rs, 0, 1000), 1000);
+  check_poisson(count_in(rs, 1000, 2000), 5000);
+  check_poisson(count_in(rs, 2000, 2500), 100);
+}
+
+TEST_CASE("phases shorter than the run repeat to fill it", "[workload]") {
+  // 100 s silent, 100 s at 10 req/s, over 1000 s: five busy windows, nothing in the silent ones.
+  const auto rs = drain(custom({{100, 0.0}, {100, 10.0}}), 11, 1000);
+  check_poisson(static_cast<std::int64_t>(rs.size()), 5000);
+  for (int k = 0; k < 10; ++k) {
+    INFO("window " << k * 100 << " … " << (k + 1) * 100 << " s");
+    const std::int64_t n = count_in(rs, k * 100.0, (k + 1) * 100.0);
+    if (k % 2 == 0) {
+      CHECK(n == 0);
+    } else {
+      check_poisson(n, 1000);
+    }
+  }
+  // The presets repeat too: lesson_burst is a 3600 s profile; over two hours its spike comes twice.
+  WorkloadConfig burst;
+  burst.rate_scale = 10;
+  const auto two_hours = drain(burst, 5, 7200);
+  check_poisson(count_in(two_hours, 600, 1800), 1200 * 4.0);
+  check_poisson(count_in(two_hours, 4200, 5400), 1200 * 4.0);
+  check_poisson(count_in(two_hours, 3600, 4200), 600 * 0.5);
+}
+
+TEST_CASE("rate 0 phases produce no arrivals", "[workload]") {
+  CHECK(drain(custom({{60, 0.0}}), 1, 3600).empty());
+  CHECK(drain(custom({{60, 0.0}, {30, 0.0}}), 2, 691200).empty());
+  WorkloadConfig scaled_to_zero = custom({{60, 5.0}});
+  scaled_to_zero.rate_scale = 0;
+  CHECK(drain(scaled_to_zero, 3, 600).empty());
+}
+
+TEST_CASE("the same seed gives the same stream; another seed a different one", "[workload]") {
+  const WorkloadConfig w = custom({{120, 4.0}, {60, 1.0}});
+  const auto a = drain(w, 42, 600), b = drain(w, 42, 600), c = drain(w, 43, 600);
+  REQUIRE(a.size() == b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    INFO("request " << i);
+    CHECK(a[i].arrived_at == b[i].arrived_at);
+    CHECK(a[i].prompt_tokens == b[i].prompt_tokens);
+    CHECK(a[i].output_tokens == b[i].output_tokens);
+  }
+  std::size_t same_time = 0;
+  for (std::size_t i = 0; i < std::min(a.size(), c.size()); ++i) same_time += a[i].arrived_at == c[i].arrived_at;
+  CHECK(same_time == 0);
+}
+
+TEST_CASE("arrival times do not depend on the token distributions", "[workload]") {
+  // Separate streams: changing what a request asks for must not move when requests arrive.
+  WorkloadConfig a = custom({{600, 3.0}});
+  WorkloadConfig b = a;
+  b.prompt_tokens = {"uniform", 0, 0, 10, 20};
+  b.output_tokens = {"fixed", 77, 0, 1, 100};
+  const auto ra = drain(a, 9, 600), rb = drain(b, 9, 600);
+  REQUIRE(ra.size() == rb.size());
+  for (std::size_t i = 0; i < ra.size(); ++i) {
+    CHECK(ra[i].arrived_at == rb[i].arrived_at);
+    CHECK(ra[i].output_tokens != 0);
+    CHECK(rb[i].output_tokens == 77);
+  }
+  // And the prompt stream does not shift the output stream.
+  WorkloadConfig c = a;
+  c.prompt_tokens = {"fixed", 100, 0, 1, 200};
+  const auto rc = drain(c, 9, 600);
+  REQUIRE(rc.size() == ra.size());
+  for (std::size_t i = 0; i < ra.size(); ++i) CHECK(rc[i].output_tokens == ra[i].output_tokens);
+}
+
+TEST_CASE("token counts respect [min, max]; fixed gives exactly the mean", "[workload]") {
+  SECTION("fixed") {
+    Rng rng(1);
+    for (int i = 0; i < 100; ++i) CHECK(draw_tokens({"fixed", 1000, 0.5, 1, 8192}, rng) == 1000);
+    CHECK(draw_tokens({"fixed", 1000.4, 0, 1, 8192}, rng) == 1000);
+    CHECK(draw_tokens({"fixed", 1000.5, 0, 1, 8192}, rng) == 1001);
+  }
+  SECTION("uniform reaches both ends of an inclusive range") {
+    Rng rng(2);
+    std::vector<int> seen(5, 0);
+    for (int i = 0; i < 2000; ++i) {
+      const auto n = draw_tokens({"uniform", 1, 0, 1, 4}, rng);
+      REQUIRE(n >= 1);
+      REQUIRE(n <= 4);
+      ++seen[static_cast<std::size_t>(n)];
+    }
+    for (int v = 1; v <= 4; ++v) check_poisson(seen[static_cast<std::size_t>(v)], 500);
+  }
+  SECTION("lognormal has the configured mean when the bounds are wide") {
+    Rng rng(3);
+    const TokenDistribution d{"lognormal", 1000, 0.5, 1, 131072};
+    double sum = 0, sum2 = 0;
+    const int n = 20000;
+    for (int i = 0; i < n; ++i) {
+      const double v = draw_tokens(d, rng);
+      sum += v;
+      sum2 += v * v;
+    }
+    const double mean = sum / n, sd = std::sqrt(sum2 / n - mean * mean);
+    CHECK(mean == Approx(1000).margin(4 * 500 / std::sqrt(double(n))));
+    CHECK(sd / mean == Approx(0.5).margin(0.03));
+  }
+  SECTION("lognormal draws outside the bounds are redrawn, not clipped") {
+    Rng rng(4);
+    const TokenDistribution d{"lognormal", 1000, 0.5, 900, 1100};
+    int at_bounds = 0;
+    const int n = 5000;
+    for (int i = 0; i < n; ++i) {
+      const auto v = draw_tokens(d, rng);
+      REQUIRE(v >= 900);
+      REQUIRE(v <= 1100);
+      at_bounds += (v == 900 || v == 1100);
+    }
+    // Clipping would put most draws (about 84 %) on the two bounds; redrawing leaves about 1 %.
+    CHECK(at_bounds < n / 20);
+  }
+  SECTION("a workload's requests stay inside both distributions' bounds") {
+    WorkloadConfig w = custom({{600, 5.0}});
+    w.prompt_tokens = {"lognormal", 2000, 1.5, 500, 3000};
+    w.output_tokens = {"uniform", 0, 0, 8, 16};
+    const auto rs = drain(w, 5, 600);
+    REQUIRE(rs.size() > 1000);
+    for (const auto& r : rs) {
+      CHECK(r.prompt_tokens >= 500);
+      CHECK(r.prompt_tokens <= 3000);
+      CHECK(r.output_tokens >= 8);
+      CHECK(r.output_tokens <= 16);
+    }
+  }
+}
