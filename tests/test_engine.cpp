@@ -17,9 +17,11 @@ using namespace gpuscale;
 
 namespace {
 
+// One event per step, so each test sees every step (macro steps have tests of their own below).
 EngineConfig default_config() {
   EngineConfig c;
   c.profile = engine_profile("llama-3.3-70b-fp8-tp2-h100-sxm5");
+  c.max_decode_substeps = 1;
   return c;
 }
 
@@ -359,4 +361,53 @@ TEST_CASE("calibration: the closed-loop benchmark reproduces the NVIDIA NIM tabl
     if (r.concurrency <= 50) CHECK(x.num_preemptions == 0);
   }
   if (std::getenv("GPUSCALE_PRINT_CALIBRATION")) std::cout << table;
+}
+
+TEST_CASE("a macro step runs the decode steps of a lone request as one event, with the same times", "[engine]") {
+  EngineConfig c = default_config();
+  c.max_decode_substeps = 4096;
+  Engine e(c);
+  REQUIRE(e.add_request(7, 5000, 500, 0));
+  std::vector<Logged> log;
+  Micros now = step(e, 0, log);  // the prefill step is never coalesced
+  CHECK(now == 406805);
+  now = step(e, now, log);  // the 499 decode steps, one event
+  CHECK(now == 9680221);    // exactly when the per-step engine finishes (test above)
+  CHECK(log == std::vector<Logged>{{EngineEvent::FirstToken, 7, 406805}, {EngineEvent::Finished, 7, 9680221}});
+  CHECK_FALSE(e.has_work());
+  CHECK(e.num_generation_tokens() == 500);
+}
+
+TEST_CASE("a request arriving during a macro step joins at the next step boundary", "[engine]") {
+  EngineConfig c = default_config();
+  c.max_decode_substeps = 4096;
+  Engine macro(c);
+  Engine plain(default_config());
+  std::vector<Logged> log_macro, log_plain;
+  for (Engine* e : {&macro, &plain}) REQUIRE(e->add_request(1, 5000, 500, 0));
+  Micros t_macro = step(macro, 0, log_macro);
+  Micros t_plain = step(plain, 0, log_plain);
+  REQUIRE(t_macro == t_plain);
+  // The macro engine plans every decode step at once; a second request arrives 1 s later.
+  const Micros planned = t_macro + macro.begin_step(t_macro);
+  const Micros arrival = 1'406'805;
+  CHECK(planned > arrival);
+  REQUIRE(macro.add_request(2, 1000, 50, arrival));
+  const Micros cut = macro.truncate_step(arrival);
+  CHECK(cut > arrival);
+  CHECK(cut < planned);
+  CHECK(macro.kv_cache_usage(arrival) > macro.kv_cache_usage());  // blocks of the sub-steps begun by then
+  std::vector<EngineEvent> out;
+  macro.end_step(cut, out);
+  // The per-step engine: steps until the one that ends after the arrival, then the same request joins.
+  while (t_plain <= arrival) t_plain = step(plain, t_plain, log_plain);
+  REQUIRE(plain.add_request(2, 1000, 50, arrival));
+  CHECK(t_plain == cut);
+  CHECK(macro.num_generation_tokens() == plain.num_generation_tokens());
+  CHECK(macro.free_kv_blocks() == plain.free_kv_blocks());
+  // From here both run to the end with identical event logs.
+  t_macro = cut;
+  while (macro.has_work()) t_macro = step(macro, t_macro, log_macro);
+  while (plain.has_work()) t_plain = step(plain, t_plain, log_plain);
+  CHECK(log_macro.back() == log_plain.back());
 }

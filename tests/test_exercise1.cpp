@@ -344,6 +344,7 @@ TEST_CASE("malformed answers are rejected with the path of the bad field", "[exe
   // The message for a bad choice lists the choices.
   try {
     exercise1::grade(definition(), 1, {{"b", "nope"}});
+    FAIL("grade accepted b = \"nope\"");
   } catch (const InputError& e) {
     CHECK_THAT(e.message(), Catch::Contains("\"saturated_signal\""));
     CHECK_THAT(e.message(), Catch::Contains("\"no_difference\""));

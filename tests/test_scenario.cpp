@@ -54,6 +54,7 @@ TEST_CASE("an empty scenario takes every documented default", "[scenario]") {
   CHECK(s.engine.max_num_seqs == 1024);
   CHECK(s.engine.max_num_batched_tokens == 8192);
   CHECK(s.engine.gpu_memory_utilization == 0.9);
+  CHECK(s.engine.step_coalescing);
   CHECK(s.cold_start.node_provisioning_s == 60);
   CHECK(s.cold_start.model_load_s == 90);
   CHECK(s.cold_start.warmup_s == 30);
@@ -76,6 +77,7 @@ TEST_CASE("an empty scenario takes every documented default", "[scenario]") {
   CHECK(s.cost.gpu_hour_usd == 6.88);
   CHECK_FALSE(s.output.requests);
   CHECK(s.output.decisions);
+  CHECK_FALSE(s.output.decision_detail);
 }
 
 TEST_CASE("presets expand to the documented phases and rate_scale multiplies every rate", "[scenario]") {

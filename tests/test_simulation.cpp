@@ -235,7 +235,7 @@ TEST_CASE("the queue-depth HPA scales up under load and logs why", "[simulation]
     CHECK(d.t_s < s.duration_s);
     CHECK_FALSE(d.explanation.empty());
     CHECK_THAT(d.explanation, Catch::Contains("vllm:num_requests_waiting"));
-    CHECK(d.detail.is_object());
+    CHECK(d.detail.is_null());  // only with output.decision_detail
     CHECK(d.desired_replicas >= 1);
     CHECK(d.desired_replicas <= 8);
     // The sync at t reads the scrape taken at the same t (kernel.hpp's ordering): the total in its
@@ -373,18 +373,75 @@ TEST_CASE("cost is GPU-hours times the price, idle GPU time is counted", "[simul
   }
 }
 
-TEST_CASE("decision output can be switched off without changing the run", "[simulation]") {
+TEST_CASE("decision output can be switched off or detailed without changing the run", "[simulation]") {
   Scenario quiet = loaded_scenario();
   quiet.output.decisions = false;
   quiet.duration_s = 60;
   Scenario logged = quiet;
   logged.output.decisions = true;
-  const RunResult a = run_simulation(quiet), b = run_simulation(logged);
+  Scenario detailed = logged;
+  detailed.output.decision_detail = true;
+  const RunResult a = run_simulation(quiet), b = run_simulation(logged), c = run_simulation(detailed);
   CHECK(a.decisions.empty());
   CHECK_FALSE(b.decisions.empty());
   CHECK_FALSE(result_to_json(a, quiet).contains("decisions"));
   CHECK(result_to_json(a, quiet).at("summary") == result_to_json(b, logged).at("summary"));
   CHECK(result_to_json(a, quiet).at("series") == result_to_json(b, logged).at("series"));
+  CHECK(result_to_json(c, detailed).at("summary") == result_to_json(b, logged).at("summary"));
+  REQUIRE(c.decisions.size() == b.decisions.size());
+  std::size_t syncs = 0;
+  for (std::size_t i = 0; i < c.decisions.size(); ++i) {
+    CHECK(c.decisions[i].explanation == b.decisions[i].explanation);
+    if (c.decisions[i].controller != "hpa") continue;
+    ++syncs;
+    // The structured decision as `gpuscale hpa` prints it, without repeating the explanation.
+    const Json& detail = c.decisions[i].detail;
+    REQUIRE(detail.is_object());
+    CHECK(detail.at("desiredReplicas") == c.decisions[i].desired_replicas);
+    CHECK(detail.at("currentReplicas") == c.decisions[i].current_replicas);
+    CHECK_FALSE(detail.contains("explanation"));
+    REQUIRE(detail.at("proposals").size() == 1);
+    CHECK_FALSE(detail.at("proposals")[0].contains("explanation"));
+    CHECK(result_to_json(c, detailed).at("decisions")[i].at("detail") == detail);
+  }
+  CHECK(syncs == 3);  // at 15, 30 and 45 s; the run ends before the sync at 60 s
+}
+
+TEST_CASE("step coalescing changes the number of events, nothing else", "[simulation]") {
+  // engine.step_coalescing is a speed option: runs of pure-decode steps become one event. Whatever
+  // interrupts such a run (arrivals, client timeouts, scale-ups) must land exactly as without it.
+  auto without_events = [](const RunResult& r, const Scenario& s) {
+    Json j = result_to_json(r, s);
+    j.erase("num_events");
+    return j.dump();
+  };
+  SECTION("loaded queue-depth run") {
+    Scenario plain = loaded_scenario();
+    plain.engine.step_coalescing = false;
+    const RunResult p = run_simulation(plain);
+    CHECK(without_events(p, plain) == without_events(loaded_run(), loaded_scenario()));
+    CHECK(loaded_run().num_events < p.num_events);
+  }
+  SECTION("a burst with client timeouts, preemptions and drains on scale-down") {
+    Scenario coalesced = scenario(Json::parse(R"({
+      "duration_s": 600,
+      "workload": {"phases": [{"duration_s": 120, "rate_rps": 8}, {"duration_s": 480, "rate_rps": 0.3}], "timeout_s": 3,
+                   "output_tokens": {"mean": 800, "max": 4096}},
+      "autoscaler": {"strategy": "kv_cache", "replicas": 2, "max_replicas": 4, "downscale_stabilization_s": 60}
+    })"));
+    Scenario plain = coalesced;
+    plain.engine.step_coalescing = false;
+    const RunResult c = run_simulation(coalesced), p = run_simulation(plain);
+    check_invariants(c, coalesced);
+    // The events that cut a coalesced run short do happen here.
+    CHECK(c.summary.num_dropped > 0);
+    CHECK(c.summary.num_preemptions > 0);
+    CHECK(std::any_of(c.decisions.begin(), c.decisions.end(), [](const DecisionRecord& d) {
+      return d.controller == "lifecycle" && d.explanation.find("draining") != std::string::npos;
+    }));
+    CHECK(without_events(c, coalesced) == without_events(p, plain));
+    CHECK(c.num_events < p.num_events);
+  }
 }
 
 TEST_CASE("a custom HPA spec is checked when the run starts, with its path", "[simulation]") {

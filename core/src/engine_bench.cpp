@@ -27,7 +27,11 @@ BenchResult run_once(const EngineConfig& engine_config, const BenchConfig& bench
   const std::int64_t warmup = bench.warmup_requests >= 0 ? bench.warmup_requests : 10 * clients;
   const std::int64_t measured = bench.measured_requests > 0 ? bench.measured_requests : std::max(10 * clients, 10);
 
-  Engine engine(engine_config);
+  // One event per step: the calibration is stated per step (macro steps would give the same times,
+  // but count fewer steps and sum the running-request area in other chunks).
+  EngineConfig per_step = engine_config;
+  per_step.max_decode_substeps = 1;
+  Engine engine(per_step);
   EventQueue<BenchEvent> queue;
   std::vector<InFlight> inflight;  // indexed by request id
   std::vector<EngineEvent> events;
