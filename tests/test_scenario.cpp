@@ -253,10 +253,10 @@ TEST_CASE("schema knobs have defaults inside their ranges that the parser accept
     CHECK_FALSE(k.at("label").get<std::string>().empty());
     CHECK(k.contains("unit"));
     const std::string type = k.at("type").get<std::string>();
-    const Json ptr_default = k.at("default");
+    const Json knob_default = k.at("default");
     if (type == "enum") {
       const Json& choices = k.at("choices");
-      CHECK(std::find(choices.begin(), choices.end(), ptr_default) != choices.end());
+      CHECK(std::find(choices.begin(), choices.end(), knob_default) != choices.end());
       for (const auto& c : choices) {
         Json doc = Json::object();
         doc[Json::json_pointer(path)] = c;
@@ -268,11 +268,11 @@ TEST_CASE("schema knobs have defaults inside their ranges that the parser accept
     const double lo = k.at("min").get<double>(), hi = k.at("max").get<double>();
     CHECK(lo <= hi);
     CHECK(k.at("step").get<double>() > 0);
-    CHECK(ptr_default.get<double>() >= lo);
-    CHECK(ptr_default.get<double>() <= hi);
-    if (type == "integer") CHECK(ptr_default.is_number_integer());
+    CHECK(knob_default.get<double>() >= lo);
+    CHECK(knob_default.get<double>() <= hi);
+    if (type == "integer") CHECK(knob_default.is_number_integer());
     // Every value the page's control can produce must be accepted by the parser.
-    for (const Json& v : {ptr_default, k.at("min"), k.at("max")}) {
+    for (const Json& v : {knob_default, k.at("min"), k.at("max")}) {
       Json doc = Json::object();
       doc[Json::json_pointer(path)] = v;
       if (path == "/autoscaler/min_replicas") doc["autoscaler"]["max_replicas"] = 64;
@@ -283,7 +283,7 @@ TEST_CASE("schema knobs have defaults inside their ranges that the parser accept
     // arrival-rate multiplier is the exception: the page starts at 10× the lesson's rates.
     if (path != "/workload/rate_scale") {
       Json doc = Json::object();
-      doc[Json::json_pointer(path)] = ptr_default;
+      doc[Json::json_pointer(path)] = knob_default;
       const Scenario with = parse_scenario(doc), without = parse_scenario(Json::object());
       // Setting the knob to its default must leave the parsed scenario unchanged.
       CHECK(with.autoscaler.target == without.autoscaler.target);

@@ -81,8 +81,20 @@ std::int64_t expect_int(const Json& value, const std::string& path, std::int64_t
   if (value.is_number_float() && (!std::isfinite(v) || std::floor(v) != v)) {
     throw InputError(path, "is " + format_number(v) + "; expected a whole number");
   }
-  if (v < double(lo) || v > double(hi)) {
-    throw InputError(path, "is " + format_number(v) + "; allowed: " + range_text(double(lo), double(hi)));
+  // Compare integers as integers: a double cannot tell 2^53 from 2^53 + 1.
+  bool in_range;
+  if (value.is_number_unsigned()) {
+    const std::uint64_t u = value.get<std::uint64_t>();
+    in_range = hi >= 0 && u <= static_cast<std::uint64_t>(hi) && (lo <= 0 || u >= static_cast<std::uint64_t>(lo));
+  } else if (value.is_number_integer()) {
+    const std::int64_t i = value.get<std::int64_t>();
+    in_range = i >= lo && i <= hi;
+  } else {
+    in_range = v >= double(lo) && v <= double(hi);
+  }
+  if (!in_range) {
+    throw InputError(path, "is " + (value.is_number_float() ? format_number(v) : value.dump()) +
+                               "; allowed: " + range_text(double(lo), double(hi)));
   }
   if (value.is_number_unsigned()) return static_cast<std::int64_t>(value.get<std::uint64_t>());
   if (value.is_number_integer()) return value.get<std::int64_t>();

@@ -636,7 +636,8 @@ class Simulation {
         for (auto& p : rec.detail["proposals"]) p.erase("explanation");  // part of it, too
       }
       for (const auto& prop : d.proposals) {
-        if (!prop.ok || (prop.metric_name != d.metric_name && !d.metric_name.empty())) continue;
+        // The metric that won: Decision::metric_name is the controller's description of it.
+        if (!prop.ok || (prop.description != d.metric_name && !d.metric_name.empty())) continue;
         rec.metric_value = static_cast<double>(prop.current_milli) / 1000.0;
         rec.ratio = prop.ratio;
         rec.rebalanced_ratio = prop.rebalanced_ratio;
