@@ -10,6 +10,7 @@
 
 #include "gpuscale/api.hpp"
 #include "gpuscale/errors.hpp"
+#include "test_support.hpp"
 #include "gpuscale/exercise.hpp"
 #include "gpuscale/scenario.hpp"
 
@@ -17,13 +18,7 @@ using namespace gpuscale;
 
 namespace {
 
-std::string read_text(const std::string& relative) {
-  std::ifstream in(std::string(GPUSCALE_SOURCE_DIR) + "/" + relative, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + relative);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using gpuscale::testing::read_text;
 
 template <typename F>
 InputError input_error(F&& operation) {

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "gpuscale/errors.hpp"
+#include "test_support.hpp"
 #include "gpuscale/exercise.hpp"
 #include "gpuscale/simulation.hpp"
 
@@ -21,13 +22,7 @@ using namespace gpuscale;
 
 namespace {
 
-std::string read_text(const std::string& relative) {
-  std::ifstream in(std::string(GPUSCALE_SOURCE_DIR) + "/" + relative, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + relative);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using gpuscale::testing::read_text;
 
 const Json& definition() {
   static const Json d = Json::parse(read_text("exercises/ex1-bursty.json"));

@@ -297,24 +297,26 @@ Micros Engine::begin_step(Micros now) {
       static_cast<std::int64_t>(batch_.size()) == load.tokens && config_.max_decode_substeps > 1) {
     decode_kv0_ = load.kv_tokens;
     substeps_ = plan_substeps();
-    substep_ends_.clear();
-    substep_ends_.push_back(now + duration);
+    substep_ends_.resize(static_cast<std::size_t>(substeps_));
+    substep_ends_[0] = now + duration;
+    // Sub-step j reads B more KV tokens than sub-step j - 1; its time is step_seconds() of that load,
+    // written out with the same operations in the same order, so the same bits.
+    const EngineProfile& p = config_.profile;
+    const auto b = static_cast<double>(batch_.size());
+    const double token_term = p.step_token_s * b;
+    std::int64_t kv = decode_kv0_;
+    const auto step_kv = static_cast<std::int64_t>(batch_.size());
     for (int j = 1; j < substeps_; ++j) {
-      duration += substep_duration(j);
-      substep_ends_.push_back(now + duration);
+      kv += step_kv;
+      const double kvd = static_cast<double>(kv);
+      const double memory_s = p.step_weights_s + p.step_kv_token_s * kvd;
+      const double compute_s = token_term + p.step_pair_s * kvd;
+      duration += std::max<Micros>(1, seconds_to_micros(p.step_base_s + std::max(memory_s, compute_s)));
+      substep_ends_[static_cast<std::size_t>(j)] = now + duration;
     }
   }
   step_end_ = now + duration;
   return duration;
-}
-
-Micros Engine::substep_duration(int j) const {
-  StepLoad load;
-  const auto b = static_cast<std::int64_t>(batch_.size());
-  load.tokens = b;
-  load.kv_tokens = decode_kv0_ + static_cast<std::int64_t>(j) * b;
-  load.pairs = load.kv_tokens;  // a decode token attends to the whole context
-  return std::max<Micros>(1, seconds_to_micros(step_seconds(config_.profile, load)));
 }
 
 int Engine::plan_substeps() {

@@ -113,6 +113,7 @@ class Simulation {
     engine_config_.max_decode_substeps = s.engine.step_coalescing ? 64 : 1;  // 64: a cut macro step wastes little
     gpus_per_replica_ = engine_config_.profile.tensor_parallel;
     scrape_every_ = seconds_to_micros(s.metrics.scrape_interval_s);
+    round_robin_ = s.router == "round_robin";
     dcgm_period_ = seconds_to_micros(s.metrics.dcgm_sample_period_s);
     timeout_ = seconds_to_micros(s.workload.timeout_s);
     hpa_json_ = autoscaler_hpa_spec(s.autoscaler);
@@ -212,22 +213,18 @@ class Simulation {
     }
   }
 
-  // The gateway: least outstanding requests among Ready replicas (ties → lowest id), or round robin.
+  // The gateway: least outstanding requests among Ready replicas (ties → the oldest), or round robin.
   // With no Ready replica the request waits at the gateway until one is Ready or the client gives up.
   void route(std::uint32_t request_id) {
     Replica* best = nullptr;
-    if (s_.router == "round_robin") {
-      for (std::size_t k = 0; k < replicas_.size() && !best; ++k) {
-        Replica& r = replicas_[(rr_next_ + k) % replicas_.size()];
-        if (r.state == ReplicaState::Ready) {
-          best = &r;
-          rr_next_ = (r.id + 1) % replicas_.size();
-        }
-      }
+    if (ready_.empty()) {
+      // fall through: held at the gateway
+    } else if (round_robin_) {
+      best = &replicas_[ready_[rr_next_++ % ready_.size()]];
     } else {
       int best_load = 0;
-      for (auto& r : replicas_) {
-        if (r.state != ReplicaState::Ready) continue;
+      for (std::uint32_t id : ready_) {  // in creation order: ties go to the oldest replica
+        Replica& r = replicas_[id];
         int load = r.engine->num_requests_waiting() + r.engine->num_requests_running();
         if (!best || load < best_load) {
           best = &r;
@@ -344,6 +341,7 @@ class Simulation {
     r.state = ReplicaState::Ready;
     r.ready_at = now_;
     ++ready_replicas_;
+    ready_.insert(std::upper_bound(ready_.begin(), ready_.end(), r.id), r.id);
     set_idle(r, true);
     // Requests held at the gateway go out now, oldest first.
     std::deque<std::uint32_t> waiting;
@@ -351,6 +349,11 @@ class Simulation {
     for (std::uint32_t id : waiting) {
       if (!result_.requests[id].dropped_at) route(id);
     }
+  }
+
+  void leave_ready(const Replica& r) {
+    --ready_replicas_;
+    ready_.erase(std::find(ready_.begin(), ready_.end(), r.id));
   }
 
   void on_drain_deadline(Replica& r) {
@@ -361,7 +364,7 @@ class Simulation {
   // The pod is gone: anything it still holds is lost, its GPUs return to the provisioner.
   void remove_replica(Replica& r, const char* why) {
     if (r.state == ReplicaState::Gone) return;
-    if (r.state == ReplicaState::Ready) --ready_replicas_;
+    if (r.state == ReplicaState::Ready) leave_ready(r);
     set_idle(r, false);
     int lost = 0;
     for (std::uint32_t id : r.assigned) {
@@ -419,6 +422,7 @@ class Simulation {
     r.ready_at = -3600 * kMicrosPerSecond;
     r.state = ReplicaState::Ready;
     r.engine = std::make_unique<Engine>(engine_config_);
+    ready_.push_back(r.id);
     replicas_.push_back(std::move(r));
     ++live_replicas_;
     ++ready_replicas_;
@@ -453,8 +457,8 @@ class Simulation {
   void delete_replica(Replica& r) {
     if (r.state == ReplicaState::Ready && (r.engine->has_work() || r.stepping)) {
       // Endpoint removed at once (no new requests); in-flight work gets the grace period.
+      leave_ready(r);
       r.state = ReplicaState::Draining;
-      --ready_replicas_;
       set_idle(r, false);
       queue_.push(now_ + kTerminationGrace, EventClass::kCompletion, {EventKind::DrainDeadline, r.id});
       log_lifecycle(r, "replica " + std::to_string(r.id) + " draining: " +
@@ -719,6 +723,8 @@ class Simulation {
   Micros now_ = 0;
   Request pending_arrival_;
   std::deque<Replica> replicas_;  // a deque: references stay valid as replicas are added
+  std::vector<std::uint32_t> ready_;  // ids of Ready replicas, ascending (the router's candidates)
+  bool round_robin_ = false;
   std::deque<std::uint32_t> gateway_queue_;
   std::vector<ScrapedReplica> scraped_;
   std::vector<EngineEvent> engine_events_;

@@ -228,7 +228,6 @@ class Engine {
   std::int64_t decode_kv0_ = 0;      // KV tokens read by the first sub-step; each later one reads B more
   Micros step_end_ = 0;              // when the step under way ends
   std::vector<Micros> substep_ends_; // end time of each sub-step of the macro step under way
-  Micros substep_duration(int j) const;  // duration of sub-step j (0-based) of a macro step
   int substeps_started(Micros now) const;  // sub-steps begun by `now` (boundaries at or before it)
   int plan_substeps();               // how many pure-decode sub-steps the batch can run unchanged
   std::int64_t num_preemptions_ = 0;
