@@ -42,3 +42,18 @@ TEST_CASE("equal events keep FIFO order over many pushes", "[kernel]") {
   for (int i = 0; i < 1000; ++i) q.push(7, EventClass::kArrival, i);
   for (int i = 0; i < 1000; ++i) REQUIRE(q.pop().payload == i);
 }
+
+TEST_CASE("monotone events interleave with heap events by the same rule", "[kernel]") {
+  EventQueue<std::string> q;
+  q.push_monotone(10, EventClass::kTimeout, "timeout@10");
+  q.push(10, EventClass::kControl, "hpa@10");
+  q.push_monotone(10, EventClass::kTimeout, "timeout@10 second");
+  q.push(10, EventClass::kArrival, "arrival@10");
+  q.push_monotone(30, EventClass::kTimeout, "timeout@30");
+  q.push(20, EventClass::kCompletion, "step-end@20");
+  q.push(30, EventClass::kTimeout, "heap-timeout@30");  // same time and class: insertion order decides
+  std::vector<std::string> order;
+  while (!q.empty()) order.push_back(q.pop().payload);
+  CHECK(order == std::vector<std::string>{"arrival@10", "timeout@10", "timeout@10 second", "hpa@10", "step-end@20",
+                                          "timeout@30", "heap-timeout@30"});
+}

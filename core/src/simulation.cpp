@@ -120,6 +120,9 @@ class Simulation {
     if (!hpa_json_.is_null()) {
       hpa_spec_ = hpa::parse_hpa_spec(hpa_json_, s.autoscaler.strategy == "custom" ? "/autoscaler/hpa" : "/autoscaler");
       flags_.tolerance = s.autoscaler.tolerance;
+      for (const auto& m : hpa_spec_.metrics) {
+        if (m.type == hpa::MetricSourceType::Pods) pod_metric_names_.push_back(m.metric.name);
+      }
       flags_.downscale_stabilization_s = s.autoscaler.downscale_stabilization_s;
     }
   }
@@ -204,7 +207,8 @@ class Simulation {
     rec.output_tokens = req.output_tokens;
     result_.requests.push_back(rec);
     ++arrivals_since_scrape_;
-    queue_.push(req.arrived_at + timeout_, EventClass::kTimeout, {EventKind::Timeout, req.id});
+    // Arrivals come in time order and the timeout is fixed, so timeouts never go back in time.
+    queue_.push_monotone(req.arrived_at + timeout_, EventClass::kTimeout, {EventKind::Timeout, req.id});
     route(req.id);
     Request next;
     if (workload_.next(next)) {
@@ -598,15 +602,22 @@ class Simulation {
         if (s.replica != r.id) continue;
         pod.metric_sample_age_s = micros_to_seconds(now_ - s.sampled_at);
         pod.metric_window_s = s_.metrics.scrape_interval_s;
-        if (s.has_gpu_metrics) {
-          pod.metrics_milli["DCGM_FI_DEV_GPU_UTIL"] = s.gpu_util * 1000;
-          pod.metrics_milli["DCGM_FI_DEV_FB_USED"] = static_cast<std::int64_t>(s.fb_used_mib * 1000 + 0.5);
+        // Only the Pods metrics the HPA asks for (prometheus-adapter serves quantities in milli-units:
+        // a kv_cache_usage_perc of 0.734 arrives as 734m).
+        for (const std::string& name : pod_metric_names_) {
+          if (s.has_gpu_metrics && name == "DCGM_FI_DEV_GPU_UTIL") {
+            pod.metrics_milli[name] = s.gpu_util * 1000;
+          } else if (s.has_gpu_metrics && name == "DCGM_FI_DEV_FB_USED") {
+            pod.metrics_milli[name] = static_cast<std::int64_t>(s.fb_used_mib * 1000 + 0.5);
+          } else if (s.has_vllm_metrics && name == "vllm:num_requests_waiting") {
+            pod.metrics_milli[name] = std::int64_t(s.waiting) * 1000;
+          } else if (s.has_vllm_metrics && name == "vllm:num_requests_running") {
+            pod.metrics_milli[name] = std::int64_t(s.running) * 1000;
+          } else if (s.has_vllm_metrics && name == "vllm:kv_cache_usage_perc") {
+            pod.metrics_milli[name] = static_cast<std::int64_t>(s.kv_usage * 1000 + 0.5);
+          }
         }
         if (s.has_vllm_metrics) {
-          pod.metrics_milli["vllm:num_requests_waiting"] = std::int64_t(s.waiting) * 1000;
-          pod.metrics_milli["vllm:num_requests_running"] = std::int64_t(s.running) * 1000;
-          // prometheus-adapter serves quantities in milli-units: 0.734 → 734m.
-          pod.metrics_milli["vllm:kv_cache_usage_perc"] = static_cast<std::int64_t>(s.kv_usage * 1000 + 0.5);
           if (!pod.deleting) {
             waiting_total += s.waiting;
             running_total += s.running;
@@ -718,6 +729,7 @@ class Simulation {
   hpa::HorizontalPodAutoscalerSpec hpa_spec_;
   hpa::Memory hpa_memory_;
   hpa::ControllerFlags flags_;
+  std::vector<std::string> pod_metric_names_;  // the Pods metrics the HPA reads
 
   EventQueue<Payload> queue_;
   Micros now_ = 0;

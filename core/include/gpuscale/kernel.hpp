@@ -1,6 +1,7 @@
 // The discrete-event kernel: one ordering rule, written once.
 #pragma once
 #include <cstdint>
+#include <deque>
 #include <queue>
 #include <vector>
 
@@ -29,18 +30,30 @@ class EventQueue {
  public:
   struct Event {
     Micros time;
-    EventClass cls;
-    std::uint64_t seq;
+    std::uint64_t order;  // class in the top 8 bits, insertion sequence below: (class, seq) in one key
     Payload payload;
+    EventClass cls() const { return static_cast<EventClass>(order >> 56); }
+    std::uint64_t seq() const { return order & ((std::uint64_t(1) << 56) - 1); }
   };
 
-  void push(Micros time, EventClass cls, const Payload& payload) {
-    heap_.push(Event{time, cls, next_seq_++, payload});
+  void push(Micros time, EventClass cls, const Payload& payload) { heap_.push(make(time, cls, payload)); }
+
+  // For a stream of events whose times never decrease (e.g. client timeouts, a fixed delay after
+  // each arrival): kept in a FIFO instead of the heap. The order is the same rule as push():
+  // pop() takes whichever of the heap's top and the FIFO's front comes first by (time, class, seq).
+  void push_monotone(Micros time, EventClass cls, const Payload& payload) {
+    fifo_.push_back(make(time, cls, payload));
   }
-  bool empty() const { return heap_.empty(); }
-  std::size_t size() const { return heap_.size(); }
-  const Event& top() const { return heap_.top(); }
+
+  bool empty() const { return heap_.empty() && fifo_.empty(); }
+  std::size_t size() const { return heap_.size() + fifo_.size(); }
+  const Event& top() const { return from_fifo() ? fifo_.front() : heap_.top(); }
   Event pop() {
+    if (from_fifo()) {
+      Event e = fifo_.front();
+      fifo_.pop_front();
+      return e;
+    }
     Event e = heap_.top();
     heap_.pop();
     return e;
@@ -50,11 +63,16 @@ class EventQueue {
   struct Later {
     bool operator()(const Event& a, const Event& b) const {
       if (a.time != b.time) return a.time > b.time;
-      if (a.cls != b.cls) return a.cls > b.cls;
-      return a.seq > b.seq;
+      return a.order > b.order;
     }
   };
+  Event make(Micros time, EventClass cls, const Payload& payload) {
+    return Event{time, (static_cast<std::uint64_t>(cls) << 56) | next_seq_++, payload};
+  }
+  bool from_fifo() const { return !fifo_.empty() && (heap_.empty() || Later()(heap_.top(), fifo_.front())); }
+
   std::priority_queue<Event, std::vector<Event>, Later> heap_;
+  std::deque<Event> fifo_;
   std::uint64_t next_seq_ = 0;
 };
 
