@@ -384,10 +384,8 @@ class Simulation {
     r.state = ReplicaState::Gone;
     --live_replicas_;
     provisioner_.release(r.id, now_);
-    if (lost > 0 || s_.output.decisions) {
-      log_lifecycle(r, std::string("replica ") + std::to_string(r.id) + " gone (" + why + ")" +
-                           (lost ? "; " + std::to_string(lost) + " requests lost" : ""));
-    }
+    log_lifecycle(r, std::string("replica ") + std::to_string(r.id) + " gone (" + why + ")" +
+                         (lost ? "; " + std::to_string(lost) + " requests lost" : ""));
     r.engine.reset();
   }
 
