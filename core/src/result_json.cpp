@@ -23,7 +23,19 @@ Json result_to_json(const RunResult& r, const Scenario& scenario) {
       {"gpu_hours", s.gpu_hours},           {"idle_gpu_minutes", s.idle_gpu_minutes},
       {"cost_usd", s.cost_usd},             {"peak_replicas", s.peak_replicas},
       {"mean_replicas", s.mean_replicas},   {"num_preemptions", s.num_preemptions},
-      {"num_scale_events", s.num_scale_events}};
+      {"num_scale_events", s.num_scale_events},
+      {"num_replica_evictions", s.num_replica_evictions},
+      {"num_requests_failed_by_eviction", s.num_requests_failed_by_eviction}};
+  if (scenario.cluster.provisioner != "fixed") {
+    out["summary"]["cluster"] = {{"node_hours", s.node_hours},
+                                 {"node_cost_usd", s.node_cost_usd},
+                                 {"gpu_hours_allocatable", s.gpu_hours_allocatable},
+                                 {"gpu_hours_requested", s.gpu_hours_requested},
+                                 {"nodes_launched", s.nodes_launched},
+                                 {"pod_evictions", s.pod_evictions},
+                                 {"spot_interruptions", s.spot_interruptions},
+                                 {"non_gpu_pods_on_gpu_nodes", s.non_gpu_pods_on_gpu_nodes}};
+  }
   const Series& ser = r.series;
   out["series"] = {{"t_s", ser.t_s},
                    {"desired_replicas", ser.desired_replicas},

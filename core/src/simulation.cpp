@@ -105,7 +105,7 @@ class Simulation {
       : s_(s),
         end_(seconds_to_micros(s.duration_s)),
         workload_(s.workload, s.seed, end_),
-        provisioner_(seconds_to_micros(s.cold_start.warm_nodes ? 0 : s.cold_start.node_provisioning_s)) {
+        fixed_nodes_(seconds_to_micros(s.cold_start.warm_nodes ? 0 : s.cold_start.node_provisioning_s)) {
     engine_config_.profile = engine_profile(s.engine.profile);
     engine_config_.max_num_seqs = static_cast<int>(s.engine.max_num_seqs);
     engine_config_.max_num_batched_tokens = static_cast<int>(s.engine.max_num_batched_tokens);
@@ -383,7 +383,6 @@ class Simulation {
     if (r.engine) retired_preemptions_ += r.engine->num_preemptions();
     r.state = ReplicaState::Gone;
     --live_replicas_;
-    provisioner_.release(r.id, now_);
     log_lifecycle(r, std::string("replica ") + std::to_string(r.id) + " gone (" + why + ")" +
                          (lost ? "; " + std::to_string(lost) + " requests lost" : ""));
     r.engine.reset();
@@ -441,7 +440,7 @@ class Simulation {
     Replica& ref = replicas_.back();
     ++live_replicas_;
     peak_replicas_ = std::max<std::int64_t>(peak_replicas_, live_replicas_);
-    ProvisioningDecision d = provisioner_.provision({ref.id, gpus_per_replica_, now}, now);
+    FixedDelayDecision d = fixed_nodes_.provision(ref.id, gpus_per_replica_, now);
     queue_.push(d.node_ready_at, EventClass::kCompletion, {EventKind::NodeReady, ref.id});
     if (s_.output.decisions) {
       DecisionRecord rec;
@@ -719,7 +718,7 @@ class Simulation {
   const Scenario& s_;
   Micros end_;
   Workload workload_;
-  FixedDelayProvisioner provisioner_;
+  FixedDelayNodes fixed_nodes_;
   EngineConfig engine_config_;
   int gpus_per_replica_ = 1;
   Micros scrape_every_ = 0, dcgm_period_ = 0, timeout_ = 0;

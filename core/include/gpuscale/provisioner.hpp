@@ -1,41 +1,72 @@
-// Node provisioning behind one interface: a replica asks for GPUs, the provisioner says when its
-// node will be ready (GPUs advertised by the device plugin) and why. The fixed-delay provisioner
-// lives here; Karpenter and Cluster Autoscaler implement the same interface.
+// Node provisioning behind one interface. The simulation tells a provisioner when pods become
+// unschedulable and wakes it when it asks; the provisioner reads the ClusterState and returns
+// launches and removals with the reasons, which the simulation applies and logs. Implementations:
+// FixedDelayProvisioner (below), Karpenter (karpenter.hpp), Cluster Autoscaler (cluster_autoscaler.hpp).
 #pragma once
 #include <cstdint>
 #include <string>
+#include <vector>
 
+#include "gpuscale/cluster.hpp"
 #include "gpuscale/time.hpp"
 
 namespace gpuscale {
 
-struct NodeRequest {
-  std::uint32_t replica = 0;
-  int gpus = 0;           // nvidia.com/gpu requested by the replica's pod
-  Micros requested_at = 0;
+struct NodeLaunch {
+  std::string owner;                 // NodePool or node group
+  int type_index = 0;                // into ClusterState::types
+  std::string capacity_type;         // "on-demand" | "spot"
+  std::string zone;
+  Labels labels;                     // template labels (well-known labels are added by the simulation)
+  std::vector<Taint> taints;
+  std::vector<Taint> startup_taints; // removed when the node is initialized
+  Micros expire_after = -1;          // µs after launch; -1: never
+  std::int32_t replaces = -1;        // the node this launch replaces (consolidation), -1: none
 };
 
-struct ProvisioningDecision {
-  Micros node_ready_at = 0;  // when the pod can bind and its container starts
-  std::string explanation;   // the inputs and arithmetic, for the decision log
+struct NodeRemoval {
+  std::uint32_t node = 0;
+  std::string reason;    // "Empty" | "Underutilized" | "Expired" | "Interrupted" | "ScaleDown" | "RegistrationTimeout"
+  bool drain = true;     // evict pods first (they get their grace period); false: terminate at once
+};
+
+// One logged decision, with its inputs and arithmetic.
+struct ProvisionerLog {
+  std::string controller;   // "karpenter.provisioner", "karpenter.disruption", "cluster-autoscaler", ...
+  std::string action;       // "launch", "delete", "replace", "none", ...
+  std::string reason;
+  std::string explanation;
+};
+
+struct ProvisionerActions {
+  std::vector<NodeLaunch> launches;
+  std::vector<NodeRemoval> removals;
+  std::vector<ProvisionerLog> log;
 };
 
 class NodeProvisioner {
  public:
   virtual ~NodeProvisioner() = default;
   virtual const char* name() const = 0;
-  virtual ProvisioningDecision provision(const NodeRequest& request, Micros now) = 0;
-  // The replica's pod is gone; its GPUs are free.
-  virtual void release(std::uint32_t replica, Micros now) = 0;
+  // A pod was marked PodScheduled=False, reason Unschedulable, at `now`.
+  virtual void on_unschedulable(const ClusterState& cluster, std::uint32_t pod, Micros now) = 0;
+  // When to call wake() next (a batch window's end, the disruption poll, the scan interval); -1: no need.
+  virtual Micros next_wakeup() const = 0;
+  // Decide at `now` (== next_wakeup()); only reads the cluster.
+  virtual void wake(const ClusterState& cluster, Micros now, ProvisionerActions& out) = 0;
 };
 
-// Every request gets a node after the same delay (0 when nodes are kept warm).
-class FixedDelayProvisioner final : public NodeProvisioner {
+// The lab's simplest node layer, used when a scenario names no provisioner: every replica gets a
+// node of its own after the same delay (0 when nodes are kept warm), with no cluster model.
+struct FixedDelayDecision {
+  Micros node_ready_at = 0;  // when the replica's container can start
+  std::string explanation;   // the inputs and arithmetic, for the decision log
+};
+
+class FixedDelayNodes {
  public:
-  explicit FixedDelayProvisioner(Micros delay) : delay_(delay) {}
-  const char* name() const override { return "fixed-delay"; }
-  ProvisioningDecision provision(const NodeRequest& request, Micros now) override;
-  void release(std::uint32_t, Micros) override {}
+  explicit FixedDelayNodes(Micros delay) : delay_(delay) {}
+  FixedDelayDecision provision(std::uint32_t replica, int gpus, Micros now) const;
 
  private:
   Micros delay_;

@@ -81,6 +81,53 @@ struct AutoscalerConfig {
   Json behavior;                         // optional HPA behavior for the presets (null = legacy path)
 };
 
+// One range a startup phase's duration is drawn from (uniformly), seconds.
+struct DurationRange {
+  double min_s = 0;
+  double max_s = 0;
+};
+
+// How long a new node takes: launch → registered (the instance boots and joins), registered →
+// initialized (driver, device plugin: the GPUs are advertised). Presets: "lesson_karpenter" (45–60 s
+// in all, the lesson's Karpenter figure), "lesson_cluster_autoscaler" (90–120 s, the lesson's CA
+// figure), "real_world" (3–6 min boot and join plus 1–2 min for the GPU stack, real-systems.md §3.2).
+struct NodeStartup {
+  std::string preset = "lesson_karpenter";
+  DurationRange launch_to_registered{35, 45};
+  DurationRange registered_to_initialized{10, 15};
+};
+
+// A non-inference workload (e.g. a CPU web tier) that lives beside the replicas and can land on
+// GPU nodes unless taints keep it off.
+struct WorkloadPods {
+  std::string name = "web";
+  std::int64_t replicas = 0;
+  Json pod;  // {cpu, memory, tolerations, nodeSelector, affinity} (validated at parse time)
+};
+
+struct InitialNodes {
+  std::string instance_type = "p5.48xlarge";
+  std::string capacity_type = "on-demand";
+  std::string zone;      // "" = the type's first zone
+  std::string owner;     // NodePool / node group; "" = the first one
+  std::int64_t count = 1;
+};
+
+// Layer 1. "fixed" keeps the simple per-replica node delay of cold_start.node_provisioning_s (no
+// cluster model); "karpenter" and "cluster_autoscaler" run nodes, pods and kube-scheduler.
+struct ClusterConfig {
+  std::string provisioner = "fixed";   // "fixed" | "karpenter" | "cluster_autoscaler"
+  Json instance_types;                 // null = the default catalogue (data/instance-types.json)
+  Json nodepools;                      // karpenter: an array of karpenter.sh/v1 NodePool objects
+  Json cluster_autoscaler;             // cluster_autoscaler: {"flags": {...}, "nodeGroups": [...]}
+  NodeStartup startup;
+  std::vector<InitialNodes> initial_nodes;  // empty: enough of the first pool's/group's type for the starting replicas
+  std::vector<WorkloadPods> workloads;
+  Json inference_pod;                  // the replicas' pod: {cpu, memory, tolerations, nodeSelector, affinity, doNotDisrupt}
+  bool retry_evicted_requests = false; // requests on an evicted replica: lost (false) or sent back to the gateway
+  double spot_interruptions_per_node_hour = 0;  // rate of 2-minute spot interruption notices, per spot node-hour
+};
+
 struct SloConfig {
   double ttft_s = 2.0;  // seconds: a request meets the SLO if TTFT <= this ...
   double itl_s = 0.1;   // seconds: ... and its mean inter-token latency <= this
@@ -105,6 +152,7 @@ struct Scenario {
   ColdStartConfig cold_start;
   MetricsConfig metrics;
   AutoscalerConfig autoscaler;
+  ClusterConfig cluster;
   SloConfig slo;
   CostConfig cost;
   OutputConfig output;

@@ -43,6 +43,17 @@ struct Summary {
   double mean_replicas = 0;          // time-weighted mean of the same
   std::int64_t num_preemptions = 0;  // vllm:num_preemptions summed over replicas
   std::int64_t num_scale_events = 0; // times the autoscaler changed the replica count
+  std::int64_t num_replica_evictions = 0;            // replicas lost to node removals (each pays a full cold start)
+  std::int64_t num_requests_failed_by_eviction = 0;  // requests in flight on them that failed
+  // Layer 1 (cluster mode only; 0 with fixed-delay nodes). cost_usd is then node_cost_usd.
+  double node_hours = 0;             // hours nodes existed, launch → termination
+  double node_cost_usd = 0;          // Σ node-hours × price of the node's capacity type
+  double gpu_hours_allocatable = 0;  // GPUs on existing nodes × hours (paid for)
+  double gpu_hours_requested = 0;    // GPUs requested by bound pods × hours (used)
+  std::int64_t nodes_launched = 0;
+  std::int64_t pod_evictions = 0;    // pods evicted by node removals and interruptions
+  std::int64_t spot_interruptions = 0;
+  std::int64_t non_gpu_pods_on_gpu_nodes = 0;  // times a pod without GPUs was bound to a GPU node
 };
 
 // Columns sampled at every scrape.
