@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need_pkgs=()
-for pkg in emscripten nlohmann-json3-dev catch2 chromium cmake g++ python3; do
+for pkg in emscripten nlohmann-json3-dev catch2 libyaml-cpp-dev chromium cmake g++ python3; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need_pkgs+=("$pkg")
 done
 command -v node >/dev/null 2>&1 || need_pkgs+=(nodejs npm)

@@ -21,6 +21,7 @@ std::string explain(const std::string& def, const std::string& seed) {
   return api::envelope([&] { return api::explain(def, api::parse_seed(seed)); });
 }
 std::string schema() { return api::envelope([] { return api::schema(); }); }
+std::string nodepool_check(const std::string& doc) { return api::envelope([&] { return api::nodepool_check(doc); }); }
 
 }  // namespace
 
@@ -32,4 +33,5 @@ EMSCRIPTEN_BINDINGS(gpuscale) {
   emscripten::function("grade", &grade);
   emscripten::function("explain", &explain);
   emscripten::function("schema", &schema);
+  emscripten::function("nodepool_check", &nodepool_check);
 }

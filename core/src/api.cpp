@@ -3,6 +3,7 @@
 
 #include "gpuscale/exercise.hpp"
 #include "gpuscale/hpa_json.hpp"
+#include "gpuscale/nodepool.hpp"
 #include "gpuscale/simulation.hpp"
 
 namespace gpuscale::api {
@@ -17,6 +18,8 @@ Json run(const std::string& scenario_json) {
 Json hpa(const std::string& document_json) { return Json::parse(hpa::evaluate_hpa_document(document_json)); }
 
 Json schema() { return scenario_schema(); }
+
+Json nodepool_check(const std::string& json_text) { return check_nodepool_document(parse_json_text(json_text)); }
 
 std::uint64_t parse_seed(const std::string& text) {
   if (text.empty() || text.size() > 16) throw InputError("/seed", "expected a whole number from 0 to 9007199254740992");

@@ -1,6 +1,10 @@
 // Scenario parsing with path-named errors, presets and the playground's knob schema.
 #include "gpuscale/scenario.hpp"
 
+#include "gpuscale/cluster.hpp"
+#include "gpuscale/cluster_autoscaler.hpp"
+#include "gpuscale/nodepool.hpp"
+
 #include <algorithm>
 
 namespace gpuscale {
@@ -20,6 +24,106 @@ TokenDistribution parse_tokens(const Json& j, const std::string& path, TokenDist
     throw InputError(path + "/mean", "must lie between min and max");
   }
   return d;
+}
+
+DurationRange parse_range(const Json& j, const std::string& path, DurationRange d) {
+  ObjectReader r(j, path);
+  d.min_s = r.get_number("min_s", d.min_s, 0, 7200);
+  d.max_s = r.get_number("max_s", d.max_s, 0, 7200);
+  r.finish();
+  if (d.max_s < d.min_s) throw InputError(path + "/max_s", "is below min_s");
+  return d;
+}
+
+void apply_startup_preset(NodeStartup& st) {
+  if (st.preset == "lesson_karpenter") {
+    st.launch_to_registered = {35, 45};
+    st.registered_to_initialized = {10, 15};
+  } else if (st.preset == "lesson_cluster_autoscaler") {
+    st.launch_to_registered = {70, 90};
+    st.registered_to_initialized = {20, 30};
+  } else if (st.preset == "real_world") {
+    st.launch_to_registered = {180, 360};
+    st.registered_to_initialized = {60, 120};
+  }
+}
+
+void parse_cluster(const Json& j, ClusterConfig& c) {
+  ObjectReader r(j, "/cluster");
+  c.provisioner = r.get_enum("provisioner", c.provisioner, {"fixed", "karpenter", "cluster_autoscaler"});
+  if (const Json* v = r.raw("instance_types")) c.instance_types = *v;
+  if (const Json* v = r.raw("nodepools")) c.nodepools = *v;
+  if (const Json* v = r.raw("cluster_autoscaler")) c.cluster_autoscaler = *v;
+  if (const Json* v = r.raw("node_startup")) {
+    ObjectReader sr(*v, "/cluster/node_startup");
+    c.startup.preset = sr.get_enum("preset", c.startup.preset, {"lesson_karpenter", "lesson_cluster_autoscaler", "real_world", "custom"});
+    apply_startup_preset(c.startup);
+    if (const Json* x = sr.raw("launch_to_registered")) {
+      c.startup.launch_to_registered = parse_range(*x, "/cluster/node_startup/launch_to_registered", c.startup.launch_to_registered);
+    }
+    if (const Json* x = sr.raw("registered_to_initialized")) {
+      c.startup.registered_to_initialized =
+          parse_range(*x, "/cluster/node_startup/registered_to_initialized", c.startup.registered_to_initialized);
+    }
+    sr.finish();
+  } else if (c.provisioner == "cluster_autoscaler") {
+    c.startup.preset = "lesson_cluster_autoscaler";
+    apply_startup_preset(c.startup);
+  }
+  if (const Json* v = r.raw("initial_nodes")) {
+    expect_array(*v, "/cluster/initial_nodes", 64);
+    for (std::size_t i = 0; i < v->size(); ++i) {
+      const std::string p = "/cluster/initial_nodes/" + std::to_string(i);
+      ObjectReader nr((*v)[i], p);
+      InitialNodes n;
+      n.instance_type = nr.get_string("instance_type", n.instance_type);
+      n.capacity_type = nr.get_enum("capacity_type", n.capacity_type, {"on-demand", "spot"});
+      n.zone = nr.get_string("zone", "");
+      n.owner = nr.get_string("owner", "");
+      n.count = nr.get_int("count", 1, 0, 256);
+      nr.finish();
+      c.initial_nodes.push_back(n);
+    }
+  }
+  if (const Json* v = r.raw("workloads")) {
+    expect_array(*v, "/cluster/workloads", 16);
+    for (std::size_t i = 0; i < v->size(); ++i) {
+      const std::string p = "/cluster/workloads/" + std::to_string(i);
+      ObjectReader wr((*v)[i], p);
+      WorkloadPods w;
+      w.name = wr.get_string("name", "web", 63);
+      w.replicas = wr.get_int("replicas", 1, 0, 1000);
+      if (const Json* pod = wr.raw("pod")) w.pod = *pod;
+      wr.finish();
+      parse_pod_template(w.pod.is_null() ? Json::object() : w.pod, p + "/pod", w.name, PodTemplate{});  // validate now
+      c.workloads.push_back(std::move(w));
+    }
+  }
+  if (const Json* v = r.raw("inference_pod")) {
+    c.inference_pod = *v;
+    parse_pod_template(*v, "/cluster/inference_pod", "vllm", PodTemplate{});
+  }
+  c.retry_evicted_requests = r.get_bool("retry_evicted_requests", c.retry_evicted_requests);
+  c.spot_interruptions_per_node_hour = r.get_number("spot_interruptions_per_node_hour", 0, 0, 10);
+  r.finish();
+  if (!c.instance_types.is_null()) parse_instance_types(c.instance_types, "/cluster/instance_types");
+  if (c.provisioner == "karpenter") {
+    if (c.nodepools.is_null() || !c.nodepools.is_array() || c.nodepools.empty()) {
+      throw InputError("/cluster/nodepools", "provisioner \"karpenter\" needs at least one karpenter.sh/v1 NodePool");
+    }
+    expect_array(c.nodepools, "/cluster/nodepools", 16);
+    for (std::size_t i = 0; i < c.nodepools.size(); ++i) parse_nodepool(c.nodepools[i], "/cluster/nodepools/" + std::to_string(i));
+  } else if (!c.nodepools.is_null()) {
+    throw InputError("/cluster/nodepools", "only used with provisioner \"karpenter\"");
+  }
+  if (c.provisioner == "cluster_autoscaler") {
+    if (c.cluster_autoscaler.is_null()) {
+      throw InputError("/cluster/cluster_autoscaler", "provisioner \"cluster_autoscaler\" needs {\"flags\": {...}, \"nodeGroups\": [...]}");
+    }
+    parse_cluster_autoscaler(c.cluster_autoscaler, "/cluster/cluster_autoscaler");
+  } else if (!c.cluster_autoscaler.is_null()) {
+    throw InputError("/cluster/cluster_autoscaler", "only used with provisioner \"cluster_autoscaler\"");
+  }
 }
 
 }  // namespace
@@ -128,6 +232,7 @@ Scenario parse_scenario(const Json& doc) {
       throw InputError("/autoscaler/hpa", "is only used with strategy \"custom\"");
     }
   }
+  if (const Json* c = r.raw("cluster")) parse_cluster(*c, s.cluster);
   if (const Json* o = r.raw("slo")) {
     ObjectReader sr(*o, "/slo");
     s.slo.ttft_s = sr.get_number("ttft_s", s.slo.ttft_s, 0.001, 3600);

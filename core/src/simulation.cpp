@@ -5,14 +5,17 @@
 #include <algorithm>
 #include <cstdio>
 #include <deque>
+#include <map>
 #include <memory>
 
+#include "gpuscale/cluster_model.hpp"
 #include "gpuscale/engine.hpp"
 #include "gpuscale/engine_profiles.hpp"
 #include "gpuscale/hpa.hpp"
 #include "gpuscale/hpa_json.hpp"
 #include "gpuscale/kernel.hpp"
 #include "gpuscale/provisioner.hpp"
+#include "gpuscale/provisioner_factory.hpp"
 #include "gpuscale/workload.hpp"
 
 namespace gpuscale {
@@ -51,9 +54,10 @@ struct Replica {
   bool window_open = false;
   Micros idle_since = -1;           // Ready with nothing to do since then (-1: not idle)
   std::vector<std::uint32_t> assigned;  // requests the router gave it (to account for losses)
+  std::int64_t pod = -1;                // cluster mode: its pod in the ClusterModel
 };
 
-enum class EventKind : std::uint8_t { Arrival, StepEnd, NodeReady, LoadDone, WarmupDone, DrainDeadline,
+enum class EventKind : std::uint8_t { Arrival, StepEnd, NodeReady, LoadDone, WarmupDone, DrainDeadline, ClusterWake,
                                       Timeout, DcgmWindowStart, Scrape, HpaSync, End };
 
 struct Payload {
@@ -114,6 +118,7 @@ class Simulation {
     gpus_per_replica_ = engine_config_.profile.tensor_parallel;
     scrape_every_ = seconds_to_micros(s.metrics.scrape_interval_s);
     round_robin_ = s.router == "round_robin";
+    if (s.cluster.provisioner != "fixed") cluster_ = std::make_unique<ClusterModel>(s, make_node_provisioner(s));
     dcgm_period_ = seconds_to_micros(s.metrics.dcgm_sample_period_s);
     timeout_ = seconds_to_micros(s.workload.timeout_s);
     hpa_json_ = autoscaler_hpa_spec(s.autoscaler);
@@ -134,6 +139,18 @@ class Simulation {
     // The service already runs when the scenario starts: its first replicas are Ready at t = 0,
     // on nodes that have been up for an hour (so no CPU-initialization or readiness-delay rules apply).
     for (std::int32_t k = 0; k < spec_replicas_; ++k) create_ready_replica();
+    if (cluster_) {
+      // In cluster mode they need their pods bound first: those the starting nodes hold stay Ready;
+      // the others wait for nodes like any new replica.
+      for (auto& r : replicas_) {
+        leave_ready(r);
+        set_idle(r, false);
+        r.state = ReplicaState::Pending;
+        r.pod = static_cast<std::int64_t>(r.id);  // start() creates pods 0 … n-1 for replicas 0 … n-1
+      }
+      cluster_->start(spec_replicas_, notices_);
+      handle_cluster();
+    }
 
     Request first;
     if (workload_.next(first)) {
@@ -190,6 +207,13 @@ class Simulation {
       case EventKind::LoadDone: on_load_done(replicas_[p.index]); break;
       case EventKind::WarmupDone: on_warmup_done(replicas_[p.index]); break;
       case EventKind::DrainDeadline: on_drain_deadline(replicas_[p.index]); break;
+      case EventKind::ClusterWake:
+        if (p.gen == cluster_gen_) {
+          cluster_wake_ = -1;
+          cluster_->advance(now_, notices_);
+          handle_cluster();
+        }
+        break;
       case EventKind::Timeout: on_timeout(p.index); break;
       case EventKind::DcgmWindowStart: on_dcgm_window_start(); break;
       case EventKind::Scrape: on_scrape(); break;
@@ -355,6 +379,88 @@ class Simulation {
     }
   }
 
+  // ---- layer 1 -----------------------------------------------------------------------------------
+  // Applies what the cluster reported (pods bound, replicas evicted), logs its decisions and re-arms
+  // its wake-up. Re-entrant calls (an eviction leading to a new pod) append to the same queue.
+  void handle_cluster() {
+    if (handling_cluster_) return;
+    handling_cluster_ = true;
+    while (!notices_.empty()) {
+      std::vector<ClusterNotice> batch;
+      batch.swap(notices_);
+      for (const ClusterNotice& n : batch) {
+        Replica& r = replicas_[static_cast<std::size_t>(n.replica)];
+        if (n.kind == ClusterNotice::ReplicaPodBound) {
+          if (r.state != ReplicaState::Pending) continue;
+          if (n.time == 0) {  // a starting replica on a starting node: already serving
+            r.state = ReplicaState::Ready;
+            ready_.insert(std::upper_bound(ready_.begin(), ready_.end(), r.id), r.id);
+            ++ready_replicas_;
+            set_idle(r, true);
+          } else {
+            on_node_ready(r);
+          }
+        } else {
+          evict_replica(r, n.reason);
+        }
+      }
+    }
+    for (ClusterLog& l : cluster_->take_logs()) {
+      if (!s_.output.decisions) continue;
+      DecisionRecord rec;
+      rec.t_s = micros_to_seconds(l.time);
+      rec.controller = std::move(l.controller);
+      rec.current_replicas = static_cast<std::int32_t>(live_replicas_);
+      rec.desired_replicas = spec_replicas_;
+      rec.reason = std::move(l.reason);
+      rec.explanation = l.action + ": " + l.explanation;
+      result_.decisions.push_back(std::move(rec));
+    }
+    const Micros t = cluster_->next_event_time();
+    if (t >= 0 && t != cluster_wake_) {
+      cluster_wake_ = t;
+      queue_.push(std::max(t, now_), EventClass::kControl, {EventKind::ClusterWake, 0, ++cluster_gen_});
+    }
+    handling_cluster_ = false;
+  }
+
+  // A node removal took the replica's pod: what it held fails (or goes back to the gateway), and the
+  // ReplicaSet, still wanting spec_replicas_, makes a new replica that starts from Pending.
+  void evict_replica(Replica& r, const std::string& reason) {
+    if (r.state == ReplicaState::Gone) return;
+    std::int64_t lost = 0, retried = 0;
+    if (s_.cluster.retry_evicted_requests) {
+      std::vector<std::uint32_t> again;
+      for (std::uint32_t id : r.assigned) {
+        RequestRecord& rec = result_.requests[id];
+        if (rec.completed_at || rec.dropped_at) continue;
+        rec.scheduled_at.reset();
+        rec.first_token_at.reset();
+        rec.replica = -1;
+        again.push_back(id);
+      }
+      r.assigned.clear();
+      retried = static_cast<std::int64_t>(again.size());
+      in_eviction_ = true;
+      remove_replica(r, ("evicted: node removed (" + reason + ")").c_str());
+      in_eviction_ = false;
+      for (std::uint32_t id : again) route(id);
+    } else {
+      for (std::uint32_t id : r.assigned) {
+        const RequestRecord& rec = result_.requests[id];
+        if (!rec.completed_at && !rec.dropped_at) ++lost;
+      }
+      in_eviction_ = true;
+      remove_replica(r, ("evicted: node removed (" + reason + ")").c_str());
+      in_eviction_ = false;
+    }
+    ++num_replica_evictions_;
+    num_requests_failed_by_eviction_ += lost;
+    log_lifecycle(r, "replica " + std::to_string(r.id) + " evicted (" + reason + "): " + std::to_string(lost) +
+                         " requests failed, " + std::to_string(retried) + " sent back to the gateway; a new replica pays a full cold start");
+    reconcile_replicas(now_);
+  }
+
   void leave_ready(const Replica& r) {
     --ready_replicas_;
     ready_.erase(std::find(ready_.begin(), ready_.end(), r.id));
@@ -383,14 +489,19 @@ class Simulation {
     if (r.engine) retired_preemptions_ += r.engine->num_preemptions();
     r.state = ReplicaState::Gone;
     --live_replicas_;
+    if (cluster_ && r.pod >= 0 && !in_eviction_) {
+      cluster_->remove_pod(static_cast<std::uint32_t>(r.pod), now_, notices_);
+      handle_cluster();
+    }
     log_lifecycle(r, std::string("replica ") + std::to_string(r.id) + " gone (" + why + ")" +
                          (lost ? "; " + std::to_string(lost) + " requests lost" : ""));
     r.engine.reset();
   }
 
-  // Bring the replica set to spec_replicas_: create Pending replicas, or delete in the
-  // ReplicaSet controller's order (unscheduled before scheduled, not ready before ready,
-  // newer before older: kubernetes/kubernetes pkg/controller/controller_utils.go ActivePods ordering).
+  // Bring the replica set to spec_replicas_: create Pending replicas, or delete in the ReplicaSet
+  // controller's order (kubernetes/kubernetes pkg/controller/controller_utils.go ActivePodsWithRanks:
+  // unscheduled before scheduled, not ready before ready, doubled-up before alone, ready for less
+  // time before more, newer before older).
   void reconcile_replicas(Micros now) {
     std::vector<Replica*> active;
     for (auto& r : replicas_) {
@@ -407,8 +518,24 @@ class Simulation {
           default: return 2;
         }
       };
+      // ActivePodsWithRanks: a pod sharing its node with more pods of the same ReplicaSet goes first
+      // (so scale-down spreads over nodes), then the one Ready for less time, then the newer.
+      std::vector<std::int32_t> siblings(replicas_.size(), 1);
+      if (cluster_) {
+        std::map<std::int32_t, std::int32_t> per_node;
+        for (const Replica* r : active) {
+          if (r->pod >= 0) ++per_node[cluster_->state().pods[static_cast<std::size_t>(r->pod)].node];
+        }
+        for (const Replica* r : active) {
+          if (r->pod < 0) continue;
+          const std::int32_t node = cluster_->state().pods[static_cast<std::size_t>(r->pod)].node;
+          siblings[r->id] = node >= 0 ? per_node[node] : 1;
+        }
+      }
       std::stable_sort(active.begin(), active.end(), [&](const Replica* a, const Replica* b) {
         if (rank(a) != rank(b)) return rank(a) < rank(b);
+        if (siblings[a->id] != siblings[b->id]) return siblings[a->id] > siblings[b->id];
+        if (a->ready_at != b->ready_at) return a->ready_at > b->ready_at;
         return a->created_at > b->created_at || (a->created_at == b->created_at && a->id > b->id);
       });
       for (std::int32_t k = 0; k < have - spec_replicas_; ++k) delete_replica(*active[static_cast<std::size_t>(k)]);
@@ -440,6 +567,11 @@ class Simulation {
     Replica& ref = replicas_.back();
     ++live_replicas_;
     peak_replicas_ = std::max<std::int64_t>(peak_replicas_, live_replicas_);
+    if (cluster_) {
+      ref.pod = cluster_->add_replica_pod(static_cast<std::int32_t>(ref.id), now, notices_);
+      handle_cluster();
+      return;
+    }
     FixedDelayDecision d = fixed_nodes_.provision(ref.id, gpus_per_replica_, now);
     queue_.push(d.node_ready_at, EventClass::kCompletion, {EventKind::NodeReady, ref.id});
     if (s_.output.decisions) {
@@ -712,6 +844,22 @@ class Simulation {
     }
     sum.num_preemptions += retired_preemptions_;  // from replicas already gone
     sum.num_scale_events = num_scale_events_;
+    sum.num_replica_evictions = num_replica_evictions_;
+    sum.num_requests_failed_by_eviction = num_requests_failed_by_eviction_;
+    if (cluster_) {
+      // Layer 1 decides what is paid: nodes from launch to termination, at their capacity type's price.
+      cluster_->finish(end_);
+      const ClusterTotals& c = cluster_->totals();
+      sum.node_hours = c.node_hours;
+      sum.node_cost_usd = c.node_cost_usd;
+      sum.gpu_hours_allocatable = c.gpu_hours_allocatable;
+      sum.gpu_hours_requested = c.gpu_hours_requested;
+      sum.nodes_launched = c.nodes_launched;
+      sum.pod_evictions = c.evictions;
+      sum.spot_interruptions = c.spot_interruptions;
+      sum.non_gpu_pods_on_gpu_nodes = c.non_gpu_pods_on_gpu_nodes;
+      sum.cost_usd = c.node_cost_usd;
+    }
     result_.autoscaler_spec = hpa_json_;
   }
 
@@ -719,6 +867,12 @@ class Simulation {
   Micros end_;
   Workload workload_;
   FixedDelayNodes fixed_nodes_;
+  std::unique_ptr<ClusterModel> cluster_;  // null: fixed-delay nodes, no cluster model
+  std::vector<ClusterNotice> notices_;
+  Micros cluster_wake_ = -1;
+  std::uint32_t cluster_gen_ = 0;
+  bool handling_cluster_ = false, in_eviction_ = false;
+  std::int64_t num_replica_evictions_ = 0, num_requests_failed_by_eviction_ = 0;
   EngineConfig engine_config_;
   int gpus_per_replica_ = 1;
   Micros scrape_every_ = 0, dcgm_period_ = 0, timeout_ = 0;

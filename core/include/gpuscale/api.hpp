@@ -17,6 +17,9 @@ Json explain(const std::string& definition_json, std::uint64_t seed);
 // Teacher's view: the right answers for a variant (the CLI's `solve`; never sent to the page).
 Json solve(const std::string& definition_json, std::uint64_t seed);
 Json schema();
+// Validates a karpenter.sh/v1 NodePool (JSON text) and lints it as a GPU pool:
+// {"valid": true, "nodepool": normalised, "warnings": [...]} (docs/nodepool.md).
+Json nodepool_check(const std::string& json_text);
 
 // Wraps an operation in the {"ok":true,"result":...} / {"ok":false,"error":{"path","message"}}
 // envelope, catching every exception so no error escapes to the caller.

@@ -111,6 +111,8 @@ struct ScaleUpOption {
 };
 
 struct ScaleUpPlan {
+  int fit_existing = 0;                      // pending pods that fit registered nodes (the scheduler's to bind)
+  int fit_upcoming = 0;                      // pending pods that fit nodes still coming up
   std::vector<std::uint32_t> pods_to_help;   // pending pods left after existing and upcoming nodes took theirs
   std::vector<ScaleUpOption> options;        // groups that can place at least one of them, nodeGroups order
   int chosen = -1;                           // index into options, -1: no scale-up
