@@ -53,6 +53,8 @@ const std::vector<InstanceType>& default_instance_types() {
   return types;
 }
 
+Json default_instance_types_json() { return Json::parse(kInstanceTypesJson); }
+
 const InstanceType* find_instance_type(const std::vector<InstanceType>& types, const std::string& name) {
   for (const auto& t : types) {
     if (t.name == name) return &t;

@@ -165,13 +165,39 @@ void ClusterModel::start(std::int32_t initial_replicas, std::vector<ClusterNotic
     n.count = (initial_replicas + per_node - 1) / per_node;
     initial.push_back(n);
   }
+  // Starting nodes carry their owner's template: a NodePool's labels and taints, or a node group's.
+  std::vector<NodePool> pools;
+  std::vector<NodeGroup> groups;
+  if (scenario_.cluster.provisioner == "karpenter") {
+    for (std::size_t i = 0; i < scenario_.cluster.nodepools.size(); ++i) {
+      pools.push_back(parse_nodepool(scenario_.cluster.nodepools[i], "/cluster/nodepools/" + std::to_string(i)));
+    }
+  } else {
+    groups = parse_cluster_autoscaler(scenario_.cluster.cluster_autoscaler, "/cluster/cluster_autoscaler").node_groups;
+  }
   for (std::size_t i = 0; i < initial.size(); ++i) {
-    const InitialNodes& in = initial[i];
+    InitialNodes in = initial[i];
+    const std::string path = "/cluster/initial_nodes/" + std::to_string(i);
+    if (in.owner.empty()) in.owner = !pools.empty() ? pools.front().name : !groups.empty() ? groups.front().name : "";
     const InstanceType* t = find_instance_type(state_.types, in.instance_type);
-    if (!t) throw InputError("/cluster/initial_nodes/" + std::to_string(i) + "/instance_type",
-                             "\"" + in.instance_type + "\" is not in the instance catalogue");
+    if (!t) throw InputError(path + "/instance_type", "\"" + in.instance_type + "\" is not in the instance catalogue");
     NodeLaunch l;
     l.owner = in.owner;
+    bool owner_found = false;
+    for (const NodePool& p : pools) {
+      if (p.name != in.owner) continue;
+      l.labels = p.template_labels;
+      l.taints = p.taints;
+      l.expire_after = p.expire_after ? *p.expire_after : -1;
+      owner_found = true;
+    }
+    for (const NodeGroup& g : groups) {
+      if (g.name != in.owner) continue;
+      l.labels = g.labels;
+      l.taints = g.taints;
+      owner_found = true;
+    }
+    if (!owner_found) throw InputError(path + "/owner", "\"" + in.owner + "\" is not a NodePool or node group of this scenario");
     l.type_index = static_cast<int>(t - state_.types.data());
     l.capacity_type = in.capacity_type;
     l.zone = in.zone;

@@ -175,14 +175,14 @@ PoolCheck check_pool(const ClusterState& cluster, const NodePool& pool, const st
   }
   std::vector<Offering> selected, roomy;
   for (const auto& o : offerings) {
-    if (constraints_ok(pod, o.labels, {})) selected.push_back(o);
+    if (constraints_ok(pod, *o.labels, {})) selected.push_back(o);
   }
   if (selected.empty()) {
     pc.why = "pod's nodeSelector/affinity matches none of " + std::to_string(offerings.size()) + " allowed offerings";
     return pc;
   }
   for (const auto& o : selected) {
-    if (pod_fits_type(pod, cluster.types[o.type_index], o.labels, {})) roomy.push_back(o);
+    if (pod_fits_type(pod, cluster.types[o.type_index], *o.labels, {})) roomy.push_back(o);
   }
   if (roomy.empty()) {
     pc.why = "no allowed type has room for " + fmt_requests(pod.gpus, pod.cpu_milli, pod.memory_mib);
@@ -224,7 +224,7 @@ bool try_add_to_claim(const ClusterState& cluster, const std::vector<NodePool>& 
   together.memory_mib = claim.memory_mib + pod.memory_mib;
   std::vector<Offering> still;
   for (const auto& o : claim.options) {
-    if (pod_fits_type(together, cluster.types[o.type_index], o.labels, {})) still.push_back(o);
+    if (pod_fits_type(together, cluster.types[o.type_index], *o.labels, {})) still.push_back(o);
   }
   if (still.empty()) return false;
   claim.options = std::move(still);
@@ -339,7 +339,7 @@ std::vector<Offering> pool_offerings(const NodePool& pool, const std::vector<Ins
         Labels labels = instance_labels(t, cap, zone);
         for (const auto& kv : pool_node_labels(pool, labels)) labels.insert(kv);  // never overrides a well-known label
         if (!matches_all(pool.requirements, labels)) continue;
-        out.push_back(Offering{static_cast<int>(ti), cap, zone, price, std::move(labels)});
+        out.push_back(Offering{static_cast<int>(ti), cap, zone, price, std::make_shared<const Labels>(std::move(labels))});
       }
     }
   }
@@ -350,6 +350,12 @@ std::vector<Offering> pool_offerings(const NodePool& pool, const std::vector<Ins
     if (a.price_micro_usd != b.price_micro_usd) return a.price_micro_usd < b.price_micro_usd;
     return a.capacity_type == kSpot && b.capacity_type != kSpot;
   });
+  return out;
+}
+
+PoolOfferings all_pool_offerings(const std::vector<NodePool>& pools, const std::vector<InstanceType>& types) {
+  PoolOfferings out;
+  for (const auto& p : pools) out.push_back(pool_offerings(p, types));
   return out;
 }
 
@@ -401,7 +407,7 @@ std::vector<SimNode> simulation_nodes(const ClusterState& cluster, const std::ve
 }
 
 SimResult simulate_scheduling(const ClusterState& cluster, const std::vector<NodePool>& pools, std::vector<SimNode> nodes,
-                              std::vector<std::uint32_t> pods) {
+                              std::vector<std::uint32_t> pods, const PoolOfferings* given) {
   // Lab choice: first-fit decreasing by GPUs, then CPU, then memory (Karpenter sorts by CPU and memory
   // descending; GPUs lead here because they are what this lab packs), ties by pod id.
   std::sort(pods.begin(), pods.end(), [&](std::uint32_t a, std::uint32_t b) {
@@ -413,12 +419,10 @@ SimResult simulate_scheduling(const ClusterState& cluster, const std::vector<Nod
     return a < b;
   });
   const std::vector<int> order = pool_order(pools);
-  std::vector<std::vector<Offering>> offerings(pools.size());
+  const PoolOfferings offerings = given ? PoolOfferings() : all_pool_offerings(pools, cluster.types);
+  const PoolOfferings& offer = given ? *given : offerings;
   std::vector<ResourceAmounts> usage(pools.size()), reserved(pools.size());
-  for (std::size_t i = 0; i < pools.size(); ++i) {
-    offerings[i] = pool_offerings(pools[i], cluster.types);
-    usage[i] = pool_usage(cluster, pools[i].name);
-  }
+  for (std::size_t i = 0; i < pools.size(); ++i) usage[i] = pool_usage(cluster, pools[i].name);
 
   SimResult r;
   for (std::uint32_t pod_id : pods) {
@@ -448,7 +452,7 @@ SimResult simulate_scheduling(const ClusterState& cluster, const std::vector<Nod
     // 3. a new NodeClaim from the first pool, in weight order, that can take the pod.
     std::vector<std::string> tried;
     for (int pi : order) {
-      PoolCheck pc = check_pool(cluster, pools[pi], offerings[pi], pod, usage[pi], reserved[pi]);
+      PoolCheck pc = check_pool(cluster, pools[pi], offer[pi], pod, usage[pi], reserved[pi]);
       if (pc.options.empty()) {
         tried.push_back(pool_title(pools[pi]) + ": " + pc.why);
         continue;
@@ -486,7 +490,7 @@ std::vector<std::uint32_t> provisionable_pods(const ClusterState& cluster) {
 
 ProvisioningPlan plan_provisioning(const ClusterState& cluster, const std::vector<NodePool>& pools,
                                    const std::vector<std::uint32_t>& pods, const std::set<std::uint32_t>& exclude,
-                                   Micros window_start, Micros now) {
+                                   Micros window_start, Micros now, const PoolOfferings* offerings) {
   // Karpenter's provisioner schedules every provisionable pod each time a batch closes, not only the pods
   // that opened the window: so pods already covered by an in-flight NodeClaim are simulated onto it again
   // (their nomination) and are not launched for twice.
@@ -499,7 +503,7 @@ ProvisioningPlan plan_provisioning(const ClusterState& cluster, const std::vecto
   if (batch.empty()) return plan;
   const std::vector<std::uint32_t> ids(batch.begin(), batch.end());
 
-  SimResult r = simulate_scheduling(cluster, pools, simulation_nodes(cluster, pools, exclude), ids);
+  SimResult r = simulate_scheduling(cluster, pools, simulation_nodes(cluster, pools, exclude), ids, offerings);
   plan.on_existing = r.on_existing;
 
   const std::string header = "batch window " + fmt_time(window_start) + " to " + fmt_time(now) + ": " +
@@ -672,7 +676,8 @@ CandidateScan disruption_candidates(const ClusterState& cluster, const std::vect
 
 ConsolidationOption compute_consolidation(const ClusterState& cluster, const std::vector<NodePool>& pools,
                                           const std::vector<Candidate>& candidates, const std::set<std::uint32_t>& marked,
-                                          const KarpenterSettings& settings, bool multi_node) {
+                                          const KarpenterSettings& settings, bool multi_node,
+                                          const PoolOfferings* offerings) {
   ConsolidationOption opt;
   std::set<std::uint32_t> exclude = marked;
   std::set<std::uint32_t> candidate_pods;
@@ -704,7 +709,7 @@ ConsolidationOption compute_consolidation(const ClusterState& cluster, const std
   for (const auto& n : nodes) {
     if (!n.initialized) uninitialized.insert(n.id);
   }
-  SimResult r = simulate_scheduling(cluster, pools, nodes, pods);
+  SimResult r = simulate_scheduling(cluster, pools, nodes, pods, offerings);
 
   // AllNonPendingPodsScheduled: a pod that was pending may stay pending; every other pod must land.
   for (const auto& [pod, why] : r.unplaced) {
@@ -824,7 +829,8 @@ ConsolidationOption compute_consolidation(const ClusterState& cluster, const std
 
 DisruptionDecision decide_disruption(const ClusterState& cluster, const std::vector<NodePool>& pools,
                                      const KarpenterSettings& settings, const std::set<std::uint32_t>& marked,
-                                     const std::map<std::uint32_t, Micros>& nominated_until, Micros now) {
+                                     const std::map<std::uint32_t, Micros>& nominated_until, Micros now,
+                                     const PoolOfferings* offerings) {
   DisruptionDecision d;
   d.log.controller = "karpenter.disruption";
   d.log.action = "none";
@@ -933,7 +939,7 @@ DisruptionDecision decide_disruption(const ClusterState& cluster, const std::vec
       while (lo <= hi) {
         const int mid = (lo + hi) / 2;
         std::vector<Candidate> prefix(disruptable.begin(), disruptable.begin() + mid + 1);
-        ConsolidationOption o = compute_consolidation(cluster, pools, prefix, marked, settings, true);
+        ConsolidationOption o = compute_consolidation(cluster, pools, prefix, marked, settings, true, offerings);
         if (o.action != "none") {
           saved = std::move(o);
           lo = mid + 1;
@@ -980,7 +986,7 @@ DisruptionDecision decide_disruption(const ClusterState& cluster, const std::vec
         fails.push_back("node " + std::to_string(c.node) + ": " + budget_text(pools[c.pool], "Underutilized", b[c.pool]));
         continue;
       }
-      ConsolidationOption o = compute_consolidation(cluster, pools, {c}, marked, settings, false);
+      ConsolidationOption o = compute_consolidation(cluster, pools, {c}, marked, settings, false, offerings);
       if (o.action == "none") {
         fails.push_back(o.why);
         continue;
@@ -1074,7 +1080,7 @@ void Karpenter::wake(const ClusterState& cluster, Micros now, ProvisionerActions
 }
 
 void Karpenter::provision(const ClusterState& cluster, Micros now, ProvisionerActions& out) {
-  ProvisioningPlan plan = plan_provisioning(cluster, pools_, batch_pods_, marked_nodes(), batch_start_, now);
+  ProvisioningPlan plan = plan_provisioning(cluster, pools_, batch_pods_, marked_nodes(), batch_start_, now, &offerings(cluster));
   // Nodes the batch counted on are nominated: disruption leaves them alone for the nomination window.
   for (const auto& [pod, node] : plan.on_existing) nominated_until_[node] = now + settings_.nomination_window;
   for (auto& l : plan.launches) out.launches.push_back(std::move(l));
@@ -1174,7 +1180,7 @@ void Karpenter::progress_replacements(const ClusterState& cluster, Micros now, P
 }
 
 void Karpenter::disrupt(const ClusterState& cluster, Micros now, ProvisionerActions& out) {
-  DisruptionDecision d = decide_disruption(cluster, pools_, settings_, marked_nodes(), nominated_until_, now);
+  DisruptionDecision d = decide_disruption(cluster, pools_, settings_, marked_nodes(), nominated_until_, now, &offerings(cluster));
   if (d.action == "delete") {
     for (std::uint32_t id : d.nodes) {
       out.removals.push_back(NodeRemoval{id, d.reason, true});
@@ -1198,6 +1204,11 @@ void Karpenter::disrupt(const ClusterState& cluster, Micros now, ProvisionerActi
   }
   last_none_.clear();
   out.log.push_back(std::move(d.log));
+}
+
+const PoolOfferings& Karpenter::offerings(const ClusterState& cluster) {
+  if (offerings_.size() != pools_.size()) offerings_ = all_pool_offerings(pools_, cluster.types);
+  return offerings_;
 }
 
 }  // namespace gpuscale

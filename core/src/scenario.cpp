@@ -249,6 +249,7 @@ Scenario parse_scenario(const Json& doc) {
     s.output.requests = orr.get_bool("requests", s.output.requests);
     s.output.decisions = orr.get_bool("decisions", s.output.decisions);
     s.output.decision_detail = orr.get_bool("decision_detail", s.output.decision_detail);
+    s.output.hpa_syncs = orr.get_enum("hpa_syncs", s.output.hpa_syncs, {"all", "changes"});
     orr.finish();
   }
   r.finish();

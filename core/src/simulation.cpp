@@ -114,7 +114,7 @@ class Simulation {
     engine_config_.max_num_seqs = static_cast<int>(s.engine.max_num_seqs);
     engine_config_.max_num_batched_tokens = static_cast<int>(s.engine.max_num_batched_tokens);
     engine_config_.gpu_memory_utilization = s.engine.gpu_memory_utilization;
-    engine_config_.max_decode_substeps = s.engine.step_coalescing ? 64 : 1;  // 64: a cut macro step wastes little
+    engine_config_.max_decode_substeps = s.engine.step_coalescing ? 512 : 1;  // a cut macro step wastes little; long decodes need long ones
     gpus_per_replica_ = engine_config_.profile.tensor_parallel;
     scrape_every_ = seconds_to_micros(s.metrics.scrape_interval_s);
     round_robin_ = s.router == "round_robin";
@@ -766,7 +766,7 @@ class Simulation {
   void on_hpa_sync() {
     hpa::Observed o = observe();
     hpa::Decision d = hpa::reconcile(hpa_spec_, o, hpa_memory_, now_, flags_);
-    if (s_.output.decisions) {
+    if (s_.output.decisions && (s_.output.hpa_syncs == "all" || d.desired_replicas != d.current_replicas)) {
       DecisionRecord rec;
       rec.t_s = micros_to_seconds(now_);
       rec.controller = "hpa";

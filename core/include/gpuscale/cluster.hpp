@@ -35,6 +35,8 @@ struct InstanceType {
 
 // The default catalogue: data/instance-types.json, embedded into the core at build time.
 const std::vector<InstanceType>& default_instance_types();
+// The same catalogue as JSON (to edit prices or types in a scenario).
+Json default_instance_types_json();
 // Strict parse of a catalogue (an array of instance types) with path-named errors.
 std::vector<InstanceType> parse_instance_types(const Json& doc, const std::string& path);
 const InstanceType* find_instance_type(const std::vector<InstanceType>& types, const std::string& name);

@@ -20,6 +20,18 @@ std::string fill_template(const std::string& text, const Json& params);
 // Deep-merges `patch` into `base` (objects merge key by key; anything else replaces).
 void merge_json(Json& base, const Json& patch);
 
+// The operations every exercise offers, by id ("1", "5", ...).
+struct ExerciseOps {
+  Json (*variant)(const Json& definition, std::uint64_t seed);
+  Json (*grade)(const Json& definition, std::uint64_t seed, const Json& answer);
+  Json (*explain)(const Json& definition, std::uint64_t seed);
+  Json (*solve)(const Json& definition, std::uint64_t seed);
+};
+// nullptr for an id without a grader.
+const ExerciseOps* find_exercise(const std::string& id);
+// The ids that have graders, for error messages.
+std::string known_exercise_ids();
+
 // Exercise 1: duty-cycle HPA vs queue-depth HPA on the same bursty arrivals.
 namespace exercise1 {
 Json variant(const Json& definition, std::uint64_t seed);   // what the learner sees
@@ -27,5 +39,13 @@ Json grade(const Json& definition, std::uint64_t seed, const Json& answer);
 Json explain(const Json& definition, std::uint64_t seed);
 Json solve(const Json& definition, std::uint64_t seed);     // the answers (teachers, tests)
 }  // namespace exercise1
+
+// Exercise 5: a week under WhenEmptyOrUnderutilized/0s vs WhenEmpty/1h; the daily and monthly cost.
+namespace exercise5 {
+Json variant(const Json& definition, std::uint64_t seed);
+Json grade(const Json& definition, std::uint64_t seed, const Json& answer);
+Json explain(const Json& definition, std::uint64_t seed);
+Json solve(const Json& definition, std::uint64_t seed);
+}  // namespace exercise5
 
 }  // namespace gpuscale

@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -58,7 +59,9 @@ struct Offering {
   std::string capacity_type;         // "on-demand" | "spot"
   std::string zone;
   std::int64_t price_micro_usd = 0;  // per hour
-  Labels labels;                     // well-known labels + the pool's labels, as the node will have them
+  // Well-known labels + the pool's labels, as the node will have them; shared, because offerings are
+  // copied into every simulated NodeClaim.
+  std::shared_ptr<const Labels> labels;
 };
 
 // The labels a NodeClaim of this pool carries besides the well-known ones: spec.template.metadata.labels,
@@ -67,6 +70,10 @@ Labels pool_node_labels(const NodePool& pool, const Labels& well_known);
 // Every offering of the catalogue the pool's requirements allow, cheapest first (ties: spot before
 // on-demand, then catalogue order, then the type's zone order).
 std::vector<Offering> pool_offerings(const NodePool& pool, const std::vector<InstanceType>& types);
+// Every pool's offerings, computed once per run (the catalogue and the pools do not change) and handed
+// to the functions below; nullptr makes them compute their own.
+using PoolOfferings = std::vector<std::vector<Offering>>;
+PoolOfferings all_pool_offerings(const std::vector<NodePool>& pools, const std::vector<InstanceType>& types);
 // Indices of `pools` in the order Karpenter tries them: weight descending, then name.
 std::vector<int> pool_order(const std::vector<NodePool>& pools);
 
@@ -106,7 +113,7 @@ std::vector<SimNode> simulation_nodes(const ClusterState& cluster, const std::ve
 // `nodes` in their order, then on claims already opened by this simulation (a claim takes a pod while some
 // offering still fits all its pods), then on a new claim from the first pool, in weight order, that can take it.
 SimResult simulate_scheduling(const ClusterState& cluster, const std::vector<NodePool>& pools, std::vector<SimNode> nodes,
-                              std::vector<std::uint32_t> pods);
+                              std::vector<std::uint32_t> pods, const PoolOfferings* offerings = nullptr);
 
 // ---- provisioning ------------------------------------------------------------------------------------
 
@@ -124,7 +131,7 @@ std::vector<std::uint32_t> provisionable_pods(const ClusterState& cluster);
 // in-flight nodes (minus `exclude`, nodes marked for deletion), then new NodeClaims.
 ProvisioningPlan plan_provisioning(const ClusterState& cluster, const std::vector<NodePool>& pools,
                                    const std::vector<std::uint32_t>& pods, const std::set<std::uint32_t>& exclude,
-                                   Micros window_start, Micros now);
+                                   Micros window_start, Micros now, const PoolOfferings* offerings = nullptr);
 
 // ---- disruption --------------------------------------------------------------------------------------
 
@@ -177,7 +184,8 @@ struct ConsolidationOption {
 // filterOutSameType; the spot-to-spot option count applies to single-node commands only.
 ConsolidationOption compute_consolidation(const ClusterState& cluster, const std::vector<NodePool>& pools,
                                           const std::vector<Candidate>& candidates, const std::set<std::uint32_t>& marked,
-                                          const KarpenterSettings& settings, bool multi_node);
+                                          const KarpenterSettings& settings, bool multi_node,
+                                          const PoolOfferings* offerings = nullptr);
 
 struct DisruptionDecision {
   std::string method;                 // "Emptiness" | "MultiNodeConsolidation" | "SingleNodeConsolidation" | "" (none)
@@ -191,7 +199,8 @@ struct DisruptionDecision {
 // One disruption pass: the first method, in Karpenter's order, that finds an action.
 DisruptionDecision decide_disruption(const ClusterState& cluster, const std::vector<NodePool>& pools,
                                      const KarpenterSettings& settings, const std::set<std::uint32_t>& marked,
-                                     const std::map<std::uint32_t, Micros>& nominated_until, Micros now);
+                                     const std::map<std::uint32_t, Micros>& nominated_until, Micros now,
+                                     const PoolOfferings* offerings = nullptr);
 
 // ---- the controller ----------------------------------------------------------------------------------
 
@@ -232,6 +241,8 @@ class Karpenter : public NodeProvisioner {
   bool owns(const Node& node) const;
 
   std::vector<NodePool> pools_;
+  PoolOfferings offerings_;         // computed at the first wake (the catalogue lives in the ClusterState)
+  const PoolOfferings& offerings(const ClusterState& cluster);
   KarpenterSettings settings_;
   Micros batch_start_ = -1;
   Micros batch_last_ = -1;

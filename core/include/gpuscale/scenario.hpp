@@ -141,6 +141,7 @@ struct OutputConfig {
   bool requests = false;   // include the per-request lifecycle
   bool decisions = true;   // include the decision log
   bool decision_detail = false;  // add each HPA sync's full structured decision (as `gpuscale hpa` prints it)
+  std::string hpa_syncs = "all";  // "all" | "changes" (only syncs that changed the replica count) — long runs
 };
 
 struct Scenario {
