@@ -140,6 +140,8 @@ Json text_params(const Analysis& an) {
   p["monthly_usd"] = usd(an.monthly_usd);
   p["evictions_trap"] = an.trap.evictions;
   p["evictions_trap_day"] = usd(static_cast<double>(an.trap.evictions) / an.days);
+  p["gpu_hours_trap"] = usd(an.trap.gpu_hours);
+  p["gpu_hours_safe"] = usd(an.safe.gpu_hours);
   return p;
 }
 

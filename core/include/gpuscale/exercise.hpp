@@ -40,6 +40,14 @@ Json explain(const Json& definition, std::uint64_t seed);
 Json solve(const Json& definition, std::uint64_t seed);     // the answers (teachers, tests)
 }  // namespace exercise1
 
+// Exercise 2: design the GPU NodePool (criteria, then a simulated day against a reference pool).
+namespace exercise2 {
+Json variant(const Json& definition, std::uint64_t seed);
+Json grade(const Json& definition, std::uint64_t seed, const Json& answer);
+Json explain(const Json& definition, std::uint64_t seed);
+Json solve(const Json& definition, std::uint64_t seed);
+}  // namespace exercise2
+
 // Exercise 5: a week under WhenEmptyOrUnderutilized/0s vs WhenEmpty/1h; the daily and monthly cost.
 namespace exercise5 {
 Json variant(const Json& definition, std::uint64_t seed);
