@@ -129,8 +129,12 @@ TEST_CASE("exercise operations load the definition and check its id and the answ
   CHECK(api::exercise(text, 5) == exercise1::variant(Json::parse(text), 5));
 
   Json other = Json::parse(text);
-  other["id"] = "2";
+  other["id"] = "99";
   CHECK(input_error([&] { api::exercise(other.dump(), 1); }).path() == "/id");
+  // A definition that does not fit its grader is an input error, not an internal one.
+  other["id"] = "2";
+  const InputError misfit = input_error([&] { api::exercise(other.dump(), 1); });
+  CHECK_THAT(misfit.message(), Catch::Contains("exercise definition"));
   other.erase("id");
   CHECK(input_error([&] { api::exercise(other.dump(), 1); }).path() == "/id");
   CHECK(input_error([] { api::exercise("[]", 1); }).path() == "");

@@ -54,24 +54,37 @@ Loaded load(const std::string& definition_json) {
 
 }  // namespace
 
+// A definition missing what its grader reads (a key, a type) is the author's input error.
+template <typename F>
+Json guarded(F&& f) {
+  try {
+    return f();
+  } catch (const Json::exception& e) {
+    std::string what = e.what();
+    auto pos = what.find("] ");
+    throw InputError("", "the exercise definition does not fit its grader: " + (pos == std::string::npos ? what : what.substr(pos + 2)));
+  }
+}
+
 Json exercise(const std::string& definition_json, std::uint64_t seed) {
   Loaded l = load(definition_json);
-  return l.ops->variant(l.definition, seed);
+  return guarded([&] { return l.ops->variant(l.definition, seed); });
 }
 
 Json grade(const std::string& definition_json, std::uint64_t seed, const std::string& answer_json) {
   Loaded l = load(definition_json);
-  return l.ops->grade(l.definition, seed, parse_json_text(answer_json, 64 * 1024));
+  Json answer = parse_json_text(answer_json, 64 * 1024);
+  return guarded([&] { return l.ops->grade(l.definition, seed, answer); });
 }
 
 Json explain(const std::string& definition_json, std::uint64_t seed) {
   Loaded l = load(definition_json);
-  return l.ops->explain(l.definition, seed);
+  return guarded([&] { return l.ops->explain(l.definition, seed); });
 }
 
 Json solve(const std::string& definition_json, std::uint64_t seed) {
   Loaded l = load(definition_json);
-  return l.ops->solve(l.definition, seed);
+  return guarded([&] { return l.ops->solve(l.definition, seed); });
 }
 
 }  // namespace gpuscale::api
