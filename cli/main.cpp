@@ -268,9 +268,12 @@ int bench(const fs::path& ex_dir, int repeat) {
                 static_cast<long long>(events), static_cast<double>(events) / best / 1000.0,
                 static_cast<long long>(requests));
   };
+  fs::path week_file = ex_dir.parent_path() / "scenarios" / "bench-7d-consolidation.json";
+  Scenario week = parse_scenario_text(read_file(week_file.string()));
   std::printf("native, best of %d\n", repeat);
   measure("exercise-1 pair (1 h x 2)", pair);
   measure("24 h, ~500k requests", {day});
+  measure("7 days, Karpenter consolidation", {week});
   return 0;
 }
 

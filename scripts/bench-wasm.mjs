@@ -14,6 +14,7 @@ const def = await readFile(new URL('exercises/ex1-bursty.json', root), 'utf8');
 const variant = JSON.parse(sim.exercise(def, '1')).result;
 const pair = Object.values(variant.scenarios).map((s) => JSON.stringify(s));
 const day = [await readFile(new URL('scenarios/bench-24h.json', root), 'utf8')];
+const week = [await readFile(new URL('scenarios/bench-7d-consolidation.json', root), 'utf8')];
 
 function measure(label, scenarios) {
   let best = Infinity, events = 0, requests = 0;
@@ -33,3 +34,4 @@ function measure(label, scenarios) {
 console.log(`wasm (node ${process.version}), best of ${repeat}`);
 measure('exercise-1 pair (1 h x 2)', pair);
 measure('24 h, ~500k requests', day);
+measure('7 days, Karpenter consolidation', week);

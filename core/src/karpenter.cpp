@@ -1179,8 +1179,48 @@ void Karpenter::progress_replacements(const ClusterState& cluster, Micros now, P
   replacements_ = std::move(keep);
 }
 
+// What a disruption pass depends on: every node's phase, pods, disruption marks and whether its
+// consolidateAfter has elapsed, plus every pod's phase and node. Karpenter's disruption controller skips
+// consolidation while the cluster is "consolidated" — unchanged since a pass that found nothing
+// (kubernetes-sigs/karpenter pkg/controllers/disruption/consolidation.go IsConsolidated, with the state
+// forced stale after 5 minutes in pkg/controllers/state/cluster.go ConsolidationState).
+std::uint64_t Karpenter::disruption_state(const ClusterState& cluster, Micros now) const {
+  std::uint64_t h = 1469598103934665603ULL;
+  const auto mix = [&h](std::uint64_t v) {
+    h ^= v;
+    h *= 1099511628211ULL;
+  };
+  for (const Node& n : cluster.nodes) {
+    if (n.phase == NodePhase::Terminated) continue;
+    mix(n.id);
+    mix(static_cast<std::uint64_t>(n.phase));
+    mix(static_cast<std::uint64_t>(n.last_pod_event_at));
+    mix(n.pods.size());
+    mix(n.disrupted ? 1 : 0);
+    mix(n.expires_at >= 0 && now >= n.expires_at ? 1 : 0);
+    for (const NodePool& pool : pools_) {
+      if (pool.name == n.owner) mix(now >= consolidatable_at(n, pool) ? 1 : 0);
+    }
+  }
+  for (const Pod& p : cluster.pods) {
+    if (p.phase == PodPhase::Gone) continue;
+    mix(p.id);
+    mix(static_cast<std::uint64_t>(p.phase));
+    mix(static_cast<std::uint64_t>(p.node));
+  }
+  mix(replacements_.size());
+  for (const auto& [node, until] : nominated_until_) mix(now < until ? node : 0);
+  return h;
+}
+
 void Karpenter::disrupt(const ClusterState& cluster, Micros now, ProvisionerActions& out) {
+  constexpr Micros kConsolidatedFor = 5 * 60 * kMicrosPerSecond;
+  const std::uint64_t state = disruption_state(cluster, now);
+  if (consolidated_ && state == consolidated_state_ && now - consolidated_at_ < kConsolidatedFor) return;
   DisruptionDecision d = decide_disruption(cluster, pools_, settings_, marked_nodes(), nominated_until_, now, &offerings(cluster));
+  consolidated_ = d.action == "none";
+  consolidated_state_ = state;
+  consolidated_at_ = now;
   if (d.action == "delete") {
     for (std::uint32_t id : d.nodes) {
       out.removals.push_back(NodeRemoval{id, d.reason, true});

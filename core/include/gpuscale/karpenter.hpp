@@ -242,6 +242,11 @@ class Karpenter : public NodeProvisioner {
 
   std::vector<NodePool> pools_;
   PoolOfferings offerings_;         // computed at the first wake (the catalogue lives in the ClusterState)
+  // "Consolidated": the last pass found nothing and the cluster has not changed since (nor 5 min passed).
+  bool consolidated_ = false;
+  std::uint64_t consolidated_state_ = 0;
+  Micros consolidated_at_ = 0;
+  std::uint64_t disruption_state(const ClusterState& cluster, Micros now) const;
   const PoolOfferings& offerings(const ClusterState& cluster);
   KarpenterSettings settings_;
   Micros batch_start_ = -1;
