@@ -58,6 +58,31 @@ test('exercise 1: the CLI and the module give the same variant, grade and explan
   }
 });
 
+test('exercises 2 and 5: the CLI and the module give the same variants', async () => {
+  for (const [id, file] of [['2', 'ex2-nodepool.json'], ['5', 'ex5-consolidation.json']]) {
+    const def = await readFile(new URL(`exercises/${file}`, root), 'utf8');
+    for (const seed of ['0', '3']) {
+      const nat = native(['exercise', id, '--seed', seed]).trimEnd();
+      assert.equal(sim.exercise(def, seed), `{"ok":true,"result":${nat}}`, `exercise ${id} seed ${seed}`);
+    }
+  }
+});
+
+test('nodepool_check: a valid pool with lint, and errors naming the path', () => {
+  const pool = {
+    apiVersion: 'karpenter.sh/v1', kind: 'NodePool', metadata: { name: 'gpu' },
+    spec: { template: { spec: { nodeClassRef: { group: 'karpenter.k8s.aws', kind: 'EC2NodeClass', name: 'gpu' },
+      requirements: [{ key: 'node.kubernetes.io/instance-type', operator: 'In', values: ['p5.48xlarge'] }] } } },
+  };
+  const ok = JSON.parse(sim.nodepool_check(JSON.stringify(pool)));
+  assert.equal(ok.ok, true);
+  assert.ok(ok.result.warnings.some((w) => w.code === 'consolidation-evicts-replicas'), JSON.stringify(ok.result.warnings));
+  pool.spec.disruption = { consolidationPolicy: 'WhenEmpty', consolidateAfter: '1hr' };
+  const bad = JSON.parse(sim.nodepool_check(JSON.stringify(pool)));
+  assert.equal(bad.ok, false);
+  assert.equal(bad.error.path, '/spec/disruption/consolidateAfter');
+});
+
 test('bad input gives an error naming the path, and the module stays usable', () => {
   const cases = [
     ['{oops', '', /malformed JSON/],
