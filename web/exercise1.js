@@ -3,33 +3,15 @@
 import { RUN_CHARTS, RunCharts, chartMax } from './charts.js';
 import { DecisionLog, idPart } from './decision-log.js';
 import { csvButtons, linkDecisionTimes, scenarioTitle } from './run-view.js';
-import { PAGE_KNOBS, randomSeed, readSeed, updateHash } from './state.js';
+import {
+  Progress, clearVerdicts, collectAnswers, loadDefinition, markStale, parametersTable, questionField,
+  renderUnanswered, renderVerdict, seedForm, whileBusy,
+} from './exercise-kit.js';
+import { ensureSeed, watchSeed } from './state.js';
 import { renderSummary } from './summary.js';
 import { el, renderText } from './text.js';
 
 const DEFINITION_URL = 'exercises/ex1-bursty.json';
-
-/** Saved progress for one (exercise, seed): answers as typed, the last grade, whether explained. */
-class Progress {
-  constructor(exerciseId, seed) {
-    this.key = `gpuscale:progress:${exerciseId}:seed=${seed}`;
-    this.data = { answers: {}, graded: null, explained: false };
-    try {
-      const saved = JSON.parse(localStorage.getItem(this.key) ?? 'null');
-      if (saved && typeof saved === 'object') Object.assign(this.data, saved);
-    } catch {
-      // unreadable or unavailable storage: start fresh
-    }
-  }
-
-  save() {
-    try {
-      localStorage.setItem(this.key, JSON.stringify(this.data));
-    } catch {
-      // private mode or quota: progress just isn't kept
-    }
-  }
-}
 
 export class Exercise1Panel {
   constructor(root, client) {
@@ -37,21 +19,14 @@ export class Exercise1Panel {
     this.client = client;
     this.body = root.querySelector('[data-part="body"]');
     this.generation = 0;
-    window.addEventListener('hashchange', () => {
-      const seed = readSeed();
-      if (seed !== null && seed !== this.seed) this.load();
-    });
+    watchSeed(() => this.seed, () => this.load());
   }
 
   /** Loads the variant for the URL's seed (choosing and writing one if absent) and runs it. */
   async load() {
     const generation = ++this.generation;
     const stale = () => generation !== this.generation;
-    let seed = readSeed();
-    if (seed === null) {
-      seed = randomSeed();
-      updateHash({ seed });
-    }
+    const seed = ensureSeed();
     this.seed = seed;
     this.runs = {};
     this.logs = [];
@@ -59,12 +34,9 @@ export class Exercise1Panel {
     this.root.dataset.seed = String(seed);
     this._status(`Loading variant ${seed}…`);
     try {
-      if (!this.definitionText) {
-        const response = await fetch(DEFINITION_URL);
-        if (!response.ok) throw new Error(`could not load ${DEFINITION_URL}: HTTP ${response.status}`);
-        this.definitionText = await response.text();
-        this.definition = JSON.parse(this.definitionText);
-      }
+      const definition = await loadDefinition(DEFINITION_URL);
+      this.definitionText = definition.text;
+      this.definition = definition.json;
       const variant = await this.client.call('exercise', [this.definitionText, seed], { channel: 'ex1-variant' });
       if (stale()) return;
       this.variant = variant;
@@ -95,28 +67,6 @@ export class Exercise1Panel {
 
   _renderVariant() {
     const v = this.variant;
-    const seedInput = el('input', {
-      type: 'number', id: 'ex1-seed', min: PAGE_KNOBS[0].min, max: PAGE_KNOBS[0].max, step: 1,
-      value: String(this.seed), inputmode: 'numeric',
-    });
-    const seedForm = el('form', {
-      class: 'seed-form',
-      onsubmit: (event) => {
-        event.preventDefault();
-        const seed = Number(seedInput.value);
-        if (!Number.isSafeInteger(seed) || seed < 0) return;
-        updateHash({ seed });
-        this.load();
-      },
-    },
-    el('label', { for: 'ex1-seed', text: 'Variant seed' }), seedInput,
-    el('button', { type: 'submit', class: 'secondary', text: 'Load variant' }),
-    el('button', {
-      type: 'button', class: 'secondary', text: 'Random variant',
-      onclick: () => { updateHash({ seed: randomSeed() }); this.load(); },
-    }),
-    el('span', { class: 'hint-text', text: 'The seed is in the page address: share the link to share this exact variant.' }));
-
     const text = el('div', { class: 'variant-text prose' });
     renderText(text, v.text ?? v.prompt ?? '');
 
@@ -126,7 +76,7 @@ export class Exercise1Panel {
     this.explanationBox = el('div', { class: 'explanation-box prose', hidden: true, 'aria-live': 'polite' });
 
     this.body.replaceChildren(
-      seedForm,
+      seedForm({ prefix: 'ex1', seed: this.seed }),
       el('div', { class: 'variant' },
         el('h3', { text: `Your variant (seed ${this.seed})` }),
         text,
@@ -179,40 +129,11 @@ export class Exercise1Panel {
 
   _renderQuestions() {
     this.fields = {};
-    const questions = this.variant.questions ?? [];
     const form = el('form', { class: 'questions', novalidate: true, onsubmit: (event) => { event.preventDefault(); this._grade(); } });
-    for (const q of questions) {
-      const feedback = el('div', { class: 'feedback', id: `ex1-fb-${q.id}`, 'aria-live': 'polite' });
-      let box;
-      if (q.type === 'choice') {
-        const name = `ex1-q-${q.id}`;
-        box = el('fieldset', { class: 'question', dataset: { question: q.id, type: 'choice' } },
-          el('legend', {}, el('span', { class: 'qid', text: `(${q.id})` }), ' ', q.prompt ?? ''),
-          el('div', { class: 'choices' }, (q.choices ?? []).map((c) => {
-            const id = `${name}-${c.id}`;
-            return el('div', { class: 'choice' },
-              el('input', { type: 'radio', name, id, value: c.id, 'aria-describedby': feedback.id,
-                            onchange: () => this._answerChanged(q.id) }),
-              el('label', { for: id, text: c.text ?? c.id }));
-          })),
-          feedback);
-        this.fields[q.id] = {
-          type: 'choice',
-          read: () => form.querySelector(`input[name="${name}"]:checked`)?.value ?? '',
-          write: (value) => { for (const r of form.querySelectorAll(`input[name="${name}"]`)) r.checked = r.value === value; },
-          feedback, box,
-        };
-      } else {
-        const id = `ex1-q-${q.id}`;
-        const input = el('input', { type: 'number', id, step: 1, inputmode: 'numeric', 'aria-describedby': feedback.id,
-                                    oninput: () => this._answerChanged(q.id) });
-        box = el('div', { class: 'question', dataset: { question: q.id, type: q.type ?? 'integer' } },
-          el('label', { for: id }, el('span', { class: 'qid', text: `(${q.id})` }), ' ', q.prompt ?? ''),
-          el('div', { class: 'answer-row' }, input, q.unit ? el('span', { class: 'unit', text: q.unit }) : null),
-          feedback);
-        this.fields[q.id] = { type: 'integer', read: () => input.value.trim(), write: (value) => { input.value = value ?? ''; }, feedback, box, input };
-      }
-      form.append(box);
+    for (const q of this.variant.questions ?? []) {
+      const field = questionField(q, { prefix: 'ex1', onChange: (id) => this._answerChanged(id) });
+      this.fields[q.id] = field;
+      form.append(field.box);
     }
     this.scoreBox = el('span', { class: 'score', 'aria-live': 'polite' });
     this.checkButton = el('button', { type: 'submit', class: 'primary', text: 'Check answer', id: 'ex1-check' });
@@ -222,80 +143,51 @@ export class Exercise1Panel {
     this.questionsBox.replaceChildren(form);
   }
 
-  /** The answers as typed → the answer object the grader takes; also reports unreadable ones. */
-  _collectAnswers() {
-    const answer = {};
-    const problems = {};
-    for (const [id, field] of Object.entries(this.fields)) {
-      const raw = field.read();
-      if (raw === '') continue;
-      if (field.type === 'integer') {
-        if (/^[-+]?\d+$/.test(raw)) answer[id] = Number(raw);
-        else problems[id] = `"${raw}" is not a whole number`;
-      } else {
-        answer[id] = raw;
-      }
-    }
-    return { answer, problems };
-  }
-
   _answerChanged(id) {
     this.progress.data.answers[id] = this.fields[id].read();
     this.progress.save();
     this._markStale();
   }
 
-  /** Feedback for an answer that changed since it was checked is dimmed, not deleted. */
   _markStale() {
-    const graded = this.progress.data.graded;
-    for (const [id, field] of Object.entries(this.fields)) {
-      const stale = graded ? (graded.answers[id] ?? '') !== field.read() : false;
-      field.feedback.classList.toggle('stale', stale && field.feedback.childElementCount > 0);
-    }
+    markStale(this.fields, this.progress.data.graded?.answers);
   }
 
   async _grade() {
-    const { answer, problems } = this._collectAnswers();
-    const typed = Object.fromEntries(Object.entries(this.fields).map(([id, f]) => [id, f.read()]));
+    const { answer, problems, typed } = collectAnswers(this.fields);
     for (const [id, message] of Object.entries(problems)) {
-      this._showFeedback(id, { correct: false, feedback: message, hint: '' });
+      this._showFeedback(this.fields[id], { correct: false, feedback: message, hint: '' });
     }
     if (Object.keys(problems).length) return;
     if (Object.keys(answer).length === 0) {
       this.scoreBox.textContent = 'Answer at least one question first.';
       return;
     }
-    this.checkButton.disabled = true;
-    this.checkButton.setAttribute('aria-busy', 'true');
-    try {
-      const result = await this.client.call('grade', [this.definitionText, this.seed, JSON.stringify(answer)], { channel: 'ex1-grade' });
-      this.progress.data.graded = { answers: typed, result };
-      this.progress.save();
-      this._showGrade(result, typed);
-    } catch (error) {
-      if (error.name !== 'Superseded') {
-        this.scoreBox.textContent = `Could not grade: ${error.message}`;
-        this.scoreBox.classList.add('error');
+    await whileBusy(this.checkButton, async () => {
+      try {
+        const result = await this.client.call('grade', [this.definitionText, this.seed, JSON.stringify(answer)], { channel: 'ex1-grade' });
+        this.progress.data.graded = { answers: typed, result };
+        this.progress.save();
+        this._showGrade(result, typed);
+      } catch (error) {
+        if (error.name !== 'Superseded') {
+          this.scoreBox.textContent = `Could not grade: ${error.message}`;
+          this.scoreBox.classList.add('error');
+        }
       }
-    } finally {
-      this.checkButton.disabled = false;
-      this.checkButton.removeAttribute('aria-busy');
-    }
+    });
   }
 
   /** @param {object} result the grader's verdicts; @param {object} [graded] the answers as typed then */
   _showGrade(result, graded = this.progress.data.graded?.answers ?? {}) {
     this.scoreBox.classList.remove('error');
     const verdicts = result.questions ?? [];
-    for (const field of Object.values(this.fields)) {
-      field.feedback.replaceChildren();
-      delete field.feedback.dataset.correct;
-      delete field.box.dataset.correct;
-    }
+    clearVerdicts(this.fields);
     for (const verdict of verdicts) {
-      // A question left blank is not "wrong": it just has no verdict yet.
-      if ((graded[verdict.id] ?? '') === '' && !verdict.correct) this._showUnanswered(verdict.id);
-      else this._showFeedback(verdict.id, verdict);
+      const field = this.fields[verdict.id];
+      if (!field) continue;
+      if ((graded[verdict.id] ?? '') === '' && !verdict.correct) renderUnanswered(field);
+      else this._showFeedback(field, verdict);
     }
     const right = verdicts.filter((v) => v.correct).length;
     this.scoreBox.textContent = `${right} of ${verdicts.length || (this.variant.questions ?? []).length} correct`;
@@ -303,34 +195,11 @@ export class Exercise1Panel {
     this._markStale();
   }
 
-  _showUnanswered(id) {
-    const field = this.fields[id];
-    if (!field) return;
-    field.feedback.replaceChildren(el('span', { class: 'verdict', text: '…', 'aria-hidden': 'true' }),
-      el('div', { class: 'feedback-text', text: 'No answer yet.' }));
-    field.feedback.dataset.correct = 'none';
-  }
-
-  _showFeedback(id, verdict) {
-    const field = this.fields[id];
-    if (!field) return;
-    const correct = Boolean(verdict.correct);
-    const text = el('div', { class: 'feedback-text prose' });
-    renderText(text, verdict.feedback || (correct ? 'Correct.' : 'Not right yet.'));
-    // The mark is for the eye; the same verdict in words leads the text for everyone else.
-    text.prepend(el('span', { class: 'sr-only', text: correct ? 'Correct: ' : 'Not right yet: ' }));
-    const parts = [el('span', { class: 'verdict', text: correct ? '✓' : '✗', 'aria-hidden': 'true' }), text];
-    if (!correct && verdict.hint) {
-      const hint = el('div', { class: 'hint prose' });
-      renderText(hint, `Hint: ${verdict.hint}`);
-      linkDecisionTimes(hint, this.logs);
-      parts.push(hint);
-    }
-    const refs = this._decisionRefs(verdict.decision_refs);
-    if (!correct && refs) parts.push(refs);
-    field.feedback.replaceChildren(...parts);
-    field.feedback.dataset.correct = String(correct);
-    field.box.dataset.correct = String(correct);
+  _showFeedback(field, verdict) {
+    renderVerdict(field, verdict, {
+      decorateHint: (hint) => linkDecisionTimes(hint, this.logs),
+      extra: this._decisionRefs(verdict.decision_refs),
+    });
   }
 
   /** Buttons for the grader's decision_refs [{run, index?, t_s}] that jump to those log rows. */
@@ -412,25 +281,4 @@ export class Exercise1Panel {
     if (data.graded?.result) this._showGrade(data.graded.result);
     if (data.explained) this._explain();
   }
-}
-
-/** The variant's parameters as a definition table (an object map or a list of {name, value, unit}). */
-function parametersTable(parameters) {
-  if (!parameters || typeof parameters !== 'object') return null;
-  const rows = Array.isArray(parameters)
-    ? parameters.map((p) => [p.label ?? p.name ?? p.id ?? '', p.value, p.unit])
-    : Object.entries(parameters).map(([key, p]) => (p !== null && typeof p === 'object' && !Array.isArray(p) && 'value' in p
-      ? [p.label ?? key, p.value, p.unit]
-      : [key, p, '']));
-  if (!rows.length) return null;
-  return el('table', { class: 'parameters' },
-    el('caption', { text: 'Parameters of your variant' }),
-    el('tbody', {}, rows.map(([label, value, unit]) => el('tr', {},
-      el('th', { scope: 'row', text: String(label).replace(/_/g, ' ') }),
-      el('td', { text: `${formatValue(value)}${unit ? ` ${unit}` : ''}` })))));
-}
-
-function formatValue(value) {
-  if (typeof value === 'number') return String(Number(value.toPrecision(6)));
-  return typeof value === 'object' ? JSON.stringify(value) : String(value);
 }

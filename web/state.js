@@ -136,3 +136,35 @@ export function updateHash(changes) {
   const url = `${location.pathname}${location.search}${text ? `#${text}` : ''}`;
   history.replaceState(history.state, '', url);
 }
+
+/** Event fired on window when a panel changes the shared seed (replaceState fires no hashchange). */
+export const SEED_EVENT = 'gpuscale:seed';
+
+/**
+ * Makes `seed` the variant seed of every exercise panel: writes #seed=N and tells the panels.
+ * One seed serves the whole page, so a link with #seed=N reproduces every exercise's variant.
+ */
+export function changeSeed(seed) {
+  updateHash({ seed });
+  window.dispatchEvent(new CustomEvent(SEED_EVENT, { detail: { seed } }));
+}
+
+/** Calls `onChange(seed)` whenever the URL's seed differs from `current()` (hash edits or changeSeed). */
+export function watchSeed(current, onChange) {
+  const check = () => {
+    const seed = readSeed();
+    if (seed !== null && seed !== current()) onChange(seed);
+  };
+  window.addEventListener('hashchange', check);
+  window.addEventListener(SEED_EVENT, check);
+}
+
+/** The URL's seed; when there is none, a random one, written to the hash so the link reproduces it. */
+export function ensureSeed() {
+  let seed = readSeed();
+  if (seed === null) {
+    seed = randomSeed();
+    updateHash({ seed });
+  }
+  return seed;
+}

@@ -25,7 +25,8 @@ Json result_to_json(const RunResult& r, const Scenario& scenario) {
       {"mean_replicas", s.mean_replicas},   {"num_preemptions", s.num_preemptions},
       {"num_scale_events", s.num_scale_events},
       {"num_replica_evictions", s.num_replica_evictions},
-      {"num_requests_failed_by_eviction", s.num_requests_failed_by_eviction}};
+      {"num_requests_failed_by_eviction", s.num_requests_failed_by_eviction},
+      {"ttft_spike_minutes", s.ttft_spike_minutes}};
   if (scenario.cluster.provisioner != "fixed") {
     out["summary"]["cluster"] = {{"node_hours", s.node_hours},
                                  {"node_cost_usd", s.node_cost_usd},

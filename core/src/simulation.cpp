@@ -692,6 +692,8 @@ class Simulation {
     ser.gpu_util.push_back(n_gpu ? util_sum / n_gpu : 0.0);
     ser.fb_used_mib.push_back(n_gpu ? fb_sum / n_gpu : 0.0);
     ser.ttft_p99_s.push_back(percentile(scratch_, 0.99));
+    // A TTFT spike: the windowed P99 above 10 s (the SLA line of the lesson's consolidation trap).
+    if (ser.ttft_p99_s.back() > 10.0) ttft_spike_micros_ += scrape_every_;
     ser.num_dropped.push_back(num_dropped_);
     const double interval = ser.t_s.size() > 1 ? s_.metrics.scrape_interval_s : 0;
     ser.arrival_rate_rps.push_back(interval > 0 ? static_cast<double>(arrivals_since_scrape_) / interval : 0.0);
@@ -845,6 +847,7 @@ class Simulation {
     sum.num_preemptions += retired_preemptions_;  // from replicas already gone
     sum.num_scale_events = num_scale_events_;
     sum.num_replica_evictions = num_replica_evictions_;
+    sum.ttft_spike_minutes = micros_to_seconds(ttft_spike_micros_) / 60.0;
     sum.num_requests_failed_by_eviction = num_requests_failed_by_eviction_;
     if (cluster_) {
       // Layer 1 decides what is paid: nodes from launch to termination, at their capacity type's price.
@@ -873,6 +876,7 @@ class Simulation {
   std::uint32_t cluster_gen_ = 0;
   bool handling_cluster_ = false, in_eviction_ = false;
   std::int64_t num_replica_evictions_ = 0, num_requests_failed_by_eviction_ = 0;
+  Micros ttft_spike_micros_ = 0;
   EngineConfig engine_config_;
   int gpus_per_replica_ = 1;
   Micros scrape_every_ = 0, dcgm_period_ = 0, timeout_ = 0;

@@ -45,6 +45,7 @@ struct Summary {
   std::int64_t num_scale_events = 0; // times the autoscaler changed the replica count
   std::int64_t num_replica_evictions = 0;            // replicas lost to node removals (each pays a full cold start)
   std::int64_t num_requests_failed_by_eviction = 0;  // requests in flight on them that failed
+  double ttft_spike_minutes = 0;     // scrape intervals whose windowed P99 TTFT was above 10 s, in minutes
   // Layer 1 (cluster mode only; 0 with fixed-delay nodes). cost_usd is then node_cost_usd.
   double node_hours = 0;             // hours nodes existed, launch → termination
   double node_cost_usd = 0;          // Σ node-hours × price of the node's capacity type

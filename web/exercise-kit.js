@@ -1,0 +1,259 @@
+// Shared pieces of the exercise panels: saved progress, the seed form, the variant's parameters,
+// question fields by type (integer, number, choice; other types through a factory) and verdicts.
+import { PAGE_KNOBS, changeSeed, randomSeed } from './state.js';
+import { el, renderText } from './text.js';
+
+/**
+ * Saved progress for one (exercise, seed) in localStorage, under
+ * "gpuscale:progress:<exercise id>:seed=<seed>". `data` starts as a copy of `initial`.
+ */
+export class Progress {
+  constructor(exerciseId, seed, initial = { answers: {}, graded: null, explained: false }) {
+    this.key = `gpuscale:progress:${exerciseId}:seed=${seed}`;
+    this.data = structuredClone(initial);
+    try {
+      const saved = JSON.parse(localStorage.getItem(this.key) ?? 'null');
+      if (saved && typeof saved === 'object') Object.assign(this.data, saved);
+    } catch {
+      // unreadable or unavailable storage: start fresh
+    }
+  }
+
+  save() {
+    try {
+      localStorage.setItem(this.key, JSON.stringify(this.data));
+    } catch {
+      // private mode or quota: progress just isn't kept
+    }
+  }
+}
+
+const definitions = new Map();  // url → Promise<{text, json}>
+
+/** An exercise definition file, fetched once per page: its text (for the core) and parsed JSON. */
+export function loadDefinition(url) {
+  if (!definitions.has(url)) {
+    definitions.set(url, (async () => {
+      const response = await fetch(url);
+      if (!response.ok) throw new Error(`could not load ${url}: HTTP ${response.status}`);
+      const text = await response.text();
+      return { text, json: JSON.parse(text) };
+    })());
+    definitions.get(url).catch(() => definitions.delete(url));  // a failed fetch may be retried
+  }
+  return definitions.get(url);
+}
+
+/**
+ * The variant seed form of a panel. The seed is shared by every exercise (#seed=N), so loading a
+ * variant here reloads all of them. `extra` adds buttons (e.g. the lesson's baseline seed).
+ */
+export function seedForm({ prefix, seed, extra = [] }) {
+  const id = `${prefix}-seed`;
+  const input = el('input', {
+    type: 'number', id, min: PAGE_KNOBS[0].min, max: PAGE_KNOBS[0].max, step: 1,
+    value: String(seed), inputmode: 'numeric',
+  });
+  return el('form', {
+    class: 'seed-form',
+    onsubmit: (event) => {
+      event.preventDefault();
+      const value = Number(input.value);
+      if (Number.isSafeInteger(value) && value >= 0 && value <= PAGE_KNOBS[0].max) changeSeed(value);
+    },
+  },
+  el('label', { for: id, text: 'Variant seed' }), input,
+  el('button', { type: 'submit', class: 'secondary', text: 'Load variant' }),
+  el('button', { type: 'button', class: 'secondary', text: 'Random variant', onclick: () => changeSeed(randomSeed()) }),
+  extra,
+  el('span', { class: 'hint-text', text: 'One seed for every exercise, kept in the page address: share the link to share these exact variants.' }));
+}
+
+/**
+ * The variant's parameters as a table (an object map, values either plain or {label?, value, unit?},
+ * or a list of {name, value, unit}). `labels` maps a key to {label, unit?, format?(value)}, or to
+ * null to leave a parameter out (e.g. a code that another parameter spells out).
+ */
+export function parametersTable(parameters, { labels = {}, caption = 'Parameters of your variant' } = {}) {
+  if (!parameters || typeof parameters !== 'object') return null;
+  const rows = [];
+  const entries = Array.isArray(parameters)
+    ? parameters.map((p) => [p.name ?? p.id ?? p.label ?? '', p])
+    : Object.entries(parameters);
+  for (const [key, p] of entries) {
+    const known = labels[key];
+    if (known === null) continue;
+    const boxed = p !== null && typeof p === 'object' && !Array.isArray(p) && 'value' in p;
+    const value = boxed ? p.value : p;
+    const label = known?.label ?? (boxed ? p.label : null) ?? key;
+    const unit = known?.unit ?? (boxed ? p.unit : '') ?? '';
+    const text = known?.format ? known.format(value) : `${formatValue(value)}${unit ? ` ${unit}` : ''}`;
+    rows.push([label, text]);
+  }
+  if (!rows.length) return null;
+  return el('table', { class: 'parameters' },
+    el('caption', { text: caption }),
+    el('tbody', {}, rows.map(([label, text]) => el('tr', {},
+      el('th', { scope: 'row', text: String(label).replace(/_/g, ' ') }),
+      el('td', { text })))));
+}
+
+export function formatValue(value) {
+  if (typeof value === 'number') return String(Number(value.toPrecision(6)));
+  return value !== null && typeof value === 'object' ? JSON.stringify(value) : String(value);
+}
+
+/** "$1,234.56" for a dollar amount (a number or numeric text). */
+export function usd(value) {
+  const n = Number(value);
+  if (!Number.isFinite(n)) return String(value);
+  return `${n < 0 ? '−' : ''}$${Math.abs(n).toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}`;
+}
+
+/**
+ * Parses what a learner typed as a number: "-783.92", "1e3", "$1,234.5". A lone comma is taken
+ * for a decimal comma and refused with a pointer to the fix.
+ * @returns {{value: number} | {error: string} | {empty: true}}
+ */
+export function parseNumber(text) {
+  let raw = String(text ?? '').trim().replace(/\u2212/g, '-');
+  if (raw === '') return { empty: true };
+  raw = raw.replace(/^([-+]?)\s*\$\s*/, '$1');
+  if (/^[-+]?\d{1,3}(,\d{3})+(\.\d*)?$/.test(raw)) raw = raw.replace(/,/g, '');
+  if (raw.includes(',')) return { error: `"${text}" has a comma: write decimals with a point (12.5)` };
+  const value = Number(raw);
+  if (!/^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i.test(raw) || !Number.isFinite(value)) return { error: `"${text}" is not a number` };
+  return { value };
+}
+
+/**
+ * The input for one question. Types: "integer" and "number" (text fields), "choice" (radio
+ * buttons); any other type needs `factories[type](q, {prefix, feedback, onChange})` returning
+ * {box, read, write, parse}. Ids: the input is `${prefix}-q-${id}`, the feedback `${prefix}-fb-${id}`.
+ * @returns {{id, type, box, feedback, read: () => string, write: (v) => void,
+ *            parse: () => ({value}|{error}|{empty: true})}}
+ */
+export function questionField(q, { prefix, onChange = () => {}, factories = {} }) {
+  const type = q.type ?? 'integer';
+  const feedback = el('div', { class: 'feedback', id: `${prefix}-fb-${q.id}`, 'aria-live': 'polite' });
+  const changed = () => onChange(q.id);
+  if (factories[type]) {
+    const custom = factories[type](q, { prefix, feedback, onChange: changed });
+    return { id: q.id, type, feedback, ...custom };
+  }
+  if (type === 'choice') {
+    const name = `${prefix}-q-${q.id}`;
+    const box = el('fieldset', { class: 'question', dataset: { question: q.id, type } },
+      el('legend', {}, el('span', { class: 'qid', text: `(${q.id})` }), ' ', q.prompt ?? ''),
+      el('div', { class: 'choices' }, (q.choices ?? []).map((c) => {
+        const id = `${name}-${c.id}`;
+        return el('div', { class: 'choice' },
+          el('input', { type: 'radio', name, id, value: c.id, 'aria-describedby': feedback.id, onchange: changed }),
+          el('label', { for: id, text: c.text ?? c.id }));
+      })),
+      feedback);
+    const read = () => box.querySelector(`input[name="${name}"]:checked`)?.value ?? '';
+    return {
+      id: q.id, type, box, feedback, read,
+      write: (value) => { for (const r of box.querySelectorAll(`input[name="${name}"]`)) r.checked = r.value === value; },
+      parse: () => (read() === '' ? { empty: true } : { value: read() }),
+    };
+  }
+  const id = `${prefix}-q-${q.id}`;
+  const integer = type === 'integer';
+  const input = el('input', integer
+    ? { type: 'number', id, step: 1, inputmode: 'numeric', 'aria-describedby': feedback.id, oninput: changed }
+    : { type: 'text', id, inputmode: 'decimal', autocomplete: 'off', spellcheck: 'false', class: 'number-text',
+        'aria-describedby': feedback.id, oninput: changed });
+  const box = el('div', { class: 'question', dataset: { question: q.id, type } },
+    el('label', { for: id }, el('span', { class: 'qid', text: `(${q.id})` }), ' ', q.prompt ?? ''),
+    el('div', { class: 'answer-row' }, q.unit_prefix ? el('span', { class: 'unit', text: q.unit_prefix }) : null,
+      input, q.unit ? el('span', { class: 'unit', text: q.unit }) : null),
+    feedback);
+  const read = () => input.value.trim();
+  return {
+    id: q.id, type, box, feedback, input, read,
+    write: (value) => { input.value = value ?? ''; },
+    parse: () => {
+      const raw = read();
+      if (raw === '') return { empty: true };
+      if (integer) return /^[-+]?\d+$/.test(raw) ? { value: Number(raw) } : { error: `"${raw}" is not a whole number` };
+      return parseNumber(raw);
+    },
+  };
+}
+
+/** The fields' answers: {answer (for the grader), problems (id → message), typed (id → text)}. */
+export function collectAnswers(fields) {
+  const answer = {};
+  const problems = {};
+  const typed = {};
+  for (const [id, field] of Object.entries(fields)) {
+    typed[id] = field.read();
+    const parsed = field.parse();
+    if ('error' in parsed) problems[id] = parsed.error;
+    else if ('value' in parsed) answer[id] = parsed.value;
+  }
+  return { answer, problems, typed };
+}
+
+/**
+ * Shows one grader verdict {correct, feedback, hint?} under its question. The hint is shown for a
+ * wrong answer unless it repeats the feedback; `decorateHint(node)` may add links to it, and
+ * `extra` (a node) follows it.
+ */
+export function renderVerdict(field, verdict, { decorateHint = () => {}, extra = null } = {}) {
+  const correct = Boolean(verdict.correct);
+  const text = el('div', { class: 'feedback-text prose' });
+  renderText(text, verdict.feedback || (correct ? 'Correct.' : 'Not right yet.'));
+  // The mark is for the eye; the same verdict in words leads the text for everyone else.
+  text.prepend(el('span', { class: 'sr-only', text: correct ? 'Correct: ' : 'Not right yet: ' }));
+  const parts = [el('span', { class: 'verdict', text: correct ? '✓' : '✗', 'aria-hidden': 'true' }), text];
+  if (!correct && verdict.hint && verdict.hint.trim() !== String(verdict.feedback ?? '').trim()) {
+    const hint = el('div', { class: 'hint prose' });
+    renderText(hint, `Hint: ${verdict.hint}`);
+    decorateHint(hint);
+    parts.push(hint);
+  }
+  if (!correct && extra) parts.push(extra);
+  field.feedback.replaceChildren(...parts);
+  field.feedback.dataset.correct = String(correct);
+  field.box.dataset.correct = String(correct);
+}
+
+/** A question left blank is not "wrong": it just has no verdict yet. */
+export function renderUnanswered(field) {
+  field.feedback.replaceChildren(el('span', { class: 'verdict', text: '…', 'aria-hidden': 'true' }),
+    el('div', { class: 'feedback-text', text: 'No answer yet.' }));
+  field.feedback.dataset.correct = 'none';
+  delete field.box.dataset.correct;
+}
+
+/** Clears every field's verdict. */
+export function clearVerdicts(fields) {
+  for (const field of Object.values(fields)) {
+    field.feedback.replaceChildren();
+    delete field.feedback.dataset.correct;
+    delete field.box.dataset.correct;
+  }
+}
+
+/** Feedback for an answer that changed since it was checked is dimmed, not deleted. */
+export function markStale(fields, gradedAnswers) {
+  for (const [id, field] of Object.entries(fields)) {
+    const stale = gradedAnswers ? (gradedAnswers[id] ?? '') !== field.read() : false;
+    field.feedback.classList.toggle('stale', stale && field.feedback.childElementCount > 0);
+  }
+}
+
+/** Disables a button while `work` runs (aria-busy on it), and re-enables it afterwards. */
+export async function whileBusy(button, work) {
+  button.disabled = true;
+  button.setAttribute('aria-busy', 'true');
+  try {
+    return await work();
+  } finally {
+    button.disabled = false;
+    button.removeAttribute('aria-busy');
+  }
+}
