@@ -58,10 +58,28 @@ export function chartMax(spec, seriesList) {
 }
 
 const MINUTE_TICKS = [15, 30, 60, 120, 300, 600, 900, 1200, 1800, 3600, 7200, 14400, 28800, 86400];
+const HOUR = 3600;
+const DAY = 86400;
 
-function minutesLabel(seconds) {
-  const m = seconds / 60;
-  return Number.isInteger(m) ? String(m) : m.toFixed(1);
+function trimmed(value) {
+  return Number.isInteger(value) ? String(value) : value.toFixed(1);
+}
+
+/**
+ * The time axis for a run of `span` seconds: minutes up to 4 h (the exercise-1 scale), hours up
+ * to 3 days, days beyond. Ticks stay on whole units of the chosen scale.
+ */
+export function timeAxis(span) {
+  if (span <= 4 * HOUR) return { unit: 'min', incrs: MINUTE_TICKS, format: (t) => trimmed(t / 60) };
+  if (span <= 3 * DAY) {
+    return { unit: 'h', incrs: [HOUR, 2 * HOUR, 3 * HOUR, 6 * HOUR, 12 * HOUR, DAY], format: (t) => trimmed(t / HOUR) };
+  }
+  return { unit: 'days', incrs: [6 * HOUR, 12 * HOUR, DAY, 2 * DAY, 7 * DAY, 14 * DAY], format: (t) => trimmed(t / DAY) };
+}
+
+function spanOf(data) {
+  const t = data[0];
+  return t.length ? t[t.length - 1] - t[0] : 0;
 }
 
 /**
@@ -87,6 +105,12 @@ export class RunChart {
   update(series, yMax = null) {
     const data = chartData(this.spec, series);
     this.yMax = yMax;
+    const axis = timeAxis(spanOf(data));
+    if (this.plot && this.axis?.unit !== axis.unit) {
+      this.plot.destroy();
+      this.plot = null;
+    }
+    this.axis = axis;
     if (!this.plot) {
       this.plot = new uPlot(this._options(), data, this.plotBox);
     } else {
@@ -118,8 +142,8 @@ export class RunChart {
       scales: { x: { time: false }, y: { range: yRange } },
       axes: [
         {
-          label: 'time (min)', labelSize: 18, size: 36, incrs: MINUTE_TICKS,
-          values: (u, ticks) => ticks.map(minutesLabel), stroke: '#475569',
+          label: `time (${this.axis.unit})`, labelSize: 18, size: 36, incrs: this.axis.incrs,
+          values: (u, ticks) => ticks.map(this.axis.format), stroke: '#475569',
           grid: { stroke: '#e2e8f0' }, ticks: { stroke: '#cbd5e1' },
         },
         {
@@ -128,7 +152,7 @@ export class RunChart {
         },
       ],
       series: [
-        { label: 't', value: (u, v) => (v === null || v === undefined ? '—' : `${v} s`) },
+        { label: 't', value: (u, v) => (v === null || v === undefined ? '—' : formatClock(v)) },
         ...spec.lines.map((line) => ({
           label: line.label,
           stroke: line.color,
@@ -149,10 +173,20 @@ export class RunChart {
   }
 }
 
-/** A column of RUN_CHARTS for one run, with the cursor shared under `syncKey`. */
+/** The legend's time: seconds for short runs, then "d 3, 14:05:30" style for long ones. */
+function formatClock(t) {
+  if (t < 4 * HOUR) return `${Number(t.toFixed(1))} s`;
+  const day = Math.floor(t / DAY);
+  const rest = t - day * DAY;
+  const pad = (n) => String(Math.floor(n)).padStart(2, '0');
+  const clock = `${pad(rest / HOUR)}:${pad((rest % HOUR) / 60)}:${pad(rest % 60)}`;
+  return day > 0 ? `day ${day + 1}, ${clock}` : clock;
+}
+
+/** A column of charts for one run (RUN_CHARTS unless `specs` says otherwise), cursor shared under `syncKey`. */
 export class RunCharts {
-  constructor(container, { syncKey } = {}) {
-    this.charts = RUN_CHARTS.map((spec) => new RunChart(container, spec, { syncKey }));
+  constructor(container, { syncKey, specs = RUN_CHARTS, height } = {}) {
+    this.charts = specs.map((spec) => new RunChart(container, spec, { syncKey, height }));
   }
 
   /** @param {object} series the run's series; @param {Object<string, number>} [yMax] per chart id */

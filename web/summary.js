@@ -22,7 +22,28 @@ const FIELDS = [
   ['gpu_hours', 'GPU-hours', 'h'],
   ['idle_gpu_minutes', 'Idle GPU-minutes', 'min'],
   ['cost_usd', 'Cost', 'USD'],
+  ['num_replica_evictions', 'Replicas evicted', ''],
+  ['num_requests_failed_by_eviction', 'Requests failed by eviction', ''],
+  // Cluster mode (a scenario with a cluster section): nested under `cluster`.
+  ['cluster.nodes_launched', 'Nodes launched', ''],
+  ['cluster.node_hours', 'Node-hours', 'h'],
+  ['cluster.node_cost_usd', 'Node cost', 'USD'],
+  ['cluster.gpu_hours_allocatable', 'GPU-hours paid (on nodes)', 'h'],
+  ['cluster.gpu_hours_requested', 'GPU-hours requested by pods', 'h'],
+  ['cluster.pod_evictions', 'Pods evicted', ''],
+  ['cluster.non_gpu_pods_on_gpu_nodes', 'Non-GPU pods on GPU nodes', ''],
+  ['cluster.spot_interruptions', 'Spot interruptions', ''],
 ];
+
+/** Nested summary objects (e.g. `cluster`) as dotted keys: {"cluster.node_cost_usd": …}. */
+export function flattenSummary(summary, prefix = '') {
+  const flat = {};
+  for (const [key, value] of Object.entries(summary ?? {})) {
+    if (value !== null && typeof value === 'object' && !Array.isArray(value)) Object.assign(flat, flattenSummary(value, `${prefix}${key}.`));
+    else flat[`${prefix}${key}`] = value;
+  }
+  return flat;
+}
 
 /** Formats a number for a table cell: integers as they are, others to 3 significant digits. */
 export function formatNumber(value, unit = '') {
@@ -43,7 +64,8 @@ export function formatNumber(value, unit = '') {
  * @param {HTMLElement} container
  * @param {object} summary
  */
-export function renderSummaryTiles(container, summary) {
+export function renderSummaryTiles(container, nested) {
+  const summary = flattenSummary(nested);
   const tiles = summaryRows([{ summary }]).map(([key, label, unit]) => el('div', { class: 'tile', dataset: { field: key } },
     el('dt', { title: key, text: label }),
     el('dd', { text: formatNumber(summary[key], unit) })));
@@ -67,7 +89,8 @@ function summaryRows(runs) {
  * @param {Array<{name: string, summary: object}>} runs
  * @param {{caption?: string}} [options]
  */
-export function renderSummary(container, runs, { caption } = {}) {
+export function renderSummary(container, nestedRuns, { caption } = {}) {
+  const runs = nestedRuns.map((run) => ({ ...run, summary: flattenSummary(run.summary) }));
   const rows = summaryRows(runs);
   const table = el('table', { class: 'summary' },
     caption ? el('caption', { text: caption }) : null,

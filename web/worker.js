@@ -15,7 +15,7 @@
 // worker yields once to let them in, keeps only the newest per channel, and runs the oldest channel.
 import createSim from './sim.mjs';
 
-const OPS = new Set(['version', 'run', 'hpa', 'exercise', 'grade', 'explain', 'schema']);
+const OPS = new Set(['version', 'run', 'hpa', 'exercise', 'grade', 'explain', 'schema', 'nodepool_check']);
 
 let sim = null;
 let busy = false;

@@ -279,7 +279,11 @@ void ClusterModel::schedule_pending(Micros now, std::vector<ClusterNotice>& out)
     provisioner_->on_unschedulable(state_, id, now);
   }
   pending_.swap(still);
-  if (retry_needed) queue_.push(now + kSchedulerRetry, EventClass::kControl, Event{Kind::Wake, 0, ~0u});
+  // One retry timer at a time, whatever triggered this pass.
+  if (retry_needed && retry_at_ < 0) {
+    retry_at_ = now + kSchedulerRetry;
+    queue_.push(retry_at_, EventClass::kControl, Event{Kind::Wake, 0, ~0u});
+  }
   rearm_provisioner();
 }
 
@@ -334,6 +338,7 @@ void ClusterModel::advance(Micros now, std::vector<ClusterNotice>& out) {
     const Event e = queue_.pop().payload;
     if (e.kind == Kind::Wake) {
       if (e.gen == ~0u) {  // kube-scheduler's periodic retry
+        retry_at_ = -1;
         reschedule = true;
         continue;
       }

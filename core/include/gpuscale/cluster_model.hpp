@@ -102,6 +102,7 @@ class ClusterModel {
   ClusterTotals totals_;
   Micros accounted_until_ = 0;
   Micros provisioner_wake_ = -1;
+  Micros retry_at_ = -1;  // kube-scheduler's next flush of unschedulable pods (-1: none pending)
   std::uint32_t wake_gen_ = 0;
 };
 
