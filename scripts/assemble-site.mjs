@@ -11,11 +11,14 @@ import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
-// [source under the repo root, destination under the site]
+// [source under the repo root, destination under the site]; a folder is copied whole.
 const VENDOR = [
   ['node_modules/uplot/dist/uPlot.esm.js', 'vendor/uPlot.esm.js'],
   ['node_modules/uplot/dist/uPlot.min.css', 'vendor/uPlot.min.css'],
   ['node_modules/uplot/LICENSE', 'vendor/uPlot.LICENSE.txt'],
+  // yaml's browser build: index.js + dist/** with relative imports only; index.html maps "yaml" to it.
+  ['node_modules/yaml/browser', 'vendor/yaml'],
+  ['node_modules/yaml/LICENSE', 'vendor/yaml/LICENSE.txt'],
 ];
 
 async function exists(file) {
@@ -57,7 +60,7 @@ async function main() {
       process.exit(1);
     }
     await mkdir(path.dirname(path.join(site, to)), { recursive: true });
-    await cp(source, path.join(site, to));
+    await cp(source, path.join(site, to), { recursive: true });
   }
 
   const missing = [];

@@ -3,101 +3,28 @@
 // progress restored after a reload, a playground knob changed from the keyboard.
 //
 //   node --test tests/browser.test.mjs
-// env: GPUSCALE_SITE (default build-wasm/site), GPUSCALE_CLI (default build/cli/gpuscale),
-//      GPUSCALE_SEED (default 1), CHROMIUM (default /usr/bin/chromium)
+// env: see tests/browser-helpers.mjs
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { mkdir, readFile } from 'node:fs/promises';
-import http from 'node:http';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import test from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 
-import { chromium } from 'playwright-core';
-
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const SITE = path.resolve(root, process.env.GPUSCALE_SITE ?? 'build-wasm/site');
-const CLI = path.resolve(root, process.env.GPUSCALE_CLI ?? 'build/cli/gpuscale');
-const SEED = Number(process.env.GPUSCALE_SEED ?? 1);
-const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
-const ARTIFACTS = path.join(root, 'tests', 'artifacts');
-const PREFIX = '/lab/';
-const WAIT = { timeout: 30_000 };
-
-const TYPES = {
-  '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.mjs': 'text/javascript',
-  '.css': 'text/css', '.wasm': 'application/wasm', '.json': 'application/json', '.txt': 'text/plain',
-  '.png': 'image/png', '.svg': 'image/svg+xml',
-};
-
-/** A static server for SITE at PREFIX only: anything outside the sub-path is a 404. */
-function serveSite() {
-  const server = http.createServer(async (req, res) => {
-    const url = new URL(req.url, 'http://localhost');
-    let file = null;
-    if (url.pathname.startsWith(PREFIX)) {
-      const rel = decodeURIComponent(url.pathname.slice(PREFIX.length)) || 'index.html';
-      const full = path.resolve(SITE, rel);
-      if (full.startsWith(SITE + path.sep)) file = full;
-    }
-    try {
-      if (!file) throw new Error('outside the site');
-      const body = await readFile(file);
-      res.writeHead(200, { 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream', 'cache-control': 'no-store' });
-      res.end(body);
-    } catch {
-      res.writeHead(404, { 'content-type': 'text/plain' });
-      res.end('not found');
-    }
-  });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
-}
+import { ARTIFACTS, SEED, WAIT, cli, openSite, waitForPanel } from './browser-helpers.mjs';
 
 async function solve(seed) {
-  const { stdout } = await promisify(execFile)(CLI, ['solve', '1', '--seed', String(seed)], { timeout: 60_000 });
-  const answers = JSON.parse(stdout).answers;
-  assert.ok(answers && typeof answers === 'object', `no "answers" in: ${stdout}`);
+  const answers = (await cli('solve', '1', '--seed', seed)).answers;
+  assert.ok(answers && typeof answers === 'object', 'no "answers" from gpuscale solve 1');
   return answers;
 }
 
 test('exercise 1 and the playground work on the served page', { timeout: 180_000 }, async (t) => {
-  assert.ok(existsSync(path.join(SITE, 'index.html')), `${SITE}/index.html missing: run node scripts/assemble-site.mjs ${SITE}`);
-  assert.ok(existsSync(path.join(SITE, 'sim.mjs')), `${SITE}/sim.mjs missing: build the WASM target first`);
-  assert.ok(existsSync(CLI), `${CLI} missing: build the native CLI first (or set GPUSCALE_CLI)`);
   const answers = await solve(SEED);
   assert.ok('a' in answers, `the CLI gave no answer for question a: ${JSON.stringify(answers)}`);
+  const { page, problems, url } = await openSite(t);
 
-  const server = await serveSite();
-  t.after(() => { server.closeAllConnections(); server.close(); });
-  const origin = `http://127.0.0.1:${server.address().port}`;
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-           '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    timeout: 30_000,
-  });
-  t.after(() => browser.close());
-  const context = await browser.newContext({ viewport: { width: 1360, height: 900 }, acceptDownloads: true });
-  const page = await context.newPage();
-  page.setDefaultTimeout(WAIT.timeout);
-
-  const problems = [];
-  page.on('console', (msg) => { if (msg.type() === 'error') problems.push(`console error: ${msg.text()}`); });
-  page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-  page.on('request', (req) => {
-    const url = req.url();
-    if (!url.startsWith(`${origin}${PREFIX}`) && !/^(data|blob):/.test(url)) problems.push(`request outside the site: ${url}`);
-  });
-  page.on('requestfailed', (req) => problems.push(`request failed: ${req.url()} ${req.failure()?.errorText}`));
-  page.on('response', (res) => { if (res.status() >= 400) problems.push(`HTTP ${res.status()}: ${res.url()}`); });
-
-  await page.goto(`${origin}${PREFIX}#seed=${SEED}`, WAIT);
+  await page.goto(url(`#seed=${SEED}`), WAIT);
   const ready = '#ex1[data-ready="true"]';
-  await page.waitForSelector(`${ready}, #ex1[data-ready="error"]`, WAIT);
-  assert.equal(await page.getAttribute('#ex1', 'data-ready'), 'true',
-               `exercise 1 failed to load: ${await page.textContent('#ex1 [data-part="status"]')}`);
+  await waitForPanel(page, 'ex1');
   assert.equal(await page.getAttribute('#ex1', 'data-seed'), String(SEED));
 
   // The variant's questions come from the core; answer each the way the CLI's teacher key says.

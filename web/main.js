@@ -1,16 +1,22 @@
 // Entry point: starts the simulation worker and mounts one panel per section of the page.
 import { Exercise1Panel } from './exercise1.js';
+import { Exercise2Panel } from './exercise2.js';
+import { Exercise5Panel } from './exercise5.js';
 import { PlaygroundPanel } from './playground.js';
 import { SimClient } from './sim-client.js';
+import { ensureSeed } from './state.js';
 
 const panels = {
   ex1: document.getElementById('ex1'),
+  ex2: document.getElementById('ex2'),
+  ex5: document.getElementById('ex5'),
   playground: document.getElementById('playground'),
 };
 
-// Worker channels are named after their panel ("ex1-…", "playground", "pg-…").
+// Worker channels are named after their panel ("ex1-…", "ex2-…", "ex5-…", "playground", "pg-…").
 function panelFor(channel) {
-  return channel.startsWith('ex1') ? panels.ex1 : panels.playground;
+  const prefix = /^(ex\d+)/.exec(channel)?.[1];
+  return panels[prefix] ?? panels.playground;
 }
 
 const busyChannels = new Set();
@@ -41,10 +47,16 @@ document.addEventListener('click', (event) => {
 try {
   const version = await client.ready;
   document.getElementById('version').textContent = version ? `simulation core ${version}` : '';
-  const exercise = new Exercise1Panel(panels.ex1, client);
+  // One seed for every exercise (#seed=N): chosen here once, so the panels never race to pick one.
+  ensureSeed();
+  const exercises = [
+    new Exercise1Panel(panels.ex1, client),
+    new Exercise2Panel(panels.ex2, client),
+    new Exercise5Panel(panels.ex5, client),
+  ];
   const playground = new PlaygroundPanel(panels.playground, client);
   await Promise.all([
-    exercise.load(),
+    ...exercises.map((exercise) => exercise.load()),
     playground.init().catch((error) => {
       panels.playground.dataset.ready = 'error';
       panels.playground.querySelector('[data-part="status"]').textContent = `Could not start the playground: ${error.message}`;

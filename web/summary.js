@@ -24,6 +24,7 @@ const FIELDS = [
   ['cost_usd', 'Cost', 'USD'],
   ['num_replica_evictions', 'Replicas evicted', ''],
   ['num_requests_failed_by_eviction', 'Requests failed by eviction', ''],
+  ['ttft_spike_minutes', 'Minutes with windowed P99 TTFT > 10 s', 'min'],
   // Cluster mode (a scenario with a cluster section): nested under `cluster`.
   ['cluster.nodes_launched', 'Nodes launched', ''],
   ['cluster.node_hours', 'Node-hours', 'h'],

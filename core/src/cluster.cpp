@@ -127,8 +127,9 @@ Labels instance_labels(const InstanceType& type, const std::string& capacity_typ
   l["karpenter.k8s.aws/instance-family"] = type.family;
   l["karpenter.k8s.aws/instance-cpu"] = std::to_string(type.vcpu);
   l["karpenter.k8s.aws/instance-memory"] = std::to_string(static_cast<long long>(type.memory_gib * 1024));
-  l["karpenter.k8s.aws/instance-gpu-count"] = std::to_string(type.gpus);
+  // The AWS provider sets the GPU labels only on types that have GPUs (so DoesNotExist selects CPU types).
   if (type.gpus > 0) {
+    l["karpenter.k8s.aws/instance-gpu-count"] = std::to_string(type.gpus);
     l["karpenter.k8s.aws/instance-gpu-name"] = type.gpu_name;
     l["karpenter.k8s.aws/instance-gpu-manufacturer"] = type.gpu_manufacturer;
     l["karpenter.k8s.aws/instance-gpu-memory"] = std::to_string(type.gpu_memory_mib);

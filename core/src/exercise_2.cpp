@@ -45,6 +45,12 @@ Json scenario_for(const Json& def, const Json& params, std::uint64_t seed, const
   return sc;
 }
 
+Json def_scenario_without_gpu_pool(const Json& def, const Json& params, std::uint64_t seed) {
+  Json sc = scenario_for(def, params, seed, Json::object());
+  sc["cluster"]["nodepools"].erase(0);
+  return sc;
+}
+
 struct Outcome {
   Summary summary;
   bool replicas_blocked = false;  // no replica was ever Ready: the pool's taint or requirements keep them off
@@ -87,8 +93,9 @@ Json variant(const Json& def, std::uint64_t seed) {
           {"criteria", criteria},
           {"questions", Json::array({{{"id", "nodepool"}, {"type", "nodepool"},
                                       {"prompt", "Your GPU NodePool (YAML); the lab converts it to JSON and sends {\"nodepool\": {...}}."}}})},
-          // The scenario the learner's pool runs in, without the pool (the page adds it to show the run).
-          {"scenario", scenario_for(def, params, seed, def.at("reference_nodepool"))}};
+          // The day the learner's pool runs in; "nodepools" holds only the cluster's CPU pool: the
+          // learner's GPU pool goes first (the reference answer is never sent).
+          {"scenario", def_scenario_without_gpu_pool(def, params, seed)}};
 }
 
 Json solve(const Json& def, std::uint64_t /*seed*/) {
@@ -120,8 +127,10 @@ Json grade(const Json& def, std::uint64_t seed, const Json& answer) {
   for (const auto& q : pool.requirements) {
     if (q.key == "karpenter.sh/capacity-type") capacity = &q;
   }
-  const bool allows_spot = capacity && (capacity->op == "In" ? std::find(capacity->values.begin(), capacity->values.end(), "spot") != capacity->values.end()
-                                                             : capacity->op != "In");
+  // Whether the requirement lets Karpenter pick spot: In [.., spot], NotIn without spot, or Exists.
+  const bool lists_spot = capacity && std::find(capacity->values.begin(), capacity->values.end(), "spot") != capacity->values.end();
+  const bool allows_spot = capacity && ((capacity->op == "In" && lists_spot) || (capacity->op == "NotIn" && !lists_spot) ||
+                                        capacity->op == "Exists");
   params["capacity"] = allows_spot ? "spot allowed" : "on-demand only";
   if (!capacity) {
     criteria.push_back(criterion(def, "capacity", false, 0.5, message(def, "capacity_missing", params)));

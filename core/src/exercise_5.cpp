@@ -13,7 +13,6 @@ namespace gpuscale::exercise5 {
 
 namespace {
 
-constexpr double kBreachTtftS = 10.0;  // an hour whose P99 TTFT is above this earns the SLA credit
 constexpr double kDaysPerMonth = 30.0;
 
 std::string usd(double v) {
@@ -59,26 +58,6 @@ Json scenario_for(const Json& def, const Json& params, std::uint64_t seed, const
   return sc;
 }
 
-// Clock hours whose P99 TTFT (nearest rank, over requests that arrived in the hour and got a first
-// token) is above the breach level.
-std::int64_t breach_hours(const RunResult& r, double duration_s) {
-  const auto hours = static_cast<std::size_t>(std::ceil(duration_s / 3600.0));
-  std::vector<std::vector<double>> per_hour(hours);
-  for (const auto& q : r.requests) {
-    if (!q.first_token_at) continue;
-    const auto h = static_cast<std::size_t>(q.arrived_at / 3600.0);
-    if (h < hours) per_hour[h].push_back(*q.first_token_at - q.arrived_at);
-  }
-  std::int64_t n = 0;
-  for (auto& v : per_hour) {
-    if (v.empty()) continue;
-    const std::size_t rank = std::min(v.size(), std::max<std::size_t>(1, static_cast<std::size_t>(0.99 * v.size() + 0.999999999)));
-    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(rank - 1), v.end());
-    if (v[rank - 1] > kBreachTtftS) ++n;
-  }
-  return n;
-}
-
 struct RunCounts {
   std::int64_t failed = 0;        // requests dropped (timeouts and evictions)
   std::int64_t breach_hours = 0;  // hours with P99 TTFT > 10 s
@@ -101,7 +80,7 @@ RunCounts run_counts(const Json& scenario) {
   const RunResult r = run_simulation(s);
   RunCounts c;
   c.failed = r.summary.num_dropped;
-  c.breach_hours = breach_hours(r, s.duration_s);
+  c.breach_hours = r.summary.ttft_breach_hours;
   c.evictions = r.summary.num_replica_evictions;
   c.node_cost_usd = r.summary.node_cost_usd;
   c.gpu_hours = r.summary.gpu_hours_allocatable;

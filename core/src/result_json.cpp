@@ -26,7 +26,8 @@ Json result_to_json(const RunResult& r, const Scenario& scenario) {
       {"num_scale_events", s.num_scale_events},
       {"num_replica_evictions", s.num_replica_evictions},
       {"num_requests_failed_by_eviction", s.num_requests_failed_by_eviction},
-      {"ttft_spike_minutes", s.ttft_spike_minutes}};
+      {"ttft_spike_minutes", s.ttft_spike_minutes},
+      {"ttft_breach_hours", s.ttft_breach_hours}};
   if (scenario.cluster.provisioner != "fixed") {
     out["summary"]["cluster"] = {{"node_hours", s.node_hours},
                                  {"node_cost_usd", s.node_cost_usd},
@@ -49,6 +50,7 @@ Json result_to_json(const RunResult& r, const Scenario& scenario) {
                    {"ttft_p99_s", ser.ttft_p99_s},
                    {"num_dropped", ser.num_dropped},
                    {"arrival_rate_rps", ser.arrival_rate_rps}};
+  if (!ser.nodes.empty()) out["series"]["nodes"] = ser.nodes;
   out["autoscaler"] = {{"strategy", scenario.autoscaler.strategy}, {"hpa", r.autoscaler_spec}};
   if (scenario.output.decisions) {
     Json decisions = Json::array();

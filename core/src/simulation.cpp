@@ -692,6 +692,7 @@ class Simulation {
     ser.gpu_util.push_back(n_gpu ? util_sum / n_gpu : 0.0);
     ser.fb_used_mib.push_back(n_gpu ? fb_sum / n_gpu : 0.0);
     ser.ttft_p99_s.push_back(percentile(scratch_, 0.99));
+    if (cluster_) ser.nodes.push_back(static_cast<std::int32_t>(cluster_->state().nodes.size()) - cluster_->nodes_in(NodePhase::Terminated));
     // A TTFT spike: the windowed P99 above 10 s (the SLA line of the lesson's consolidation trap).
     if (ser.ttft_p99_s.back() > 10.0) ttft_spike_micros_ += scrape_every_;
     ser.num_dropped.push_back(num_dropped_);
@@ -804,6 +805,22 @@ class Simulation {
   }
 
   // ---- the end ----------------------------------------------------------------------------------
+  // Clock hours whose P99 TTFT is above 10 s (the SLA line of the lesson's consolidation trap).
+  std::int64_t breach_hours() const {
+    const auto hours = static_cast<std::size_t>((end_ + 3600 * kMicrosPerSecond - 1) / (3600 * kMicrosPerSecond));
+    std::vector<std::vector<double>> per_hour(hours);
+    for (const auto& q : result_.requests) {
+      if (!q.first_token_at) continue;
+      const auto h = static_cast<std::size_t>(q.arrived_at / 3600.0);
+      if (h < hours) per_hour[h].push_back(*q.first_token_at - q.arrived_at);
+    }
+    std::int64_t n = 0;
+    for (auto& v : per_hour) {
+      if (!v.empty() && percentile(v, 0.99) > 10.0) ++n;
+    }
+    return n;
+  }
+
   void finish() {
     Summary& sum = result_.summary;
     sum.num_requests = static_cast<std::int64_t>(result_.requests.size());
@@ -848,6 +865,7 @@ class Simulation {
     sum.num_scale_events = num_scale_events_;
     sum.num_replica_evictions = num_replica_evictions_;
     sum.ttft_spike_minutes = micros_to_seconds(ttft_spike_micros_) / 60.0;
+    sum.ttft_breach_hours = breach_hours();
     sum.num_requests_failed_by_eviction = num_requests_failed_by_eviction_;
     if (cluster_) {
       // Layer 1 decides what is paid: nodes from launch to termination, at their capacity type's price.

@@ -46,6 +46,7 @@ struct Summary {
   std::int64_t num_replica_evictions = 0;            // replicas lost to node removals (each pays a full cold start)
   std::int64_t num_requests_failed_by_eviction = 0;  // requests in flight on them that failed
   double ttft_spike_minutes = 0;     // scrape intervals whose windowed P99 TTFT was above 10 s, in minutes
+  std::int64_t ttft_breach_hours = 0;  // clock hours whose P99 TTFT (requests arriving in the hour that got a first token, nearest rank) > 10 s
   // Layer 1 (cluster mode only; 0 with fixed-delay nodes). cost_usd is then node_cost_usd.
   double node_hours = 0;             // hours nodes existed, launch → termination
   double node_cost_usd = 0;          // Σ node-hours × price of the node's capacity type
@@ -68,6 +69,7 @@ struct Series {
   std::vector<double> ttft_p99_s;            // p99 TTFT of first tokens in the last ttft_window_s
   std::vector<std::int64_t> num_dropped;     // cumulative drops
   std::vector<double> arrival_rate_rps;      // arrivals since the previous scrape / interval
+  std::vector<std::int32_t> nodes;           // cluster mode: nodes not yet terminated (empty otherwise)
 };
 
 struct DecisionRecord {

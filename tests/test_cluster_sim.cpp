@@ -1,0 +1,248 @@
+// Whole runs in cluster mode (core/src/simulation.cpp with the cluster model, Karpenter and Cluster
+// Autoscaler): consolidation evictions and what they cost in requests, the web tier and the GPU taint,
+// Cluster Autoscaler's scale-up and its unneeded-time, node cost, determinism, step coalescing, and
+// cluster input errors that name their path. Runs are hours long, not days: the suite also runs as WASM.
+#include <catch2/catch.hpp>
+
+#include <functional>
+#include <map>
+#include <regex>
+#include <string>
+
+#include "gpuscale/errors.hpp"
+#include "gpuscale/exercise.hpp"
+#include "gpuscale/nodepool.hpp"
+#include "gpuscale/simulation.hpp"
+#include "test_support.hpp"
+
+using namespace gpuscale;
+using gpuscale::testing::read_text;
+
+namespace {
+
+// The golden Karpenter trap (WhenEmptyOrUnderutilized / 0s on the GPU pool) cut to its first 4 hours:
+// the first consolidation eviction comes at about 3.4 h, and 4 h keep the runs well under a second.
+Json trap_doc() {
+  Json doc = Json::parse(read_text("scenarios/golden-karpenter-trap.json"));
+  doc["duration_s"] = 4 * 3600;
+  return doc;
+}
+
+Json& gpu_pool_spec(Json& doc) { return doc["cluster"]["nodepools"][0]["spec"]; }
+
+RunResult run(const Json& doc) { return run_simulation(parse_scenario(doc)); }
+
+const RunResult& trap_run() {
+  static const RunResult r = run(trap_doc());
+  return r;
+}
+
+// The golden Cluster Autoscaler scenario with a heavier burst (6 req/s for 30 min), so the HPA needs
+// more replicas than one p5.48xlarge holds: 10 min quiet, the burst, then 50 min quiet again.
+Json ca_doc() {
+  Json doc = Json::parse(read_text("scenarios/golden-cluster-autoscaler.json"));
+  doc["duration_s"] = 5400;
+  doc["workload"]["phases"] = Json::parse(R"([{"duration_s": 600, "rate_rps": 0.6}, {"duration_s": 1800, "rate_rps": 6},
+                                              {"duration_s": 3000, "rate_rps": 0.6}])");
+  return doc;
+}
+
+std::int64_t count(const RunResult& r, const std::function<bool(const DecisionRecord&)>& pred) {
+  std::int64_t n = 0;
+  for (const auto& d : r.decisions) n += pred(d) ? 1 : 0;
+  return n;
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+void check_error(const Json& doc, const std::string& path) {
+  try {
+    run(doc);
+    FAIL("accepted " << doc.at("cluster").dump());
+  } catch (const InputError& e) {
+    INFO(e.what());
+    CHECK(e.path() == path);
+    CHECK_FALSE(e.message().empty());
+  }
+}
+
+}  // namespace
+
+TEST_CASE("the Karpenter trap evicts running replicas; WhenEmpty with consolidateAfter 1h does not", "[cluster-sim]") {
+  const Summary& trap = trap_run().summary;
+  CHECK(trap.num_replica_evictions > 0);
+  CHECK(trap.pod_evictions >= trap.num_replica_evictions);
+  // The lifecycle log tells each eviction with its reason.
+  CHECK(count(trap_run(), [](const DecisionRecord& d) {
+          return d.controller == "lifecycle" && contains(d.explanation, "evicted (Underutilized)");
+        }) == trap.num_replica_evictions);
+  // Requests in flight on an evicted replica fail, and count among the drops.
+  CHECK(trap.num_requests_failed_by_eviction > 0);
+  CHECK(trap.num_requests_failed_by_eviction <= trap.num_dropped);
+  CHECK(trap.num_completed + trap.num_dropped + trap.num_unfinished == trap.num_requests);
+
+  Json doc = trap_doc();
+  gpu_pool_spec(doc)["disruption"] = {{"consolidationPolicy", "WhenEmpty"}, {"consolidateAfter", "1h"}};
+  const Summary safe = run(doc).summary;
+  CHECK(safe.num_replica_evictions == 0);
+  CHECK(safe.pod_evictions == 0);
+  CHECK(safe.num_requests_failed_by_eviction == 0);
+  CHECK(safe.num_dropped < trap.num_dropped);
+  CHECK(safe.num_requests == trap.num_requests);  // the same arrivals
+}
+
+TEST_CASE("retry_evicted_requests sends an evicted replica's requests back to the gateway", "[cluster-sim]") {
+  Json doc = trap_doc();
+  doc["cluster"]["retry_evicted_requests"] = true;
+  const Summary retry = run(doc).summary;
+  const Summary& lost = trap_run().summary;
+  CHECK(retry.num_replica_evictions > 0);
+  CHECK(retry.num_requests_failed_by_eviction == 0);
+  CHECK(retry.num_dropped < lost.num_dropped);
+  CHECK(retry.num_completed + retry.num_dropped + retry.num_unfinished == retry.num_requests);
+}
+
+TEST_CASE("a CPU web tier lands on GPU nodes unless the GPU pool is tainted", "[cluster-sim]") {
+  Json doc = trap_doc();
+  doc["duration_s"] = 600;  // the web pods are placed in the first seconds
+  CHECK(run(doc).summary.non_gpu_pods_on_gpu_nodes == 0);
+  gpu_pool_spec(doc)["template"]["spec"].erase("taints");
+  const RunResult open = run(doc);
+  // All six web pods go to the starting p5.48xlarge.
+  CHECK(open.summary.non_gpu_pods_on_gpu_nodes == 6);
+  CHECK(count(open, [](const DecisionRecord& d) { return d.reason == "NonGpuPodOnGpuNode"; }) == 6);
+}
+
+// The AWS provider sets karpenter.k8s.aws/instance-gpu-count only on GPU types, so the golden scenario's
+// "general" pool (instance-gpu-count DoesNotExist) offers the CPU types and the web tier runs there.
+TEST_CASE("with the GPU taint the web tier runs on the general pool's CPU nodes", "[cluster-sim]") {
+  Json doc = trap_doc();
+  doc["duration_s"] = 1800;
+  const RunResult r = run(doc);
+  CHECK(count(r, [](const DecisionRecord& d) {
+          return d.controller == "kube-scheduler" && d.reason == "Scheduled" && contains(d.explanation, "(web)") &&
+                 contains(d.explanation, "(general)");
+        }) == 6);
+}
+
+TEST_CASE("Cluster Autoscaler adds GPU nodes under load and removes one only after --scale-down-unneeded-time",
+          "[cluster-sim]") {
+  for (const char* unneeded : {"5m", "15m"}) {
+    Json doc = ca_doc();
+    doc["cluster"]["cluster_autoscaler"]["flags"]["--scale-down-unneeded-time"] = unneeded;
+    const Micros limit = parse_duration(unneeded, "");
+    const RunResult r = run(doc);
+    INFO("--scale-down-unneeded-time " << unneeded);
+    // Scale-up: more than one p5.48xlarge's worth of GPUs at some point (one node all along is 8 × 1.5 h).
+    CHECK(count(r, [](const DecisionRecord& d) {
+            return d.reason == "TriggeredScaleUp" && contains(d.explanation, "gpu-p5 (p5.48xlarge") &&
+                   contains(d.explanation, "first fit: 1 new node");
+          }) > 0);
+    CHECK(r.summary.gpu_hours_allocatable > 8 * 1.5 + 1);
+    CHECK(r.summary.peak_replicas > 4);
+
+    // Each GPU node removed was unneeded since the last ScaleDownCandidate note about it, longer than the flag.
+    std::map<std::string, double> unneeded_since;  // node → since (s)
+    const std::regex since_re("^unneeded: node (\\d+) \\(p5\\.48xlarge[^)]*\\) unneeded since t=([0-9.]+) s");
+    const std::regex removed_re("^scale-down: node (\\d+) \\(p5\\.48xlarge");
+    int removed = 0;
+    for (const auto& d : r.decisions) {
+      if (d.controller != "cluster-autoscaler") continue;
+      std::smatch m;
+      if (std::regex_search(d.explanation, m, since_re)) unneeded_since[m[1]] = std::stod(m[2]);
+      if (std::regex_search(d.explanation, m, removed_re)) {
+        ++removed;
+        INFO(d.explanation);
+        REQUIRE(unneeded_since.count(m[1]) == 1);
+        CHECK(seconds_to_micros(d.t_s - unneeded_since[m[1]]) > limit);
+      }
+    }
+    CHECK(removed > 0);
+  }
+}
+
+TEST_CASE("node cost is the sum of node-hours times each node's price", "[cluster-sim]") {
+  // The CA scenario has p5.48xlarge (8 GPUs, $55.04/h) and m7i.4xlarge (no GPU, $0.8064/h) nodes, all
+  // on demand: the GPU-hours tell the p5 node-hours, the rest are m7i node-hours.
+  const RunResult r = run(ca_doc());
+  const Summary& s = r.summary;
+  const double p5_hours = s.gpu_hours_allocatable / 8;
+  const double m7i_hours = s.node_hours - p5_hours;
+  CHECK(p5_hours > 1.5);
+  CHECK(m7i_hours > 0);
+  CHECK(s.node_cost_usd == Approx(p5_hours * 55.04 + m7i_hours * 0.8064));
+  CHECK(s.cost_usd == s.node_cost_usd);  // in cluster mode the bill is the nodes
+  CHECK(s.gpu_hours_requested <= s.gpu_hours_allocatable);
+  // The pods' GPU-hours are the replicas' (2 GPUs each) while bound.
+  CHECK(s.gpu_hours_requested <= s.gpu_hours + 1e-9);
+
+  // The trap: its GPU nodes are p5.48xlarge on demand; any other node is a CPU type of the general pool,
+  // at most $0.8064/h (m7i.4xlarge on demand).
+  const Summary& t = trap_run().summary;
+  const double gpu_node_hours = t.gpu_hours_allocatable / 8;
+  CHECK(gpu_node_hours > 4);
+  CHECK(t.node_cost_usd >= Approx(gpu_node_hours * 55.04));
+  CHECK(t.node_cost_usd - gpu_node_hours * 55.04 <= (t.node_hours - gpu_node_hours) * 0.8064 + 1e-6);
+}
+
+TEST_CASE("cluster runs are deterministic", "[cluster-sim]") {
+  const Json a = result_to_json(trap_run(), parse_scenario(trap_doc()));
+  const Json b = result_to_json(run(trap_doc()), parse_scenario(trap_doc()));
+  CHECK(a.dump() == b.dump());
+}
+
+TEST_CASE("step coalescing changes only the number of events in cluster mode", "[cluster-sim]") {
+  for (const Json& base : {trap_doc(), ca_doc()}) {
+    Json off = base;
+    off["engine"]["step_coalescing"] = false;
+    const Scenario s_on = parse_scenario(base), s_off = parse_scenario(off);
+    const RunResult on_run = run_simulation(s_on), off_run = run_simulation(s_off);
+    CHECK(on_run.num_events < off_run.num_events);
+    Json on_json = result_to_json(on_run, s_on), off_json = result_to_json(off_run, s_off);
+    on_json.erase("num_events");
+    off_json.erase("num_events");
+    CHECK(on_json.dump() == off_json.dump());
+  }
+}
+
+TEST_CASE("bad cluster input is an error that names its path", "[cluster-sim]") {
+  Json doc = trap_doc();
+  doc["duration_s"] = 60;
+
+  Json bad = doc;
+  gpu_pool_spec(bad)["disruption"]["consolidateAfter"] = "1hr";
+  check_error(bad, "/cluster/nodepools/0/spec/disruption/consolidateAfter");
+  bad = doc;
+  gpu_pool_spec(bad)["template"]["spec"]["requirements"][0]["operator"] = "Within";
+  check_error(bad, "/cluster/nodepools/0/spec/template/spec/requirements/0/operator");
+  bad = doc;
+  bad["cluster"]["nodepools"][1]["spec"]["weight"] = 1000;
+  check_error(bad, "/cluster/nodepools/1/spec/weight");
+
+  bad = doc;
+  bad["cluster"].erase("nodepools");
+  check_error(bad, "/cluster/nodepools");
+  bad["cluster"]["nodepools"] = Json::array();
+  check_error(bad, "/cluster/nodepools");
+
+  bad = doc;
+  bad["cluster"]["initial_nodes"] = Json::parse(R"([{"instance_type": "p9.huge", "count": 1}])");
+  check_error(bad, "/cluster/initial_nodes/0/instance_type");
+  bad["cluster"]["initial_nodes"] = Json::parse(R"([{"instance_type": "p5.48xlarge", "owner": "nobody"}])");
+  check_error(bad, "/cluster/initial_nodes/0/owner");
+
+  Json ca = ca_doc();
+  ca["duration_s"] = 60;
+  bad = ca;
+  bad["cluster"]["cluster_autoscaler"]["flags"]["--bogus"] = "1";
+  check_error(bad, "/cluster/cluster_autoscaler/flags/--bogus");
+  bad = ca;
+  bad["cluster"]["cluster_autoscaler"]["nodeGroups"][0]["instanceType"] = "p9.huge";
+  check_error(bad, "/cluster/cluster_autoscaler/nodeGroups/0/instanceType");
+  bad = ca;
+  bad["cluster"]["nodepools"] = doc["cluster"]["nodepools"];
+  check_error(bad, "/cluster/nodepools");  // only used with karpenter
+  bad = ca;
+  bad["cluster"]["workloads"][0]["pod"]["cpu"] = "lots";
+  check_error(bad, "/cluster/workloads/0/pod/cpu");
+}

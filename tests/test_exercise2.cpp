@@ -1,0 +1,239 @@
+// Exercise 2 (core/src/exercise_2.cpp, exercises/ex2-nodepool.json): the reference NodePool passes every
+// criterion; Karpenter's defaults, a mis-keyed taint and an invalid pool fail the right ones with feedback
+// that names the mechanism; spot is accepted for a batch SLO; malformed answers are InputErrors.
+#include <catch2/catch.hpp>
+
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "gpuscale/errors.hpp"
+#include "gpuscale/exercise.hpp"
+#include "test_support.hpp"
+
+using namespace gpuscale;
+
+namespace {
+
+using gpuscale::testing::read_text;
+
+const Json& definition() {
+  static const Json d = Json::parse(read_text("exercises/ex2-nodepool.json"));
+  return d;
+}
+
+// The exercise's day cut to its first 6 hours (the night: 0.17 → 0.06 req/s and back up) so that each
+// grade's two simulations stay fast; Karpenter's default consolidation still evicts replicas in them.
+const Json& short_definition() {
+  static const Json d = [] {
+    Json def = definition();
+    def["base_scenario"]["duration_s"] = 6 * 3600;
+    return def;
+  }();
+  return d;
+}
+
+// The first seed whose variant is (or is not) the batch pipeline.
+std::uint64_t seed_where_batch_is(bool batch) {
+  for (std::uint64_t seed = 1; seed < 200; ++seed) {
+    if (exercise2::variant(short_definition(), seed).at("params").at("batch").get<bool>() == batch) return seed;
+  }
+  FAIL("no seed with batch = " << batch);
+  return 0;
+}
+
+Json reference_pool() { return definition().at("reference_nodepool"); }
+
+// What a NodePool gets when only the instance type is written down: no disruption block
+// (WhenEmptyOrUnderutilized, consolidateAfter 0s), no taint, and spot allowed next to on-demand.
+Json karpenter_defaults_pool() {
+  return Json::parse(R"({
+    "apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "gpu-h100"},
+    "spec": {"template": {"spec": {
+      "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "gpu"},
+      "requirements": [
+        {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["p5.48xlarge"]},
+        {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand", "spot"]}]}}}
+  })");
+}
+
+Json grade(std::uint64_t seed, const Json& pool) { return exercise2::grade(short_definition(), seed, {{"nodepool", pool}}); }
+
+const Json& criterion(const Json& graded, const std::string& id) {
+  for (const auto& c : graded.at("criteria")) {
+    if (c.at("id") == id) return c;
+  }
+  FAIL("no criterion " << id << " in " << graded.at("criteria").dump());
+  static const Json none;
+  return none;
+}
+
+std::string feedback(const Json& graded, const std::string& id) { return criterion(graded, id).at("feedback").get<std::string>(); }
+bool ok(const Json& graded, const std::string& id) { return criterion(graded, id).at("ok").get<bool>(); }
+
+// The message of the exercise file, filled with the variant's parameters, starts the same way.
+std::string message_start(const char* key) {
+  const std::string m = definition().at("messages").at(key).get<std::string>();
+  return m.substr(0, m.find('{'));
+}
+
+void check_filled(const std::string& text) {
+  INFO(text);
+  CHECK_FALSE(std::regex_search(text, std::regex("\\{[a-z_]+\\}")));
+}
+
+void check_grade_error(const Json& answer, const std::string& path) {
+  try {
+    exercise2::grade(definition(), 1, answer);
+    FAIL("grade accepted " << answer.dump());
+  } catch (const InputError& e) {
+    INFO(answer.dump() << " → " << e.what());
+    CHECK(e.path() == path);
+    CHECK_FALSE(e.message().empty());
+  }
+}
+
+}  // namespace
+
+TEST_CASE("the reference NodePool from solve() scores 1 on every criterion", "[exercise2]") {
+  const std::uint64_t seed = seed_where_batch_is(false);
+  const Json answers = exercise2::solve(short_definition(), seed).at("answers");
+  CHECK(answers.at("nodepool") == reference_pool());
+  const Json g = exercise2::grade(short_definition(), seed, answers);
+  CHECK(g.at("score").get<double>() == 1.0);
+  CHECK(g.at("correct").get<bool>());
+  std::vector<std::string> ids;
+  for (const auto& c : g.at("criteria")) {
+    ids.push_back(c.at("id").get<std::string>());
+    INFO(c.dump());
+    CHECK(c.at("ok").get<bool>());
+    CHECK(c.at("points") == c.at("max_points"));
+    check_filled(c.at("feedback").get<std::string>());
+  }
+  CHECK(ids == std::vector<std::string>{"valid", "capacity", "disruption", "taint", "no_evictions", "slo", "cost"});
+  CHECK(g.at("run").at("num_replica_evictions") == 0);
+  CHECK(g.at("run").at("non_gpu_pods_on_gpu_nodes") == 0);
+  // The same pool as the reference: the same day, the same bill.
+  CHECK(g.at("run").at("node_cost_usd") == g.at("reference").at("node_cost_usd"));
+}
+
+TEST_CASE("Karpenter's defaults fail capacity, disruption, taint and no_evictions, naming the mechanism", "[exercise2]") {
+  const std::uint64_t seed = seed_where_batch_is(false);  // an interactive SLO: spot is not defensible
+  const Json g = grade(seed, karpenter_defaults_pool());
+  CHECK_FALSE(g.at("correct").get<bool>());
+  CHECK(g.at("score").get<double>() < 1.0);
+  CHECK(ok(g, "valid"));
+
+  CHECK_FALSE(ok(g, "capacity"));
+  CHECK(criterion(g, "capacity").at("points") == 0.0);
+  CHECK_THAT(feedback(g, "capacity"), Catch::StartsWith(message_start("capacity_spot_interactive")));
+  CHECK_THAT(feedback(g, "capacity"), Catch::Contains("2 minutes of notice"));
+
+  CHECK_FALSE(ok(g, "disruption"));
+  CHECK_THAT(feedback(g, "disruption"), Catch::Contains("consolidationPolicy WhenEmptyOrUnderutilized consolidates nodes that still run replicas"));
+
+  const std::int64_t on_gpu = g.at("run").at("non_gpu_pods_on_gpu_nodes").get<std::int64_t>();
+  CHECK(on_gpu > 0);
+  CHECK_FALSE(ok(g, "taint"));
+  CHECK(feedback(g, "taint") == "No NoSchedule or NoExecute taint: in the simulated day " + std::to_string(on_gpu) +
+                                    " web-tier pods were bound to GPU nodes.");
+
+  const std::int64_t evictions = g.at("run").at("num_replica_evictions").get<std::int64_t>();
+  CHECK(evictions > 0);
+  CHECK_FALSE(ok(g, "no_evictions"));
+  CHECK_THAT(feedback(g, "no_evictions"), Catch::StartsWith(std::to_string(evictions) + " running replicas were evicted"));
+  for (const auto& c : g.at("criteria")) check_filled(c.at("feedback").get<std::string>());
+}
+
+TEST_CASE("a taint keyed other than nvidia.com/gpu keeps the replicas off too", "[exercise2]") {
+  Json pool = reference_pool();
+  pool["spec"]["template"]["spec"]["taints"][0]["key"] = "gpu";
+  const Json g = grade(seed_where_batch_is(false), pool);
+  CHECK_FALSE(ok(g, "taint"));
+  CHECK_THAT(feedback(g, "taint"), Catch::StartsWith(message_start("taint_blocks_replicas")));
+  CHECK_THAT(feedback(g, "taint"), Catch::Contains("Key the taint nvidia.com/gpu"));
+  // Nothing was served, so neither the SLO nor the cost can pass.
+  CHECK_FALSE(ok(g, "slo"));
+  CHECK_FALSE(ok(g, "cost"));
+  CHECK(g.at("run").at("num_dropped").get<std::int64_t>() > 0);
+  // The criteria read from the YAML alone still pass.
+  CHECK(ok(g, "capacity"));
+  CHECK(ok(g, "disruption"));
+}
+
+TEST_CASE("a PreferNoSchedule taint is leaky; missing capacity type and consolidateAfter 0s get half points", "[exercise2]") {
+  Json pool = reference_pool();
+  pool["spec"]["template"]["spec"]["taints"][0]["effect"] = "PreferNoSchedule";
+  auto& reqs = pool["spec"]["template"]["spec"]["requirements"];
+  reqs.erase(1);  // the capacity-type requirement
+  pool["spec"]["disruption"]["consolidateAfter"] = "0s";
+  const Json g = grade(seed_where_batch_is(false), pool);
+  CHECK_FALSE(ok(g, "capacity"));
+  CHECK(criterion(g, "capacity").at("points") == 0.5);
+  CHECK(feedback(g, "capacity") == definition().at("messages").at("capacity_missing"));
+  CHECK_FALSE(ok(g, "disruption"));
+  CHECK(criterion(g, "disruption").at("points") == 0.5);
+  CHECK_THAT(feedback(g, "disruption"), Catch::StartsWith(message_start("disruption_zero")));
+  // No NoSchedule taint: the web tier lands on the GPU nodes.
+  CHECK_FALSE(ok(g, "taint"));
+  CHECK(g.at("run").at("non_gpu_pods_on_gpu_nodes").get<std::int64_t>() > 0);
+}
+
+TEST_CASE("an invalid NodePool gets only the valid criterion, with the path of the error", "[exercise2]") {
+  Json pool = reference_pool();
+  pool["spec"]["disruption"]["consolidateAfter"] = "1hr";
+  const Json g = exercise2::grade(definition(), 1, {{"nodepool", pool}});  // no simulation runs
+  REQUIRE(g.at("criteria").size() == 1);
+  const Json& c = g.at("criteria")[0];
+  CHECK(c.at("id") == "valid");
+  CHECK_FALSE(c.at("ok").get<bool>());
+  CHECK_THAT(c.at("feedback").get<std::string>(), Catch::StartsWith("The NodePool is not valid: /nodepool/spec/disruption/consolidateAfter"));
+  CHECK(g.at("score").get<double>() == 0.0);
+  CHECK_FALSE(g.at("correct").get<bool>());
+
+  pool = reference_pool();
+  pool["metadata"]["name"] = "general";  // the cluster's CPU pool
+  const Json named = exercise2::grade(definition(), 1, {{"nodepool", pool}});
+  REQUIRE(named.at("criteria").size() == 1);
+  CHECK_THAT(named.at("criteria")[0].at("feedback").get<std::string>(), Catch::Contains("/nodepool/metadata/name"));
+}
+
+TEST_CASE("answers that are not an object holding a NodePool are InputErrors", "[exercise2]") {
+  check_grade_error(Json(5), "");
+  check_grade_error(Json("nodepool"), "");
+  check_grade_error(Json::array({reference_pool()}), "");
+  check_grade_error(Json::object(), "/nodepool");
+  check_grade_error({{"nodepool", reference_pool()}, {"extra", 1}}, "/extra");
+}
+
+TEST_CASE("a batch variant accepts spot", "[exercise2]") {
+  const std::uint64_t seed = seed_where_batch_is(true);
+  const Json v = exercise2::variant(short_definition(), seed);
+  CHECK(v.at("params").at("batch").get<bool>());
+  // A batch SLO is minutes: the drawn target (8–15 s) times 6.
+  const double ttft = v.at("params").at("ttft_target_s").get<double>();
+  CHECK(ttft >= 48);
+  CHECK(ttft <= 90);
+  CHECK_THAT(v.at("text").get<std::string>(), Catch::Contains("batch summarization pipeline"));
+  check_filled(v.at("text").get<std::string>());
+
+  Json pool = reference_pool();
+  pool["spec"]["template"]["spec"]["requirements"][1]["values"] = {"on-demand", "spot"};
+  const Json g = grade(seed, pool);
+  CHECK(ok(g, "capacity"));
+  CHECK(feedback(g, "capacity") == definition().at("messages").at("capacity_spot_batch"));
+
+  // The same pool on an interactive variant is refused.
+  const Json interactive = grade(seed_where_batch_is(false), pool);
+  CHECK_FALSE(ok(interactive, "capacity"));
+}
+
+// NotIn ["spot"] is an on-demand-only pool, not a spot one.
+TEST_CASE("capacity-type NotIn [spot] is on-demand only", "[exercise2]") {
+  Json pool = reference_pool();
+  pool["spec"]["template"]["spec"]["requirements"][1] =
+      Json::parse(R"({"key": "karpenter.sh/capacity-type", "operator": "NotIn", "values": ["spot"]})");
+  const Json g = grade(seed_where_batch_is(false), pool);
+  CHECK(ok(g, "capacity"));
+  CHECK(feedback(g, "capacity") == definition().at("messages").at("capacity_ok_interactive"));
+}
