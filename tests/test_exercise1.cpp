@@ -20,6 +20,8 @@
 
 using namespace gpuscale;
 
+using gpuscale::testing::check_filled;
+
 namespace {
 
 using gpuscale::testing::read_text;
@@ -88,21 +90,8 @@ const Json& hint(const char* key) { return short_definition().at("hints").at(key
 
 std::string label(const std::string& run) { return short_definition().at("runs").at(run).at("label").get<std::string>(); }
 
-// No "{name}" placeholder left unfilled.
-void check_filled(const std::string& text) {
-  INFO(text);
-  CHECK_FALSE(std::regex_search(text, std::regex("\\{[a-z_]+\\}")));
-}
-
 void check_grade_error(const Json& answer, const std::string& path) {
-  try {
-    exercise1::grade(definition(), 1, answer);
-    FAIL("grade accepted " << answer.dump());
-  } catch (const InputError& e) {
-    INFO(answer.dump() << " → " << e.what());
-    CHECK(e.path() == path);
-    CHECK_FALSE(e.message().empty());
-  }
+  testing::check_grade_error(exercise1::grade, definition(), answer, path);
 }
 
 }  // namespace

@@ -13,6 +13,8 @@
 
 using namespace gpuscale;
 
+using gpuscale::testing::check_filled;
+
 namespace {
 
 using gpuscale::testing::read_text;
@@ -77,20 +79,8 @@ std::string message_start(const char* key) {
   return m.substr(0, m.find('{'));
 }
 
-void check_filled(const std::string& text) {
-  INFO(text);
-  CHECK_FALSE(std::regex_search(text, std::regex("\\{[a-z_]+\\}")));
-}
-
 void check_grade_error(const Json& answer, const std::string& path) {
-  try {
-    exercise2::grade(definition(), 1, answer);
-    FAIL("grade accepted " << answer.dump());
-  } catch (const InputError& e) {
-    INFO(answer.dump() << " → " << e.what());
-    CHECK(e.path() == path);
-    CHECK_FALSE(e.message().empty());
-  }
+  testing::check_grade_error(exercise2::grade, definition(), answer, path);
 }
 
 }  // namespace

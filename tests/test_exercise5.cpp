@@ -17,6 +17,8 @@
 
 using namespace gpuscale;
 
+using gpuscale::testing::check_filled;
+
 namespace {
 
 using gpuscale::testing::read_text;
@@ -79,11 +81,6 @@ Json grade(double daily, double monthly) {
 }
 
 std::string hint(const char* key) { return definition().at("hints").at(key).get<std::string>(); }
-
-void check_filled(const std::string& text) {
-  INFO(text);
-  CHECK_FALSE(std::regex_search(text, std::regex("\\{[a-z_]+\\}")));
-}
 
 void check_grade_error(const Json& answer, const std::string& path) {
   try {

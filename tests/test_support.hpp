@@ -1,9 +1,15 @@
 // Helpers shared by the Catch2 test files: reading the repository's data files.
 #pragma once
+#include <catch2/catch.hpp>
+
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+
+#include "gpuscale/errors.hpp"
+#include "gpuscale/json_reader.hpp"
 
 namespace gpuscale::testing {
 
@@ -14,6 +20,25 @@ inline std::string read_text(const std::string& relative) {
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
+}
+
+// No "{name}" placeholder of an exercise text left unfilled.
+inline void check_filled(const std::string& text) {
+  INFO(text);
+  CHECK_FALSE(std::regex_search(text, std::regex("\\{[a-z_]+\\}")));
+}
+
+// grade(definition, seed 1, answer) must reject the answer with an InputError at `path`.
+template <typename Grade>
+void check_grade_error(Grade&& grade, const Json& definition, const Json& answer, const std::string& path) {
+  try {
+    grade(definition, 1, answer);
+    FAIL("grade accepted " << answer.dump());
+  } catch (const InputError& e) {
+    INFO(answer.dump() << " → " << e.what());
+    CHECK(e.path() == path);
+    CHECK_FALSE(e.message().empty());
+  }
 }
 
 }  // namespace gpuscale::testing

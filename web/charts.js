@@ -28,6 +28,17 @@ export const RUN_CHARTS = [
   },
 ];
 
+/** Cluster mode only: the `nodes` column, nodes launched and not yet terminated, at each scrape. */
+export const NODES_CHART = {
+  id: 'nodes', title: 'Nodes (launched, not yet terminated)', unit: 'nodes', stepped: true,
+  lines: [{ key: 'nodes', label: 'nodes', color: '#475569' }],
+};
+
+/** `specs`, followed by NODES_CHART when any of the series has a `nodes` column (cluster mode). */
+export function withNodesChart(specs, seriesList) {
+  return seriesList.some((series) => Array.isArray(series?.nodes) && series.nodes.length > 0) ? [...specs, NODES_CHART] : specs;
+}
+
 /**
  * A column is cumulative in the core if it never decreases; otherwise it holds per-scrape counts
  * and the running total is computed here. Either way the chart shows the running total.

@@ -1,6 +1,7 @@
-// Shared pieces of the exercise panels: saved progress, the seed form, the variant's parameters,
-// question fields by type (integer, number, choice; other types through a factory) and verdicts.
-import { PAGE_KNOBS, changeSeed, randomSeed } from './state.js';
+// Shared pieces of the exercise panels: the panel frame (loading a variant for the page's seed),
+// saved progress, the seed form, the variant's parameters, question fields by type (integer,
+// number, choice; other types through a factory) and verdicts.
+import { PAGE_KNOBS, changeSeed, ensureSeed, randomSeed, watchSeed } from './state.js';
 import { el, renderText } from './text.js';
 
 /**
@@ -24,6 +25,90 @@ export class Progress {
       localStorage.setItem(this.key, JSON.stringify(this.data));
     } catch {
       // private mode or quota: progress just isn't kept
+    }
+  }
+}
+
+/**
+ * The frame of an exercise panel: it follows the page's seed, fetches the exercise definition and
+ * the core's variant for that seed, opens the saved progress, and reports on the panel's status
+ * line and `data-ready` ("false", "true" or "error"). A newer load supersedes an older one.
+ *
+ * A subclass passes {prefix, definitionUrl, progress?} (worker channels are `${prefix}-…`;
+ * `progress` is the Progress's initial data) and implements `_show(stale)`, which draws the variant
+ * (it may run more and should return early once `stale()`); `_reset()` clears per-variant state
+ * before the variant is fetched. After load: seed, definitionText, definition, variant, progress.
+ */
+export class ExercisePanel {
+  constructor(root, client, { prefix, definitionUrl, progress }) {
+    this.root = root;
+    this.client = client;
+    this.prefix = prefix;
+    this.definitionUrl = definitionUrl;
+    this.initialProgress = progress;
+    this.body = root.querySelector('[data-part="body"]');
+    this.generation = 0;
+    watchSeed(() => this.seed, () => this.load());
+  }
+
+  /** Loads the variant for the URL's seed (choosing and writing one if absent) and shows it. */
+  async load() {
+    const generation = ++this.generation;
+    const stale = () => generation !== this.generation;
+    const seed = ensureSeed();
+    this.seed = seed;
+    this.root.dataset.ready = 'false';
+    this.root.dataset.seed = String(seed);
+    delete this.root.dataset.graded;
+    this._reset();
+    this._status(`Loading variant ${seed}…`);
+    try {
+      const definition = await loadDefinition(this.definitionUrl);
+      this.definitionText = definition.text;
+      this.definition = definition.json;
+      const variant = await this.client.call('exercise', [definition.text, seed], { channel: `${this.prefix}-variant` });
+      if (stale()) return;
+      this.variant = variant;
+      const fallbackId = this.definitionUrl.replace(/^.*\//, '').replace(/\.json$/, '');
+      this.progress = new Progress(definition.json.id ?? fallbackId, seed, this.initialProgress);
+      await this._show(stale);
+      if (stale()) return;
+      this._status('');
+      this.root.dataset.ready = 'true';
+    } catch (error) {
+      if (stale() || error.name === 'Superseded') return;
+      this._status(`Could not load the exercise: ${error.message}`, true);
+      this.root.dataset.ready = 'error';
+    }
+  }
+
+  /** Per-variant state to clear before a new variant is fetched. */
+  _reset() {}
+
+  /** Draws the loaded variant (and restores progress); `stale()` turns true once a newer load began. */
+  async _show() {}
+
+  _status(text, isError = false) {
+    const status = this.root.querySelector('[data-part="status"]');
+    status.textContent = text;
+    status.classList.toggle('error', isError);
+  }
+
+  /**
+   * Sends `answer` to the grader for this variant. Returns its result, or null when the seed
+   * changed meanwhile, the call was superseded, or it failed (then said in `this.scoreBox`).
+   */
+  async _callGrader(answer) {
+    const seed = this.seed;
+    try {
+      const result = await this.client.call('grade', [this.definitionText, seed, JSON.stringify(answer)], { channel: `${this.prefix}-grade` });
+      return seed === this.seed ? result : null;
+    } catch (error) {
+      if (error.name !== 'Superseded') {
+        this.scoreBox.textContent = `Could not grade: ${error.message}`;
+        this.scoreBox.classList.add('error');
+      }
+      return null;
     }
   }
 }
@@ -227,6 +312,22 @@ export function renderUnanswered(field) {
     el('div', { class: 'feedback-text', text: 'No answer yet.' }));
   field.feedback.dataset.correct = 'none';
   delete field.box.dataset.correct;
+}
+
+/**
+ * Shows the grader's verdicts under their fields, each through `show(field, verdict)`; a wrong
+ * verdict on an answer that was blank (`typed`: the answers as typed then) is shown as unanswered.
+ * Clears the others first. Returns how many verdicts are correct.
+ */
+export function renderVerdicts(fields, verdicts, typed, show = renderVerdict) {
+  clearVerdicts(fields);
+  for (const verdict of verdicts) {
+    const field = fields[verdict.id];
+    if (!field) continue;
+    if ((typed[verdict.id] ?? '') === '' && !verdict.correct) renderUnanswered(field);
+    else show(field, verdict);
+  }
+  return verdicts.filter((v) => v.correct).length;
 }
 
 /** Clears every field's verdict. */

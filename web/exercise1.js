@@ -4,65 +4,36 @@ import { RUN_CHARTS, RunCharts, chartMax } from './charts.js';
 import { DecisionLog, idPart } from './decision-log.js';
 import { csvButtons, linkDecisionTimes, scenarioTitle } from './run-view.js';
 import {
-  Progress, clearVerdicts, collectAnswers, loadDefinition, markStale, parametersTable, questionField,
-  renderUnanswered, renderVerdict, seedForm, whileBusy,
+  ExercisePanel, collectAnswers, markStale, parametersTable, questionField, renderVerdict, renderVerdicts,
+  seedForm, whileBusy,
 } from './exercise-kit.js';
-import { ensureSeed, watchSeed } from './state.js';
 import { renderSummary } from './summary.js';
 import { el, renderText } from './text.js';
 
 const DEFINITION_URL = 'exercises/ex1-bursty.json';
 
-export class Exercise1Panel {
+export class Exercise1Panel extends ExercisePanel {
   constructor(root, client) {
-    this.root = root;
-    this.client = client;
-    this.body = root.querySelector('[data-part="body"]');
-    this.generation = 0;
-    watchSeed(() => this.seed, () => this.load());
+    super(root, client, { prefix: 'ex1', definitionUrl: DEFINITION_URL });
   }
 
-  /** Loads the variant for the URL's seed (choosing and writing one if absent) and runs it. */
-  async load() {
-    const generation = ++this.generation;
-    const stale = () => generation !== this.generation;
-    const seed = ensureSeed();
-    this.seed = seed;
+  _reset() {
     this.runs = {};
     this.logs = [];
-    this.root.dataset.ready = 'false';
-    this.root.dataset.seed = String(seed);
-    this._status(`Loading variant ${seed}…`);
-    try {
-      const definition = await loadDefinition(DEFINITION_URL);
-      this.definitionText = definition.text;
-      this.definition = definition.json;
-      const variant = await this.client.call('exercise', [this.definitionText, seed], { channel: 'ex1-variant' });
-      if (stale()) return;
-      this.variant = variant;
-      this.progress = new Progress(this.definition.id ?? 'ex1-bursty', seed);
-      this._renderVariant();
-      this._status('Running both scenarios…');
-      const names = Object.keys(variant.scenarios ?? {});
-      const results = await Promise.all(names.map((name) =>
-        this.client.call('run', [JSON.stringify(variant.scenarios[name])], { channel: `ex1-run-${name}` })));
-      if (stale()) return;
-      names.forEach((name, i) => { this.runs[name] = { scenario: variant.scenarios[name], result: results[i] }; });
-      this._renderRuns(names);
-      this._restoreProgress();
-      this._status('');
-      this.root.dataset.ready = 'true';
-    } catch (error) {
-      if (stale() || error.name === 'Superseded') return;
-      this._status(`Could not load the exercise: ${error.message}`, true);
-      this.root.dataset.ready = 'error';
-    }
   }
 
-  _status(text, isError = false) {
-    const status = this.root.querySelector('[data-part="status"]');
-    status.textContent = text;
-    status.classList.toggle('error', isError);
+  /** Shows the variant, then runs both of its scenarios. */
+  async _show(stale) {
+    const variant = this.variant;
+    this._renderVariant();
+    this._status('Running both scenarios…');
+    const names = Object.keys(variant.scenarios ?? {});
+    const results = await Promise.all(names.map((name) =>
+      this.client.call('run', [JSON.stringify(variant.scenarios[name])], { channel: `ex1-run-${name}` })));
+    if (stale()) return;
+    names.forEach((name, i) => { this.runs[name] = { scenario: variant.scenarios[name], result: results[i] }; });
+    this._renderRuns(names);
+    this._restoreProgress();
   }
 
   _renderVariant() {
@@ -164,17 +135,11 @@ export class Exercise1Panel {
       return;
     }
     await whileBusy(this.checkButton, async () => {
-      try {
-        const result = await this.client.call('grade', [this.definitionText, this.seed, JSON.stringify(answer)], { channel: 'ex1-grade' });
-        this.progress.data.graded = { answers: typed, result };
-        this.progress.save();
-        this._showGrade(result, typed);
-      } catch (error) {
-        if (error.name !== 'Superseded') {
-          this.scoreBox.textContent = `Could not grade: ${error.message}`;
-          this.scoreBox.classList.add('error');
-        }
-      }
+      const result = await this._callGrader(answer);
+      if (!result) return;
+      this.progress.data.graded = { answers: typed, result };
+      this.progress.save();
+      this._showGrade(result, typed);
     });
   }
 
@@ -182,14 +147,7 @@ export class Exercise1Panel {
   _showGrade(result, graded = this.progress.data.graded?.answers ?? {}) {
     this.scoreBox.classList.remove('error');
     const verdicts = result.questions ?? [];
-    clearVerdicts(this.fields);
-    for (const verdict of verdicts) {
-      const field = this.fields[verdict.id];
-      if (!field) continue;
-      if ((graded[verdict.id] ?? '') === '' && !verdict.correct) renderUnanswered(field);
-      else this._showFeedback(field, verdict);
-    }
-    const right = verdicts.filter((v) => v.correct).length;
+    const right = renderVerdicts(this.fields, verdicts, graded, (field, verdict) => this._showFeedback(field, verdict));
     this.scoreBox.textContent = `${right} of ${verdicts.length || (this.variant.questions ?? []).length} correct`;
     this.root.dataset.graded = 'true';
     this._markStale();

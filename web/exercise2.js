@@ -1,13 +1,12 @@
 // Exercise 2 panel: the learner writes the GPU NodePool in YAML; the core checks it on every edit,
 // grades it (criteria, then a simulated day against a reference pool), and the day can be re-run
 // here for its charts. Progress (the text and the last grade) is kept per seed.
-import { RUN_CHARTS, RunCharts, chartMax } from './charts.js';
+import { RUN_CHARTS, RunCharts, chartMax, withNodesChart } from './charts.js';
 import { DecisionLog } from './decision-log.js';
 import {
-  Progress, collectAnswers, loadDefinition, parametersTable, questionField, seedForm, whileBusy,
+  ExercisePanel, collectAnswers, parametersTable, questionField, seedForm, whileBusy,
 } from './exercise-kit.js';
 import { NodePoolEditor } from './nodepool-editor.js';
-import { ensureSeed, watchSeed } from './state.js';
 import { formatNumber, renderSummaryTiles } from './summary.js';
 import { el, renderText } from './text.js';
 
@@ -40,46 +39,15 @@ const DAY_ROWS = [
 
 const DAY_CHARTS = RUN_CHARTS.filter((spec) => ['replicas', 'waiting', 'dropped'].includes(spec.id));
 
-export class Exercise2Panel {
+export class Exercise2Panel extends ExercisePanel {
   constructor(root, client) {
-    this.root = root;
-    this.client = client;
-    this.body = root.querySelector('[data-part="body"]');
-    this.generation = 0;
-    watchSeed(() => this.seed, () => this.load());
+    super(root, client, { prefix: 'ex2', definitionUrl: DEFINITION_URL, progress: { text: null, graded: null } });
   }
 
-  /** Loads the variant for the URL's seed, with the learner's saved text and grade for it. */
-  async load() {
-    const generation = ++this.generation;
-    const seed = ensureSeed();
-    this.seed = seed;
-    this.root.dataset.ready = 'false';
-    this.root.dataset.seed = String(seed);
-    delete this.root.dataset.graded;
-    this._status(`Loading variant ${seed}…`);
-    try {
-      const definition = await loadDefinition(DEFINITION_URL);
-      this.definitionText = definition.text;
-      const variant = await this.client.call('exercise', [definition.text, seed], { channel: 'ex2-variant' });
-      if (generation !== this.generation) return;
-      this.variant = variant;
-      this.progress = new Progress(definition.json.id ?? 'ex2-nodepool', seed, { text: null, graded: null });
-      this._render();
-      if (this.progress.data.graded?.result) this._showGrade(this.progress.data.graded.result);
-      this._status('');
-      this.root.dataset.ready = 'true';
-    } catch (error) {
-      if (generation !== this.generation || error.name === 'Superseded') return;
-      this._status(`Could not load the exercise: ${error.message}`, true);
-      this.root.dataset.ready = 'error';
-    }
-  }
-
-  _status(text, isError = false) {
-    const status = this.root.querySelector('[data-part="status"]');
-    status.textContent = text;
-    status.classList.toggle('error', isError);
+  /** Shows the variant with the learner's saved text and grade for it. */
+  async _show() {
+    this._render();
+    if (this.progress.data.graded?.result) this._showGrade(this.progress.data.graded.result);
   }
 
   _render() {
@@ -154,20 +122,12 @@ export class Exercise2Panel {
     await whileBusy(this.gradeButton, async () => {
       this.scoreBox.classList.remove('error');
       this.scoreBox.textContent = 'Grading: the lab simulates a day with your NodePool and one with the reference pool…';
-      const seed = this.seed;
-      try {
-        const result = await this.client.call('grade', [this.definitionText, seed, JSON.stringify(answer)], { channel: 'ex2-grade' });
-        if (seed !== this.seed) return;
-        this.progress.data.graded = { text: typed.nodepool, result };
-        this.progress.save();
-        this._showGrade(result);
-        if (result.scenario) this._runDay(result.scenario);
-      } catch (error) {
-        if (error.name !== 'Superseded') {
-          this.scoreBox.textContent = `Could not grade: ${error.message}`;
-          this.scoreBox.classList.add('error');
-        }
-      }
+      const result = await this._callGrader(answer);
+      if (!result) return;
+      this.progress.data.graded = { text: typed.nodepool, result };
+      this.progress.save();
+      this._showGrade(result);
+      if (result.scenario) this._runDay(result.scenario);
     });
   }
 
@@ -220,8 +180,9 @@ export class Exercise2Panel {
         new DecisionLog(logBox, { runName: 'ex2-day', title: 'Your NodePool, one day' }).render(decisions);
       } }, el('summary', { text: `Decision log: every controller action of the day (${decisions.length.toLocaleString('en-US')})` }), logBox);
       box.replaceChildren(el('h4', { text: "Your pool's simulated day" }), tiles, charts, details);
-      const maxima = Object.fromEntries(DAY_CHARTS.map((spec) => [spec.id, chartMax(spec, [result.series])]));
-      new RunCharts(charts, { syncKey: 'ex2', specs: DAY_CHARTS, height: 150 }).update(result.series, maxima);
+      const specs = withNodesChart(DAY_CHARTS, [result.series]);
+      const maxima = Object.fromEntries(specs.map((spec) => [spec.id, chartMax(spec, [result.series])]));
+      new RunCharts(charts, { syncKey: 'ex2', specs, height: 150 }).update(result.series, maxima);
       box.dataset.ready = 'true';
     } catch (error) {
       if (error.name === 'Superseded') return;
