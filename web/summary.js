@@ -25,6 +25,7 @@ const FIELDS = [
   ['num_replica_evictions', 'Replicas evicted', ''],
   ['num_requests_failed_by_eviction', 'Requests failed by eviction', ''],
   ['ttft_spike_minutes', 'Minutes with windowed P99 TTFT > 10 s', 'min'],
+  ['ttft_breach_hours', 'Clock hours with P99 TTFT > 10 s (by arrival)', ''],
   // Cluster mode (a scenario with a cluster section): nested under `cluster`.
   ['cluster.nodes_launched', 'Nodes launched', ''],
   ['cluster.node_hours', 'Node-hours', 'h'],
