@@ -560,6 +560,7 @@ TEST_CASE("replace only when strictly cheaper; the old node goes once the replac
   k.wake(f.c, 10 * kS, out);
   REQUIRE(out.launches.size() == 1);
   CHECK(out.removals.empty());
+  CHECK(out.cordons == std::vector<std::uint32_t>{n});  // tainted karpenter.sh/disrupted:NoSchedule while it waits
   CHECK(k.replacements_in_flight() == 1);
   CHECK(k.marked_nodes() == std::set<std::uint32_t>{n});
 
@@ -597,6 +598,7 @@ TEST_CASE("a replacement that dies before initializing abandons the command", "[
   ProvisionerActions out2;
   k.wake(f.c, 20 * kS, out2);
   CHECK(out2.removals.empty());  // the old node stays
+  CHECK(out2.uncordons == std::vector<std::uint32_t>{n});  // and is schedulable again
   REQUIRE(out2.log.size() == 2);
   CHECK(out2.log[0].action == "abandon");
   // Released, it is a candidate again: the same pass issues a fresh replace command.

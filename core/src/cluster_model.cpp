@@ -323,6 +323,12 @@ void ClusterModel::remove_node(Node& node, const std::string& reason, bool drain
 
 void ClusterModel::apply(ProvisionerActions& actions, Micros now, std::vector<ClusterNotice>& out) {
   for (const auto& l : actions.log) log(now, l.controller.c_str(), l.action, l.reason, l.explanation);
+  // Uncordons first: a pass may abandon a command and start a new one on the same node.
+  for (std::uint32_t id : actions.uncordons) {
+    Node& n = state_.nodes.at(id);
+    if (n.phase != NodePhase::Terminating && n.phase != NodePhase::Terminated) n.disrupted = false;
+  }
+  for (std::uint32_t id : actions.cordons) state_.nodes.at(id).disrupted = true;
   for (const auto& l : actions.launches) launch(l, now, false);
   for (const auto& r : actions.removals) {
     if (r.node < state_.nodes.size()) remove_node(state_.nodes[r.node], r.reason, r.drain, now, out);

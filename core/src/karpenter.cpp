@@ -1149,6 +1149,7 @@ void Karpenter::progress_replacements(const ClusterState& cluster, Micros now, P
       log.action = "abandon";
       log.explanation = "replacement for nodes " + fmt_ids(r.old_nodes) + " never appeared; the command is abandoned";
       out.log.push_back(std::move(log));
+      out.uncordons.insert(out.uncordons.end(), r.old_nodes.begin(), r.old_nodes.end());
       continue;
     }
     const Node& repl = cluster.nodes[r.node];
@@ -1172,6 +1173,7 @@ void Karpenter::progress_replacements(const ClusterState& cluster, Micros now, P
       log.explanation = "replacement node " + std::to_string(r.node) + " terminated before it was Initialized; nodes " +
                         fmt_ids(r.old_nodes) + " stay";
       out.log.push_back(std::move(log));
+      out.uncordons.insert(out.uncordons.end(), r.old_nodes.begin(), r.old_nodes.end());
       continue;
     }
     keep.push_back(std::move(r));
@@ -1234,6 +1236,9 @@ void Karpenter::disrupt(const ClusterState& cluster, Micros now, ProvisionerActi
     r.launch = *d.replacement;
     r.nodes_before = cluster.nodes.size();
     r.decided_at = now;
+    // The command starts by tainting the old nodes karpenter.sh/disrupted:NoSchedule, so nothing new
+    // lands on them while the replacement boots (pkg/controllers/disruption/queue.go).
+    out.cordons.insert(out.cordons.end(), d.nodes.begin(), d.nodes.end());
     replacements_.push_back(r);
     out.launches.push_back(*d.replacement);
   } else {

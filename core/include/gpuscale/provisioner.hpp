@@ -41,6 +41,8 @@ struct ProvisionerLog {
 struct ProvisionerActions {
   std::vector<NodeLaunch> launches;
   std::vector<NodeRemoval> removals;
+  // Nodes to taint karpenter.sh/disrupted:NoSchedule (no new pods; what runs stays) and to untaint.
+  std::vector<std::uint32_t> cordons, uncordons;
   std::vector<ProvisionerLog> log;
 };
 
