@@ -411,3 +411,75 @@ TEST_CASE("a request arriving during a macro step joins at the next step boundar
   while (plain.has_work()) t_plain = step(plain, t_plain, log_plain);
   CHECK(log_macro.back() == log_plain.back());
 }
+
+namespace {
+
+// Runs `e` to completion with requests arriving at given times (each cuts the step under way, as
+// the simulation does), and returns every engine event with its time.
+struct Arrival {
+  Micros at;
+  std::uint32_t id;
+  int prompt, output;
+};
+std::vector<Logged> run_with_arrivals(Engine& e, const std::vector<Arrival>& arrivals) {
+  std::vector<Logged> log;
+  std::vector<EngineEvent> out;
+  Micros now = 0, end = 0;
+  std::size_t next = 0;
+  while (next < arrivals.size() || e.has_work() || e.in_step()) {
+    if (!e.in_step() && e.has_work()) end = now + e.begin_step(now);
+    if (next < arrivals.size() && (!e.in_step() || arrivals[next].at < end)) {
+      now = std::max(now, arrivals[next].at);
+      const Arrival& a = arrivals[next++];
+      REQUIRE(e.add_request(a.id, a.prompt, a.output, now));
+      if (e.in_step()) end = e.truncate_step(now);
+      continue;
+    }
+    now = end;
+    out.clear();
+    e.end_step(now, out);
+    for (const EngineEvent& x : out) log.push_back(Logged{x.kind, x.request_id, x.time});
+  }
+  return log;
+}
+
+}  // namespace
+
+TEST_CASE("macro steps sum their sub-steps exactly, whichever side of the roofline they are on", "[engine]") {
+  // Four profiles: memory-bound decode (the calibrated one); decode that turns from memory- to
+  // compute-bound as the context grows (attention pairs cost more than KV reads); decode that turns
+  // from compute- to memory-bound (a large per-token cost, KV reads dearer than pairs); and steps so
+  // short that some round to 0 µs and count as 1 µs. Request 1 decodes alone for about 1.9 s, long
+  // enough to cross from one side of the roofline to the other inside one macro step.
+  EngineConfig to_compute = toy_config(2000);
+  to_compute.profile.step_weights_s = 7e-5;
+  to_compute.profile.step_kv_token_s = 1e-8;
+  to_compute.profile.step_pair_s = 1e-7;
+  to_compute.profile.step_token_s = 1e-6;
+  EngineConfig to_memory = toy_config(2000);
+  to_memory.profile.step_weights_s = 1e-6;
+  to_memory.profile.step_kv_token_s = 1e-7;
+  to_memory.profile.step_pair_s = 1e-8;
+  to_memory.profile.step_token_s = 1e-4;
+  EngineConfig tiny = toy_config(2000);
+  tiny.profile.step_base_s = 0;
+  tiny.profile.step_weights_s = 1e-7;
+  tiny.profile.step_kv_token_s = 1e-12;
+  for (const EngineConfig& base : {default_config(), to_compute, to_memory, tiny}) {
+    INFO(base.profile.name << " weights " << base.profile.step_weights_s);
+    const std::vector<Arrival> arrivals = {{0, 1, 40, 1500},          {1'900'000, 2, 3000, 700},
+                                           {1'950'000, 3, 9000, 300}, {2'000'000, 4, 120, 2500},
+                                           {5'000'001, 5, 700, 900},  {5'000'002, 6, 16, 64}};
+    EngineConfig macro_config = base;
+    macro_config.max_decode_substeps = 4096;
+    EngineConfig plain_config = base;
+    plain_config.max_decode_substeps = 1;
+    Engine macro(macro_config), plain(plain_config);
+    const std::vector<Logged> a = run_with_arrivals(macro, arrivals);
+    const std::vector<Logged> b = run_with_arrivals(plain, arrivals);
+    REQUIRE(a.size() == 12);
+    CHECK(a == b);
+    CHECK(macro.num_generation_tokens() == plain.num_generation_tokens());
+    CHECK(macro.busy_time(a.back().time) == plain.busy_time(b.back().time));
+  }
+}

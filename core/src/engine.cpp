@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "gpuscale/errors.hpp"
 
@@ -21,18 +22,43 @@ struct StepLoad {
 
 // A chunk of n new tokens after `computed` cached ones: new token k (1-based) attends to the cached
 // tokens and to k new ones.
-// The step time of the profile (engine.hpp, EngineProfile): a roofline of weight/KV reads vs compute.
-inline double step_seconds(const EngineProfile& p, const StepLoad& load) {
-  const double memory_s = p.step_weights_s + p.step_kv_token_s * static_cast<double>(load.kv_tokens);
-  const double compute_s = p.step_token_s * static_cast<double>(load.tokens) +
-                           p.step_pair_s * static_cast<double>(load.pairs);
-  return p.step_base_s + std::max(memory_s, compute_s);
-}
-
 inline void add_chunk(StepLoad& load, int computed, int n) {
   load.tokens += n;
   load.kv_tokens += static_cast<std::int64_t>(computed) + n;
   load.pairs += static_cast<std::int64_t>(n) * computed + static_cast<std::int64_t>(n) * (n + 1) / 2;
+}
+
+constexpr std::int64_t kPsPerMicro = 1'000'000;
+
+// A coefficient of the profile in integer picoseconds. Integers make a step's time exact, so a run
+// of decode steps can be summed in closed form (Engine::macro_elapsed) with the same result as
+// step by step.
+std::int64_t to_ps(double seconds, const char* name) {
+  if (!(seconds >= 0 && seconds <= 1))
+    throw InputError("/engine/profile", std::string(name) + " must be from 0 to 1 s");
+  return static_cast<std::int64_t>(seconds * 1e12 + 0.5);
+}
+
+// Σ_{i=0}^{n-1} floor((a·i + b) / m) for m > 0, in O(log m) by Euclid-like reduction (the AtCoder
+// Library's floor_sum). The caller keeps a·n + b, after reducing a and b modulo m, below 2^64.
+std::uint64_t floor_sum(std::uint64_t n, std::uint64_t m, std::uint64_t a, std::uint64_t b) {
+  std::uint64_t sum = 0;
+  while (true) {
+    if (a >= m) {
+      sum += n * (n - 1) / 2 * (a / m);
+      a %= m;
+    }
+    if (b >= m) {
+      sum += n * (b / m);
+      b %= m;
+    }
+    const std::uint64_t y_max = a * n + b;
+    if (y_max < m) break;
+    n = y_max / m;
+    b = y_max % m;
+    std::swap(m, a);
+  }
+  return sum;
 }
 
 }  // namespace
@@ -54,6 +80,12 @@ std::int64_t Engine::compute_num_kv_blocks(const EngineConfig& config) {
 }
 
 Engine::Engine(const EngineConfig& config) : config_(config) {
+  const EngineProfile& p = config_.profile;
+  cost_.base_ps = to_ps(p.step_base_s, "step_base_s");
+  cost_.weights_ps = to_ps(p.step_weights_s, "step_weights_s");
+  cost_.kv_token_ps = to_ps(p.step_kv_token_s, "step_kv_token_s");
+  cost_.token_ps = to_ps(p.step_token_s, "step_token_s");
+  cost_.pair_ps = to_ps(p.step_pair_s, "step_pair_s");
   if (config_.block_size < 1) throw InputError("/engine/block_size", "must be at least 1");
   if (config_.max_num_seqs < 1) throw InputError("/engine/max_num_seqs", "must be at least 1");
   if (config_.max_num_batched_tokens < 1)
@@ -77,6 +109,15 @@ Engine::Engine(const EngineConfig& config) : config_(config) {
   // vLLM claims its whole budget at start-up (weights, activation pool, KV), so the frame buffer in
   // use is constant from then on.
   fb_used_mib_ = config_.profile.gpu_memory_gib * config_.gpu_memory_utilization * 1024.0;
+  // The largest step (every KV token read, a full token budget of prefill against a full context)
+  // must stay far below 2^63 ps, so that step_micros and macro_elapsed cannot overflow.
+  const double worst_kv = static_cast<double>(capacity_tokens) + config_.max_num_batched_tokens;
+  const double worst_pairs = static_cast<double>(config_.max_num_batched_tokens) * (max_model_len_ + config_.max_num_batched_tokens);
+  const double worst_ps = static_cast<double>(cost_.base_ps) + static_cast<double>(cost_.weights_ps) +
+                          static_cast<double>(cost_.kv_token_ps) * worst_kv +
+                          static_cast<double>(cost_.token_ps) * config_.max_num_batched_tokens +
+                          static_cast<double>(cost_.pair_ps) * worst_pairs;
+  if (worst_ps > 1e18) throw InputError("/engine/profile", "step-time coefficients too large: a step could exceed 10^6 s");
   running_.reserve(static_cast<std::size_t>(std::min(config_.max_num_seqs, 4096)));
   batch_.reserve(running_.capacity() + 1);
 }
@@ -290,33 +331,71 @@ Micros Engine::begin_step(Micros now) {
   in_step_ = true;
   step_start_ = now;
   substeps_ = 1;
-  Micros duration = std::max<Micros>(1, seconds_to_micros(step_seconds(config_.profile, load)));
+  Micros duration = step_micros(load.tokens, load.kv_tokens, load.pairs);
   // A pure-decode batch with nothing waiting runs identical steps until something changes; plan them
   // as one macro step (simulation speed only: every sub-step is timed exactly as a step would be).
   if (!preempted_any && waiting_.empty() && batch_.size() == running_.size() &&
       static_cast<std::int64_t>(batch_.size()) == load.tokens && config_.max_decode_substeps > 1) {
     decode_kv0_ = load.kv_tokens;
     substeps_ = plan_substeps();
-    substep_ends_.resize(static_cast<std::size_t>(substeps_));
-    substep_ends_[0] = now + duration;
-    // Sub-step j reads B more KV tokens than sub-step j - 1; its time is step_seconds() of that load,
-    // written out with the same operations in the same order, so the same bits.
-    const EngineProfile& p = config_.profile;
-    const auto b = static_cast<double>(batch_.size());
-    const double token_term = p.step_token_s * b;
-    std::int64_t kv = decode_kv0_;
-    const auto step_kv = static_cast<std::int64_t>(batch_.size());
-    for (int j = 1; j < substeps_; ++j) {
-      kv += step_kv;
-      const double kvd = static_cast<double>(kv);
-      const double memory_s = p.step_weights_s + p.step_kv_token_s * kvd;
-      const double compute_s = token_term + p.step_pair_s * kvd;
-      duration += std::max<Micros>(1, seconds_to_micros(p.step_base_s + std::max(memory_s, compute_s)));
-      substep_ends_[static_cast<std::size_t>(j)] = now + duration;
-    }
+    duration = macro_elapsed(substeps_);
   }
   step_end_ = now + duration;
   return duration;
+}
+
+Micros Engine::step_micros(std::int64_t tokens, std::int64_t kv_tokens, std::int64_t pairs) const {
+  const std::int64_t memory = cost_.weights_ps + cost_.kv_token_ps * kv_tokens;
+  const std::int64_t compute = cost_.token_ps * tokens + cost_.pair_ps * pairs;
+  return std::max<Micros>(1, (cost_.base_ps + std::max(memory, compute) + kPsPerMicro / 2) / kPsPerMicro);
+}
+
+Micros Engine::macro_elapsed(int n) const {
+  // Sub-step j (from 0) is the decode step of the batch's B sequences after j earlier ones: it
+  // schedules B tokens and reads kv0 + j·B KV tokens, each new token attending to its whole context
+  // (as many pairs as KV tokens). So its time in ps is base + max(memory(j), compute(j)), the max of
+  // two lines in j, rounded to the nearest µs: step_micros of that load. Summed in closed form.
+  const auto B = static_cast<std::int64_t>(batch_.size());
+  const std::int64_t mem0 = cost_.weights_ps + cost_.kv_token_ps * decode_kv0_;
+  const std::int64_t mem_slope = cost_.kv_token_ps * B;
+  const std::int64_t comp0 = cost_.token_ps * B + cost_.pair_ps * decode_kv0_;
+  const std::int64_t comp_slope = cost_.pair_ps * B;
+  const std::int64_t offset = cost_.base_ps + kPsPerMicro / 2;
+  // Σ over j in [from, to) of floor((offset + c0 + slope·j) / 1 µs).
+  auto sum = [&](std::int64_t from, std::int64_t to, std::int64_t c0, std::int64_t slope) -> std::int64_t {
+    if (to <= from) return 0;
+    return static_cast<std::int64_t>(floor_sum(static_cast<std::uint64_t>(to - from), kPsPerMicro,
+                                               static_cast<std::uint64_t>(slope),
+                                               static_cast<std::uint64_t>(offset + c0 + slope * from)));
+  };
+  // memory(j) − compute(j) = d0 + ds·j changes sign at most once: find where the max switches lines.
+  const std::int64_t d0 = mem0 - comp0, ds = mem_slope - comp_slope, len = n;
+  std::int64_t split;  // sub-steps [0, split) take the first line, [split, n) the second
+  Micros total;
+  if (ds >= 0) {  // compute first, memory once it has caught up
+    split = d0 >= 0 ? 0 : ds == 0 ? len : (-d0 + ds - 1) / ds;
+    split = std::min(split, len);
+    total = sum(0, split, comp0, comp_slope) + sum(split, len, mem0, mem_slope);
+  } else {  // memory first, compute once it has caught up
+    split = d0 < 0 ? 0 : d0 / -ds + 1;
+    split = std::min(split, len);
+    total = sum(0, split, mem0, mem_slope) + sum(split, len, comp0, comp_slope);
+  }
+  // Every step lasts at least 1 µs (step_micros): sub-step times never decrease, so those that
+  // round to 0 are a prefix. Rare (a step shorter than 0.5 µs); count them by bisection.
+  auto micros_at = [&](std::int64_t j) {
+    const std::int64_t kv = decode_kv0_ + j * B;
+    return (offset + std::max(cost_.weights_ps + cost_.kv_token_ps * kv, cost_.token_ps * B + cost_.pair_ps * kv)) / kPsPerMicro;
+  };
+  if (len > 0 && micros_at(0) == 0) {
+    std::int64_t lo = 0, hi = len;  // the first sub-step of at least 1 µs is in [lo, hi]
+    while (lo < hi) {
+      const std::int64_t mid = lo + (hi - lo) / 2;
+      if (micros_at(mid) >= 1) hi = mid; else lo = mid + 1;
+    }
+    total += lo;
+  }
+  return total;
 }
 
 int Engine::plan_substeps() {
@@ -341,19 +420,28 @@ int Engine::plan_substeps() {
   return std::max(1, k);
 }
 
+int Engine::substeps_ending_by(Micros now) const {
+  // Sub-step ends increase with the sub-step, so bisect on the count whose last one ends by `now`.
+  int lo = 0, hi = substeps_;
+  while (lo < hi) {
+    const int mid = lo + (hi - lo + 1) / 2;
+    if (step_start_ + macro_elapsed(mid) <= now) lo = mid; else hi = mid - 1;
+  }
+  return lo;
+}
+
 int Engine::substeps_started(Micros now) const {
   // Sub-step j + 1 begins when sub-step j ends; count the ends at or before `now`.
-  const auto ends_before = std::upper_bound(substep_ends_.begin(), substep_ends_.begin() + (substeps_ - 1), now);
-  return static_cast<int>(ends_before - substep_ends_.begin()) + 1;
+  return std::min(substeps_ending_by(now), substeps_ - 1) + 1;
 }
 
 Micros Engine::truncate_step(Micros now) {
   if (!in_step_ || substeps_ <= 1) return step_end_;
   // The first boundary strictly after `now`: a step ending exactly at `now` has already begun the next.
-  const auto end = std::upper_bound(substep_ends_.begin(), substep_ends_.begin() + substeps_, now);
-  if (end == substep_ends_.begin() + substeps_) return step_end_;
-  substeps_ = static_cast<int>(end - substep_ends_.begin()) + 1;
-  step_end_ = substep_ends_[static_cast<std::size_t>(substeps_ - 1)];
+  const int ended = substeps_ending_by(now);
+  if (ended >= substeps_) return step_end_;
+  substeps_ = ended + 1;
+  step_end_ = step_start_ + macro_elapsed(substeps_);
   return step_end_;
 }
 

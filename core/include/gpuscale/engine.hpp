@@ -39,7 +39,8 @@ struct EngineProfile {
   //                     step_token_s × tokens + step_pair_s × attention (query, key) pairs)
   // KV tokens read: each scheduled sequence's context (cached tokens + the new ones). Pairs: a chunk
   // of n new tokens after c cached ones has n·c + n(n+1)/2 (causal). A decode step is memory-bound,
-  // a prefill chunk compute-bound.
+  // a prefill chunk compute-bound. The engine evaluates it exactly in integer picoseconds (each
+  // coefficient rounded to 1 ps, each from 0 to 1 s) and rounds the step to the nearest µs.
   double step_base_s = 0;        // seconds per step (launch, sync, scheduling, sampling)
   double step_weights_s = 0;     // seconds to stream the weights once
   double step_kv_token_s = 0;    // seconds per KV token read
@@ -60,7 +61,8 @@ struct EngineConfig {
   // Simulation speed only: up to this many consecutive pure-decode steps run as one event (a
   // "macro step") when nothing can change the batch in between. 1 = one event per step. Results
   // are identical either way (tests/test_simulation.cpp proves it), provided the caller calls
-  // truncate_step after every add_request / abort_request made during a step.
+  // truncate_step after every add_request / abort_request made during a step. A macro step costs
+  // O(batch) to plan whatever its length: its sub-step times are summed in closed form.
   int max_decode_substeps = 4096;
 };
 
@@ -196,6 +198,13 @@ class Engine {
     int count;
   };
 
+  // The profile's step-time coefficients in integer picoseconds (EngineProfile).
+  struct StepCost {
+    std::int64_t base_ps = 0, weights_ps = 0, kv_token_ps = 0, token_ps = 0, pair_ps = 0;
+  };
+  Micros step_micros(std::int64_t tokens, std::int64_t kv_tokens, std::int64_t pairs) const;
+  Micros macro_elapsed(int n) const;  // µs from the macro step's start to the end of its sub-step n - 1
+
   int blocks_for(int tokens) const { return (tokens + config_.block_size - 1) / config_.block_size; }
   std::uint32_t new_slot();
   void release_slot(std::uint32_t slot);
@@ -206,6 +215,7 @@ class Engine {
   bool in_batch(std::uint32_t slot) const;
 
   EngineConfig config_;
+  StepCost cost_;
   int total_blocks_ = 0;
   int free_blocks_ = 0;  // = the sum of free_queue_ counts
   int max_model_len_ = 0;
@@ -227,8 +237,8 @@ class Engine {
   int substeps_ = 1;                 // sub-steps in the step under way (1 = an ordinary step)
   std::int64_t decode_kv0_ = 0;      // KV tokens read by the first sub-step; each later one reads B more
   Micros step_end_ = 0;              // when the step under way ends
-  std::vector<Micros> substep_ends_; // end time of each sub-step of the macro step under way
   int substeps_started(Micros now) const;  // sub-steps begun by `now` (boundaries at or before it)
+  int substeps_ending_by(Micros now) const;  // sub-steps of the macro step that end at or before `now`
   int plan_substeps();               // how many pure-decode sub-steps the batch can run unchanged
   std::int64_t num_preemptions_ = 0;
   std::int64_t num_generation_tokens_ = 0;
