@@ -339,7 +339,7 @@ int main(int argc, char** argv) {
     } else {
       throw UsageError("unknown command '" + cmd + "'");
     }
-    std::cout << (pretty ? out.dump(2) : out.dump()) << "\n";
+    std::cout << (pretty ? out.dump(2) : dump_json(out)) << "\n";
     return 0;
   } catch (const UsageError& e) {
     std::cerr << "gpuscale: " << e.what() << "\n" << kUsage;

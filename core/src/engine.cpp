@@ -383,19 +383,23 @@ Micros Engine::macro_elapsed(int n) const {
   }
   // Every step lasts at least 1 µs (step_micros): sub-step times never decrease, so those that
   // round to 0 are a prefix. Rare (a step shorter than 0.5 µs); count them by bisection.
-  auto micros_at = [&](std::int64_t j) {
-    const std::int64_t kv = decode_kv0_ + j * B;
-    return (offset + std::max(cost_.weights_ps + cost_.kv_token_ps * kv, cost_.token_ps * B + cost_.pair_ps * kv)) / kPsPerMicro;
-  };
-  if (len > 0 && micros_at(0) == 0) {
-    std::int64_t lo = 0, hi = len;  // the first sub-step of at least 1 µs is in [lo, hi]
+  if (len > 0 && (offset + std::max(mem0, comp0)) / kPsPerMicro == 0) {
+    std::int64_t lo = 0, hi = len;  // the first sub-step that rounds to at least 1 µs is in [lo, hi]
     while (lo < hi) {
       const std::int64_t mid = lo + (hi - lo) / 2;
-      if (micros_at(mid) >= 1) hi = mid; else lo = mid + 1;
+      const std::int64_t kv = decode_kv0_ + mid * B;
+      const std::int64_t ps = offset + std::max(cost_.weights_ps + cost_.kv_token_ps * kv, cost_.token_ps * B + cost_.pair_ps * kv);
+      if (ps >= kPsPerMicro) hi = mid; else lo = mid + 1;
     }
     total += lo;
   }
   return total;
+}
+
+Micros Engine::substep_micros(std::int64_t j) const {
+  const auto B = static_cast<std::int64_t>(batch_.size());
+  const std::int64_t kv = decode_kv0_ + j * B;
+  return step_micros(B, kv, kv);
 }
 
 int Engine::plan_substeps() {
@@ -421,13 +425,18 @@ int Engine::plan_substeps() {
 }
 
 int Engine::substeps_ending_by(Micros now) const {
-  // Sub-step ends increase with the sub-step, so bisect on the count whose last one ends by `now`.
-  int lo = 0, hi = substeps_;
-  while (lo < hi) {
-    const int mid = lo + (hi - lo + 1) / 2;
-    if (step_start_ + macro_elapsed(mid) <= now) lo = mid; else hi = mid - 1;
-  }
-  return lo;
+  if (now >= step_end_) return substeps_;
+  if (now <= step_start_) return 0;
+  // Sub-steps of one macro step last nearly the same time (each reads B more KV tokens than the
+  // last), so a uniform split of the elapsed time lands on or next to the answer: sum exactly up
+  // to there, then walk one sub-step at a time to the last one that ends by `now`.
+  const Micros elapsed = now - step_start_, length = step_end_ - step_start_;
+  // (An estimate only, so a double is fine: the walk makes the answer exact.)
+  int n = std::min(substeps_, static_cast<int>(static_cast<double>(elapsed) / static_cast<double>(length) * substeps_));
+  Micros end = step_start_ + macro_elapsed(n);  // when sub-step n - 1 ends (n = 0: the start)
+  while (end > now) end -= substep_micros(--n);
+  for (Micros d; n < substeps_ && end + (d = substep_micros(n)) <= now; ++n) end += d;
+  return n;
 }
 
 int Engine::substeps_started(Micros now) const {

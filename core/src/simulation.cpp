@@ -92,11 +92,6 @@ double percentile(std::vector<double>& v, double p) {
   return *nth;
 }
 
-// A percentile of a sorted sample.
-double sorted_percentile(const std::vector<double>& v, double p) {
-  return v.empty() ? 0 : v[nearest_rank(v.size(), p) - 1];
-}
-
 std::string fmt(const char* format, double a, double b = 0, double c = 0, double d = 0) {
   char buf[256];
   std::snprintf(buf, sizeof buf, format, a, b, c, d);
@@ -842,13 +837,11 @@ class Simulation {
         ++sum.num_unfinished;
       }
     }
-    std::sort(ttft.begin(), ttft.end());
-    std::sort(e2e.begin(), e2e.end());
-    sum.ttft_p50_s = sorted_percentile(ttft, 0.50);
-    sum.ttft_p90_s = sorted_percentile(ttft, 0.90);
-    sum.ttft_p99_s = sorted_percentile(ttft, 0.99);
-    sum.e2e_p50_s = sorted_percentile(e2e, 0.50);
-    sum.e2e_p99_s = sorted_percentile(e2e, 0.99);
+    sum.ttft_p50_s = percentile(ttft, 0.50);
+    sum.ttft_p90_s = percentile(ttft, 0.90);
+    sum.ttft_p99_s = percentile(ttft, 0.99);
+    sum.e2e_p50_s = percentile(e2e, 0.50);
+    sum.e2e_p99_s = percentile(e2e, 0.99);
     sum.itl_mean_s = itl_n ? itl_sum / static_cast<double>(itl_n) : 0.0;
     sum.slo_attainment = sum.num_requests ? static_cast<double>(good) / static_cast<double>(sum.num_requests) : 1.0;
     sum.goodput_rps = static_cast<double>(good) / s_.duration_s;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "gpuscale/json_reader.hpp"
+#include "gpuscale/json_writer.hpp"
 
 namespace gpuscale::api {
 
@@ -40,7 +41,11 @@ template <typename F>
 std::string envelope(F&& operation) {
   Json out;
   try {
-    out = Json{{"ok", true}, {"result", operation()}};
+    // {"ok":true,"result":…} written around the result, which is not copied into a new tree.
+    std::string text = "{\"ok\":true,\"result\":";
+    dump_json(operation(), text);
+    text += '}';
+    return text;
   } catch (const InputError& e) {
     out = Json{{"ok", false}, {"error", {{"path", e.path()}, {"message", e.message()}}}};
   } catch (const std::bad_alloc&) {
@@ -48,7 +53,7 @@ std::string envelope(F&& operation) {
   } catch (const std::exception& e) {
     out = Json{{"ok", false}, {"error", {{"path", ""}, {"message", std::string("internal error: ") + e.what()}}}};
   }
-  return out.dump();
+  return dump_json(out);
 }
 
 }  // namespace gpuscale::api

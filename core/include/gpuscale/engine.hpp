@@ -204,6 +204,7 @@ class Engine {
   };
   Micros step_micros(std::int64_t tokens, std::int64_t kv_tokens, std::int64_t pairs) const;
   Micros macro_elapsed(int n) const;  // µs from the macro step's start to the end of its sub-step n - 1
+  Micros substep_micros(std::int64_t j) const;  // µs of sub-step j of the macro step under way
 
   int blocks_for(int tokens) const { return (tokens + config_.block_size - 1) / config_.block_size; }
   std::uint32_t new_slot();

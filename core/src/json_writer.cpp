@@ -1,0 +1,151 @@
+// Compact JSON writer (json_writer.hpp). Numbers use nlohmann's own formatting (Grisu2 for doubles,
+// NaN and infinities as null), so the text is the same as Json::dump()'s.
+#include "gpuscale/json_writer.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+
+namespace gpuscale {
+
+namespace {
+
+// Bytes of the UTF-8 sequence that starts at s[i] if it is well formed (no overlong forms, no
+// surrogates, at most U+10FFFF), else 0.
+std::size_t utf8_sequence(const std::string& s, std::size_t i) {
+  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = b(i);
+  const std::size_t n = s.size() - i;
+  auto cont = [&](std::size_t k) { return (b(i + k) & 0xC0) == 0x80; };
+  if (c >= 0xC2 && c <= 0xDF) return n >= 2 && cont(1) ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    if (n < 3 || !cont(1) || !cont(2)) return 0;
+    if (c == 0xE0 && b(i + 1) < 0xA0) return 0;   // overlong
+    if (c == 0xED && b(i + 1) >= 0xA0) return 0;  // UTF-16 surrogate
+    return 3;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    if (n < 4 || !cont(1) || !cont(2) || !cont(3)) return 0;
+    if (c == 0xF0 && b(i + 1) < 0x90) return 0;   // overlong
+    if (c == 0xF4 && b(i + 1) >= 0x90) return 0;  // above U+10FFFF
+    return 4;
+  }
+  return 0;
+}
+
+void write_string(const std::string& s, std::string& out) {
+  out += '"';
+  std::size_t run = 0;  // start of the bytes not yet copied
+  for (std::size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) {
+      ++i;
+      continue;
+    }
+    if (c >= 0x80) {
+      if (const std::size_t len = utf8_sequence(s, i)) {
+        i += len;
+        continue;
+      }
+    }
+    out.append(s, run, i - run);
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20) {  // as nlohmann writes it: \u and four lowercase hex digits
+          static const char hex[] = "0123456789abcdef";
+          out += "\\u00";
+          out += hex[c >> 4];
+          out += hex[c & 0xF];
+        } else {
+          out += "\xEF\xBF\xBD";  // an invalid UTF-8 byte: U+FFFD REPLACEMENT CHARACTER
+        }
+    }
+    run = ++i;
+  }
+  out.append(s, run, std::string::npos);
+  out += '"';
+}
+
+template <typename Int>
+void write_integer(Int v, std::string& out) {
+  char buf[24];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, r.ptr);
+}
+
+void write_float(double v, std::string& out) {
+  if (!std::isfinite(v)) {
+    out += "null";
+    return;
+  }
+  char buf[64];
+  char* end = nlohmann::detail::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, end);
+}
+
+}  // namespace
+
+void dump_json(const Json& value, std::string& out) {
+  switch (value.type()) {
+    case Json::value_t::null:
+      out += "null";
+      return;
+    case Json::value_t::boolean:
+      out += value.get<bool>() ? "true" : "false";
+      return;
+    case Json::value_t::number_integer:
+      write_integer(value.get<std::int64_t>(), out);
+      return;
+    case Json::value_t::number_unsigned:
+      write_integer(value.get<std::uint64_t>(), out);
+      return;
+    case Json::value_t::number_float:
+      write_float(value.get<double>(), out);
+      return;
+    case Json::value_t::string:
+      write_string(value.get_ref<const std::string&>(), out);
+      return;
+    case Json::value_t::array: {
+      out += '[';
+      bool first = true;
+      for (const Json& v : value) {
+        if (!first) out += ',';
+        first = false;
+        dump_json(v, out);
+      }
+      out += ']';
+      return;
+    }
+    case Json::value_t::object: {
+      out += '{';
+      bool first = true;
+      for (auto it = value.begin(); it != value.end(); ++it) {
+        if (!first) out += ',';
+        first = false;
+        write_string(it.key(), out);
+        out += ':';
+        dump_json(it.value(), out);
+      }
+      out += '}';
+      return;
+    }
+    default:  // binary and discarded values: never in the lab's documents
+      out += value.dump(-1, ' ', false, Json::error_handler_t::replace);
+      return;
+  }
+}
+
+std::string dump_json(const Json& value) {
+  std::string out;
+  dump_json(value, out);
+  return out;
+}
+
+}  // namespace gpuscale
