@@ -1,6 +1,7 @@
-// The compact JSON writer prints what Json::dump() prints, and survives invalid UTF-8.
+// The compact JSON writer prints what Json::dump(-1, ' ', true) prints (ASCII), and survives invalid UTF-8.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -10,7 +11,7 @@
 
 using namespace gpuscale;
 
-TEST_CASE("dump_json writes the same text as Json::dump", "[json]") {
+TEST_CASE("dump_json writes the same ASCII text as Json::dump with ensure_ascii", "[json]") {
   Json doc = Json::parse(R"({
     "b": [true, false, null, 0, -0.0, 1.0, 0.1, 1e-7, 123456789.125, 1e300, -2.5e-310, [], {}, [[1], {"x": ""}]],
     "a": "plain ASCII, \"quotes\", back\\slash, tab\t, newline\n, cr\r, bell\u0007, del\u007f, unit\u001f, bs\b, ff\f",
@@ -22,20 +23,24 @@ TEST_CASE("dump_json writes the same text as Json::dump", "[json]") {
   doc["max"] = std::numeric_limits<double>::max();
   doc["min"] = std::numeric_limits<double>::denorm_min();
   doc[""] = "an empty key";
-  CHECK(dump_json(doc) == doc.dump());
+  const std::string text = dump_json(doc);
+  CHECK(text == doc.dump(-1, ' ', true));
+  CHECK(text.find("\\u00d7 \\u2192 \\u2264 \\u00e9 \\u6f22\\u5b57 \\ud83d\\ude42 \\u0000 end") != std::string::npos);
+  CHECK(std::all_of(text.begin(), text.end(), [](char c) { return c >= 0x20 && c < 0x7F; }));
+  CHECK(Json::parse(text) == Json::parse(doc.dump()));  // (NaN and infinities become null)
   // A whole run result, decision log and all.
   const Json run = api::run(R"({"duration_s": 600, "seed": 3, "autoscaler": {"strategy": "gpu_util"}})");
   REQUIRE(run["decisions"].size() > 10);
-  CHECK(dump_json(run) == run.dump());
+  CHECK(dump_json(run) == run.dump(-1, ' ', true));
 }
 
-TEST_CASE("dump_json replaces invalid UTF-8 with U+FFFD instead of throwing", "[json]") {
+TEST_CASE("dump_json replaces invalid UTF-8 with \\ufffd instead of throwing", "[json]") {
   const std::string bad[] = {"\xff", "a\xc3", "\xc0\xaf", "\xe0\x80\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80", "x\x80y"};
   for (const std::string& s : bad) {
     INFO(Json(s).dump(-1, ' ', false, Json::error_handler_t::replace));
     CHECK_THROWS(Json(s).dump());
     const std::string text = dump_json(Json{{"s", s}});
-    CHECK(text.find("\xEF\xBF\xBD") != std::string::npos);
+    CHECK(text.find("\\ufffd") != std::string::npos);
     CHECK(Json::parse(text)["s"].is_string());
   }
   // The envelope of an operation whose error message carries such bytes is still valid JSON.

@@ -1,5 +1,5 @@
 // Compact JSON writer (json_writer.hpp). Numbers use nlohmann's own formatting (Grisu2 for doubles,
-// NaN and infinities as null), so the text is the same as Json::dump()'s.
+// NaN and infinities as null), so the text is the same as Json::dump(-1, ' ', true)'s.
 #include "gpuscale/json_writer.hpp"
 
 #include <charconv>
@@ -9,6 +9,15 @@
 namespace gpuscale {
 
 namespace {
+
+const char kHex[] = "0123456789abcdef";
+
+// \u and four lowercase hex digits, as nlohmann writes an escaped code unit.
+void write_u(unsigned code_unit, std::string& out) {
+  const char u[6] = {'\\', 'u', kHex[(code_unit >> 12) & 0xF], kHex[(code_unit >> 8) & 0xF],
+                     kHex[(code_unit >> 4) & 0xF], kHex[code_unit & 0xF]};
+  out.append(u, 6);
+}
 
 // Bytes of the UTF-8 sequence that starts at s[i] if it is well formed (no overlong forms, no
 // surrogates, at most U+10FFFF), else 0.
@@ -38,17 +47,30 @@ void write_string(const std::string& s, std::string& out) {
   std::size_t run = 0;  // start of the bytes not yet copied
   for (std::size_t i = 0; i < s.size();) {
     const auto c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) {
+    if (c >= 0x20 && c != '"' && c != '\\' && c < 0x7F) {  // (nlohmann escapes DEL too)
       ++i;
       continue;
     }
+    out.append(s, run, i - run);
     if (c >= 0x80) {
-      if (const std::size_t len = utf8_sequence(s, i)) {
-        i += len;
+      // Non-ASCII as \u escapes (UTF-16 surrogate pairs above U+FFFF), invalid bytes as U+FFFD.
+      const std::size_t len = utf8_sequence(s, i);
+      if (len == 0) {
+        write_u(0xFFFD, out);
+        run = ++i;
         continue;
       }
+      unsigned cp = c & (0x7F >> len);
+      for (std::size_t k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+      if (cp <= 0xFFFF) {
+        write_u(cp, out);
+      } else {
+        write_u(0xD800 + ((cp - 0x10000) >> 10), out);
+        write_u(0xDC00 + ((cp - 0x10000) & 0x3FF), out);
+      }
+      run = i += len;
+      continue;
     }
-    out.append(s, run, i - run);
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
@@ -57,15 +79,7 @@ void write_string(const std::string& s, std::string& out) {
       case '\n': out += "\\n"; break;
       case '\r': out += "\\r"; break;
       case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20) {  // as nlohmann writes it: \u and four lowercase hex digits
-          static const char hex[] = "0123456789abcdef";
-          out += "\\u00";
-          out += hex[c >> 4];
-          out += hex[c & 0xF];
-        } else {
-          out += "\xEF\xBF\xBD";  // an invalid UTF-8 byte: U+FFFD REPLACEMENT CHARACTER
-        }
+      default: write_u(c, out);
     }
     run = ++i;
   }
@@ -137,7 +151,7 @@ void dump_json(const Json& value, std::string& out) {
       return;
     }
     default:  // binary and discarded values: never in the lab's documents
-      out += value.dump(-1, ' ', false, Json::error_handler_t::replace);
+      out += value.dump(-1, ' ', true, Json::error_handler_t::replace);
       return;
   }
 }
