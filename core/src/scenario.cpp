@@ -255,6 +255,16 @@ Scenario parse_scenario(const Json& doc) {
   r.finish();
 
   // Bound the work: the expected number of arrivals must stay under the limit.
+  const double expected = expected_arrivals(s);
+  if (expected > double(Limits::kMaxRequests)) {
+    throw InputError("/workload", "would generate about " + std::to_string(static_cast<long long>(expected)) +
+                                      " requests; at most " + std::to_string(Limits::kMaxRequests) +
+                                      " are allowed (lower rate_scale or duration_s)");
+  }
+  return s;
+}
+
+double expected_arrivals(const Scenario& s) {
   double expected = 0, t = 0;
   auto phases = effective_phases(s.workload);
   double cycle = 0;
@@ -267,12 +277,7 @@ Scenario parse_scenario(const Json& doc) {
       t += d;
     }
   }
-  if (expected > double(Limits::kMaxRequests)) {
-    throw InputError("/workload", "would generate about " + std::to_string(static_cast<long long>(expected)) +
-                                      " requests; at most " + std::to_string(Limits::kMaxRequests) +
-                                      " are allowed (lower rate_scale or duration_s)");
-  }
-  return s;
+  return expected;
 }
 
 Scenario parse_scenario_text(const std::string& text) { return parse_scenario(parse_json_text(text)); }

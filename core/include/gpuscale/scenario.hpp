@@ -162,6 +162,8 @@ struct Scenario {
 // Strict parse: unknown keys rejected, every value range-checked; throws InputError(path, message).
 Scenario parse_scenario(const Json& doc);
 Scenario parse_scenario_text(const std::string& text);
+// The mean number of requests the workload sends over the run (rate × time over its phases).
+double expected_arrivals(const Scenario& s);
 
 // The workload's phases after the preset and rate_scale are applied.
 std::vector<Phase> effective_phases(const WorkloadConfig& w);
