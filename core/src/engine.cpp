@@ -344,10 +344,14 @@ Micros Engine::begin_step(Micros now) {
   return duration;
 }
 
-Micros Engine::step_micros(std::int64_t tokens, std::int64_t kv_tokens, std::int64_t pairs) const {
+std::int64_t Engine::step_ps(std::int64_t tokens, std::int64_t kv_tokens, std::int64_t pairs) const {
   const std::int64_t memory = cost_.weights_ps + cost_.kv_token_ps * kv_tokens;
   const std::int64_t compute = cost_.token_ps * tokens + cost_.pair_ps * pairs;
-  return std::max<Micros>(1, (cost_.base_ps + std::max(memory, compute) + kPsPerMicro / 2) / kPsPerMicro);
+  return cost_.base_ps + std::max(memory, compute);
+}
+
+Micros Engine::step_micros(std::int64_t tokens, std::int64_t kv_tokens, std::int64_t pairs) const {
+  return std::max<Micros>(1, (step_ps(tokens, kv_tokens, pairs) + kPsPerMicro / 2) / kPsPerMicro);
 }
 
 Micros Engine::macro_elapsed(int n) const {
@@ -383,13 +387,15 @@ Micros Engine::macro_elapsed(int n) const {
   }
   // Every step lasts at least 1 µs (step_micros): sub-step times never decrease, so those that
   // round to 0 are a prefix. Rare (a step shorter than 0.5 µs); count them by bisection.
-  if (len > 0 && (offset + std::max(mem0, comp0)) / kPsPerMicro == 0) {
+  auto rounds_to_zero = [&](std::int64_t j) {
+    const std::int64_t kv = decode_kv0_ + j * B;
+    return step_ps(B, kv, kv) + kPsPerMicro / 2 < kPsPerMicro;
+  };
+  if (len > 0 && rounds_to_zero(0)) {
     std::int64_t lo = 0, hi = len;  // the first sub-step that rounds to at least 1 µs is in [lo, hi]
     while (lo < hi) {
       const std::int64_t mid = lo + (hi - lo) / 2;
-      const std::int64_t kv = decode_kv0_ + mid * B;
-      const std::int64_t ps = offset + std::max(cost_.weights_ps + cost_.kv_token_ps * kv, cost_.token_ps * B + cost_.pair_ps * kv);
-      if (ps >= kPsPerMicro) hi = mid; else lo = mid + 1;
+      if (rounds_to_zero(mid)) lo = mid + 1; else hi = mid;
     }
     total += lo;
   }

@@ -202,7 +202,8 @@ class Engine {
   struct StepCost {
     std::int64_t base_ps = 0, weights_ps = 0, kv_token_ps = 0, token_ps = 0, pair_ps = 0;
   };
-  Micros step_micros(std::int64_t tokens, std::int64_t kv_tokens, std::int64_t pairs) const;
+  std::int64_t step_ps(std::int64_t tokens, std::int64_t kv_tokens, std::int64_t pairs) const;  // exact
+  Micros step_micros(std::int64_t tokens, std::int64_t kv_tokens, std::int64_t pairs) const;  // rounded, ≥ 1
   Micros macro_elapsed(int n) const;  // µs from the macro step's start to the end of its sub-step n - 1
   Micros substep_micros(std::int64_t j) const;  // µs of sub-step j of the macro step under way
 
