@@ -954,3 +954,67 @@ TEST_CASE("gpuscale hpa document: memory ages round-trip and feed the next sync"
   CHECK(j["memory"]["recommendations"][0]["replicas"] == 24);  // the 500 s slot was reused
   CHECK(j["memory"]["recommendations"][0]["ageSeconds"] == 0.0);
 }
+
+TEST_CASE("without explain, reconcile decides exactly the same and only skips the text", "[hpa]") {
+  // One sync of each kind: every metric source and target, missing / unready / hot pods, failures,
+  // the behavior path with rate limits both ways and the legacy path, clamps and ScalingDisabled.
+  struct Case {
+    HorizontalPodAutoscalerSpec spec;
+    Observed obs;
+    Memory mem;
+  };
+  std::vector<Case> cases;
+  auto add = [&](HorizontalPodAutoscalerSpec spec, Observed obs, Memory mem = seen_before()) {
+    cases.push_back({std::move(spec), std::move(obs), std::move(mem)});
+  };
+  add(make_spec(1, 10, {cpu_utilization(50)}),
+      observed(4, {cpu_pod("a", 1000, 900), never_ready(cpu_pod("b", 1000, 100)), hot_cpu(cpu_pod("c", 1000, 950)),
+                   cpu_pod("d", 1000, std::nullopt)}));
+  add(make_spec(1, 10, {cpu_utilization(50)}),
+      observed(3, {cpu_pod("a", 1000, 100), cpu_pod("b", 1000, 200), cpu_pod("c", 1000, std::nullopt)}));
+  add(make_spec(1, 10, {pods_metric("load", 1000)}),
+      observed(3, {metric_pod("a", "load", 4000), metric_pod("b", "load", std::nullopt), metric_pod("c", "load", 500)}));
+  add(make_spec(1, 20, {external_metric("q", MetricTargetType::AverageValue, 5000)}), wants(2, 2));
+  Case ext = {make_spec(1, 20, {external_metric("q", MetricTargetType::AverageValue, 5000),
+                                object_metric("o", MetricTargetType::Value, 2000)}),
+              wants(3, 3), seen_before()};
+  ext.obs.external_metrics["q"] = MetricValue{true, 47000, ""};
+  ext.obs.object_metrics["o"] = MetricValue{true, 9000, ""};
+  cases.push_back(ext);
+  Case failing = {make_spec(1, 20, {external_metric("q", MetricTargetType::Value, 5000)}), wants(3, 3), seen_before()};
+  failing.obs.external_metrics["q"] = MetricValue{false, 0, "timeout"};
+  cases.push_back(failing);
+  auto up_down = make_spec(1, 30, {pods_metric("load", 1000)});
+  up_down.behavior = behavior_with(rules(0, {{ScalingPolicyType::Pods, 2, 60}, {ScalingPolicyType::Percent, 50, 60}}),
+                                   rules(120, {{ScalingPolicyType::Percent, 20, 60}}, SelectPolicy::Min));
+  Memory busy = seen_before();
+  busy.recommendations.push_back({ago(30), 9});
+  busy.scale_up_events.push_back({ago(20), 2, false});
+  busy.scale_down_events.push_back({ago(200), 1, false});
+  add(up_down, wants(4, 12), busy);
+  add(up_down, wants(10, 2), busy);
+  add(make_spec(1, 30, {pods_metric("load", 1000)}), wants(4, 12));  // legacy
+  add(make_spec(2, 5, {pods_metric("load", 1000)}), wants(7, 7));
+  add(make_spec(2, 5, {pods_metric("load", 1000)}), wants(1, 1));
+  add(make_spec(1, 5, {pods_metric("load", 1000)}), wants(0, 0), Memory{});
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    INFO("case " << i);
+    Memory with_mem = cases[i].mem, without_mem = cases[i].mem;
+    ControllerFlags quiet;
+    quiet.explain = false;
+    const Decision with = reconcile(cases[i].spec, cases[i].obs, with_mem, kNow);
+    const Decision without = reconcile(cases[i].spec, cases[i].obs, without_mem, kNow, quiet);
+    CHECK_FALSE(with.explanation.empty());
+    CHECK(without.explanation.empty());
+    Json a = decision_to_json(with), b = decision_to_json(without);
+    a.erase("explanation");
+    b.erase("explanation");
+    for (Json* j : {&a, &b}) {
+      for (auto& p : (*j)["proposals"]) {
+        if (p.value("ok", true)) p.erase("explanation");  // (a failed metric keeps its error text)
+      }
+    }
+    CHECK(a.dump() == b.dump());
+    CHECK(memory_to_json(with_mem, kNow).dump() == memory_to_json(without_mem, kNow).dump());
+  }
+}

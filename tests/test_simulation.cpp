@@ -452,3 +452,35 @@ TEST_CASE("a custom HPA spec is checked when the run starts, with its path", "[s
     CHECK_THAT(e.path(), Catch::Contains("maxReplicas"));
   }
 }
+
+TEST_CASE("logging only the HPA syncs that change replicas logs them exactly as logging all does", "[simulation]") {
+  // With hpa_syncs "changes" the syncs run without their text and those that change the count run
+  // again with it: the log must be the "all" log without the no-change syncs, word for word.
+  Scenario all = scenario(Json::parse(R"({
+    "duration_s": 1800,
+    "workload": {"phases": [{"duration_s": 300, "rate_rps": 0.5}, {"duration_s": 600, "rate_rps": 6},
+                            {"duration_s": 900, "rate_rps": 0.3}]},
+    "autoscaler": {"strategy": "kv_cache", "replicas": 1, "max_replicas": 8,
+                   "behavior": {"scaleDown": {"stabilizationWindowSeconds": 120,
+                                              "policies": [{"type": "Pods", "value": 1, "periodSeconds": 60}]}}}
+  })"));
+  Scenario changes = all;
+  changes.output.hpa_syncs = "changes";
+  const RunResult a = run_simulation(all), c = run_simulation(changes);
+  auto entry = [](const DecisionRecord& d) {
+    return Json{{"t", d.t_s},         {"c", d.controller},     {"e", d.explanation},
+                {"r", d.reason},      {"v", d.metric_value},   {"p", d.metric_proposal}}
+        .dump();
+  };
+  std::vector<std::string> expected, got;
+  for (const DecisionRecord& d : a.decisions) {
+    if (d.controller != "hpa" || d.desired_replicas != d.current_replicas) expected.push_back(entry(d));
+  }
+  for (const DecisionRecord& d : c.decisions) got.push_back(entry(d));
+  REQUIRE(got.size() < a.decisions.size());
+  CHECK(a.summary.num_scale_events >= 4);  // up in the burst, down one at a time after it
+  CHECK(got == expected);
+  Json sa = result_to_json(a, all), sc = result_to_json(c, changes);
+  CHECK(sa.at("summary") == sc.at("summary"));
+  CHECK(sa.at("series") == sc.at("series"));
+}

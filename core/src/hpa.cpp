@@ -273,58 +273,70 @@ void fail(MetricProposal& p, const std::string& reason, const std::string& error
 template <typename FillMissing, typename Recompute>
 void finish_pod_based(MetricProposal& p, std::int32_t current, const Tolerances& tol, const Grouping& g,
                       std::map<std::string, std::int64_t> values, double ratio, FillMissing fill_missing_down,
-                      Recompute recompute, std::string& text) {
+                      Recompute recompute, std::string& text, bool explain) {
   bool scale_up_with_unready = !g.unready.empty() && ratio > 1.0;
   if (!scale_up_with_unready && g.missing.empty()) {
     if (tol.is_within(ratio)) {
       p.replicas = current;
-      text += "; within tolerance " + band(tol) + " → keep " + std::to_string(current);
+      if (explain) text += "; within tolerance " + band(tol) + " → keep " + std::to_string(current);
       return;
     }
     p.replicas = ceil_to_int32(ratio * double(g.ready));
-    text += "; " + counts_text(g) + "; ceil(" + fmt3(ratio) + " × " + std::to_string(g.ready) +
-            ") = " + std::to_string(p.replicas);
+    if (explain) {
+      text += "; " + counts_text(g) + "; ceil(" + fmt3(ratio) + " × " + std::to_string(g.ready) +
+              ") = " + std::to_string(p.replicas);
+    }
     return;
   }
-  text += "; " + counts_text(g);
+  if (explain) text += "; " + counts_text(g);
   if (!g.missing.empty()) {
     if (ratio < 1.0) {
       for (const auto& pod : g.missing) values[pod] = fill_missing_down(pod);
-      text += "; scale-down: " + plural(std::int64_t(g.missing.size()), "missing pod", "missing pods") +
-              " counted at " + fill_missing_down.describe();
+      if (explain) {
+        text += "; scale-down: " + plural(std::int64_t(g.missing.size()), "missing pod", "missing pods") +
+                " counted at " + fill_missing_down.describe();
+      }
     } else if (ratio > 1.0) {
       for (const auto& pod : g.missing) values[pod] = 0;
-      text += "; scale-up: " + plural(std::int64_t(g.missing.size()), "missing pod", "missing pods") + " counted at 0";
+      if (explain) {
+        text +=
+            "; scale-up: " + plural(std::int64_t(g.missing.size()), "missing pod", "missing pods") + " counted at 0";
+      }
     }
   }
   if (scale_up_with_unready) {
     for (const auto& pod : g.unready) values[pod] = 0;
-    text += "; scale-up: " + plural(std::int64_t(g.unready.size()), "unready pod", "unready pods") + " counted at 0";
+    if (explain) {
+      text += "; scale-up: " + plural(std::int64_t(g.unready.size()), "unready pod", "unready pods") + " counted at 0";
+    }
   }
   std::string recompute_text;
   double new_ratio = recompute(values, recompute_text);
   p.rebalanced_ratio = new_ratio;
-  text += "; " + recompute_text;
+  if (explain) text += "; " + recompute_text;
   if (tol.is_within(new_ratio)) {
     p.replicas = current;
-    text += " within tolerance " + band(tol) + " → keep " + std::to_string(current);
+    if (explain) text += " within tolerance " + band(tol) + " → keep " + std::to_string(current);
     return;
   }
   if ((ratio < 1.0 && new_ratio > 1.0) || (ratio > 1.0 && new_ratio < 1.0)) {
     p.replicas = current;
-    text += " flips the direction (" + fmt3(ratio) + " → " + fmt3(new_ratio) + ") → keep " + std::to_string(current);
+    if (explain) {
+      text += " flips the direction (" + fmt3(ratio) + " → " + fmt3(new_ratio) + ") → keep " + std::to_string(current);
+    }
     return;
   }
   std::int32_t n = std::int32_t(values.size());
   std::int32_t new_replicas = ceil_to_int32(new_ratio * double(n));
-  std::string calc = "ceil(" + fmt3(new_ratio) + " × " + std::to_string(n) + ") = " + std::to_string(new_replicas);
+  std::string calc;
+  if (explain) calc = "ceil(" + fmt3(new_ratio) + " × " + std::to_string(n) + ") = " + std::to_string(new_replicas);
   if ((new_ratio < 1.0 && new_replicas > current) || (new_ratio > 1.0 && new_replicas < current)) {
     p.replicas = current;
-    text += "; " + calc + " would move against the ratio → keep " + std::to_string(current);
+    if (explain) text += "; " + calc + " would move against the ratio → keep " + std::to_string(current);
     return;
   }
   p.replicas = new_replicas;
-  text += "; " + calc;
+  if (explain) text += "; " + calc;
 }
 
 // ReplicaCalculator.GetResourceReplicas (Utilization target of Resource / ContainerResource).
@@ -371,9 +383,12 @@ void resource_utilization_replicas(MetricProposal& p, const Observed& obs, const
   p.current_utilization = u.utilization;
   p.current_milli = u.raw_average;
   p.ratio = u.ratio;
-  std::string text = "utilization = int(" + fmt_milli(u.metrics_total) + " × 100 / " + fmt_milli(u.requests_total) +
-                     ") = " + std::to_string(u.utilization) + "%; ratio = " + std::to_string(u.utilization) + " / " +
-                     std::to_string(target) + " = " + fmt3(u.ratio);
+  std::string text;
+  if (flags.explain) {
+    text = "utilization = int(" + fmt_milli(u.metrics_total) + " × 100 / " + fmt_milli(u.requests_total) +
+           ") = " + std::to_string(u.utilization) + "%; ratio = " + std::to_string(u.utilization) + " / " +
+           std::to_string(target) + " = " + fmt3(u.ratio);
+  }
   struct FillDown {
     const std::map<std::string, std::int64_t>* requests;
     std::int64_t fallback;
@@ -382,11 +397,13 @@ void resource_utilization_replicas(MetricProposal& p, const Observed& obs, const
   } fill{&requests, std::int64_t(std::max<std::int32_t>(100, target))};
   auto recompute = [&](const std::map<std::string, std::int64_t>& filled, std::string& t) {
     UtilizationRatio nu = resource_utilization_ratio(filled, requests, target);
-    t = "new utilization = int(" + fmt_milli(nu.metrics_total) + " × 100 / " + fmt_milli(nu.requests_total) +
-        ") = " + std::to_string(nu.utilization) + "%, new ratio = " + fmt3(nu.ratio);
+    if (flags.explain) {
+      t = "new utilization = int(" + fmt_milli(nu.metrics_total) + " × 100 / " + fmt_milli(nu.requests_total) +
+          ") = " + std::to_string(nu.utilization) + "%, new ratio = " + fmt3(nu.ratio);
+    }
     return nu.ratio;
   };
-  finish_pod_based(p, current, tol, g, values, u.ratio, fill, recompute, text);
+  finish_pod_based(p, current, tol, g, values, u.ratio, fill, recompute, text, flags.explain);
   p.ok = true;
   p.explanation = text;
 }
@@ -420,9 +437,11 @@ void plain_metric_replicas(MetricProposal& p, const Observed& obs, const std::st
   UsageRatio u = metric_usage_ratio(values, target);
   p.current_milli = u.usage;
   p.ratio = u.ratio;
-  std::string text = "average = " + fmt_milli(u.total) + " / " + std::to_string(values.size()) + " = " +
-                     fmt_milli(u.usage) + "; ratio = " + fmt_milli(u.usage) + " / " + fmt_milli(target) + " = " +
-                     fmt3(u.ratio);
+  std::string text;
+  if (flags.explain) {
+    text = "average = " + fmt_milli(u.total) + " / " + std::to_string(values.size()) + " = " + fmt_milli(u.usage) +
+           "; ratio = " + fmt_milli(u.usage) + " / " + fmt_milli(target) + " = " + fmt3(u.ratio);
+  }
   struct FillDown {
     std::int64_t target;
     std::int64_t operator()(const std::string&) const { return target; }
@@ -430,11 +449,13 @@ void plain_metric_replicas(MetricProposal& p, const Observed& obs, const std::st
   } fill{target};
   auto recompute = [&](const std::map<std::string, std::int64_t>& filled, std::string& t) {
     UsageRatio nu = metric_usage_ratio(filled, target);
-    t = "new average = " + fmt_milli(nu.total) + " / " + std::to_string(filled.size()) + " = " + fmt_milli(nu.usage) +
-        ", new ratio = " + fmt3(nu.ratio);
+    if (flags.explain) {
+      t = "new average = " + fmt_milli(nu.total) + " / " + std::to_string(filled.size()) + " = " + fmt_milli(nu.usage) +
+          ", new ratio = " + fmt3(nu.ratio);
+    }
     return nu.ratio;
   };
-  finish_pod_based(p, current, tol, g, values, u.ratio, fill, recompute, text);
+  finish_pod_based(p, current, tol, g, values, u.ratio, fill, recompute, text, flags.explain);
   p.ok = true;
   p.explanation = text;
 }
@@ -450,16 +471,17 @@ std::int64_t ready_pods_count(const std::vector<PodSnapshot>& pods) {
 
 // GetObjectMetricReplicas / GetExternalMetricReplicas → getUsageRatioReplicaCount.
 void value_replicas(MetricProposal& p, const Observed& obs, std::int64_t usage, std::int64_t target,
-                    std::int32_t current, const Tolerances& tol, const std::string& reason) {
+                    std::int32_t current, const Tolerances& tol, const std::string& reason, bool explain) {
   double ratio = double(usage) / double(target);
   p.ratio = ratio;
   p.current_milli = usage;
-  std::string text = "ratio = " + fmt_milli(usage) + " / " + fmt_milli(target) + " = " + fmt3(ratio);
+  std::string text;
+  if (explain) text = "ratio = " + fmt_milli(usage) + " / " + fmt_milli(target) + " = " + fmt3(ratio);
   if (current != 0) {
     if (tol.is_within(ratio)) {
       p.replicas = current;
       p.ok = true;
-      p.explanation = text + "; within tolerance " + band(tol) + " → keep " + std::to_string(current);
+      if (explain) p.explanation = text + "; within tolerance " + band(tol) + " → keep " + std::to_string(current);
       return;
     }
     if (obs.pods.empty()) {
@@ -470,12 +492,16 @@ void value_replicas(MetricProposal& p, const Observed& obs, std::int64_t usage, 
     p.ready_pods = std::int32_t(ready);
     double x = ratio * double(ready);
     p.replicas = x > double(kInt32Max) ? kInt32Max : ceil_to_int32(x);
-    text += "; ready pods (Running and Ready) " + std::to_string(ready) + "; ceil(" + fmt3(ratio) + " × " +
-            std::to_string(ready) + ") = " + std::to_string(p.replicas);
+    if (explain) {
+      text += "; ready pods (Running and Ready) " + std::to_string(ready) + "; ceil(" + fmt3(ratio) + " × " +
+              std::to_string(ready) + ") = " + std::to_string(p.replicas);
+    }
   } else {
     p.replicas = ceil_to_int32(ratio);
-    text +=
-        "; current replicas 0 (no tolerance, no pod count): ceil(" + fmt3(ratio) + ") = " + std::to_string(p.replicas);
+    if (explain) {
+      text += "; current replicas 0 (no tolerance, no pod count): ceil(" + fmt3(ratio) +
+              ") = " + std::to_string(p.replicas);
+    }
   }
   p.ok = true;
   p.explanation = text;
@@ -483,18 +509,23 @@ void value_replicas(MetricProposal& p, const Observed& obs, std::int64_t usage, 
 
 // GetObjectPerPodMetricReplicas / GetExternalPerPodMetricReplicas.
 void per_pod_replicas(MetricProposal& p, std::int64_t usage, std::int64_t target_per_pod, std::int32_t status_replicas,
-                      const Tolerances& tol) {
+                      const Tolerances& tol, bool explain) {
   std::int32_t replicas = status_replicas;
   double ratio = double(usage) / (double(target_per_pod) * double(replicas));
   p.ratio = ratio;
-  std::string text = "ratio = " + fmt_milli(usage) + " / (" + fmt_milli(target_per_pod) + " × " +
-                     std::to_string(status_replicas) + " status replicas) = " + fmt3(ratio);
+  std::string text;
+  if (explain) {
+    text = "ratio = " + fmt_milli(usage) + " / (" + fmt_milli(target_per_pod) + " × " +
+           std::to_string(status_replicas) + " status replicas) = " + fmt3(ratio);
+  }
   if (!tol.is_within(ratio)) {
     double x = std::ceil(double(usage) / double(target_per_pod));
     replicas = x > double(kInt32Max) ? kInt32Max : ceil_to_int32(x);
-    text += " outside " + band(tol) + "; ceil(" + fmt_milli(usage) + " / " + fmt_milli(target_per_pod) +
-            ") = " + std::to_string(replicas) + " (pod counts do not enter)";
-  } else {
+    if (explain) {
+      text += " outside " + band(tol) + "; ceil(" + fmt_milli(usage) + " / " + fmt_milli(target_per_pod) +
+              ") = " + std::to_string(replicas) + " (pod counts do not enter)";
+    }
+  } else if (explain) {
     text += " within tolerance " + band(tol) + " → keep status replicas " + std::to_string(status_replicas);
   }
   // The status reports ceil(total / statusReplicas).
@@ -576,7 +607,8 @@ MetricProposal compute_metric(const MetricSpec& spec, int index, const Observed&
           fail(p, "FailedGetObjectMetric", "unable to get metric " + spec.metric.name + where + fetch_error);
           return p;
         }
-        value_replicas(p, obs, v->value_milli, p.target_milli, spec_replicas, tol, "FailedGetObjectMetric");
+        value_replicas(p, obs, v->value_milli, p.target_milli, spec_replicas, tol, "FailedGetObjectMetric",
+                       flags.explain);
       } else if (spec.target.type == MetricTargetType::AverageValue && spec.target.average_value_milli) {
         p.target_milli = *spec.target.average_value_milli;
         // The controller really names this one "external metric" (horizontal.go computeStatusForObjectMetric).
@@ -587,7 +619,7 @@ MetricProposal compute_metric(const MetricSpec& spec, int index, const Observed&
                    where + fetch_error);
           return p;
         }
-        per_pod_replicas(p, v->value_milli, p.target_milli, status_replicas, tol);
+        per_pod_replicas(p, v->value_milli, p.target_milli, status_replicas, tol, flags.explain);
       } else {
         fail(p, "FailedGetObjectMetric",
              "invalid object metric source: neither a value target nor an average value target was set");
@@ -609,7 +641,7 @@ MetricProposal compute_metric(const MetricSpec& spec, int index, const Observed&
                    spec.metric.name + ": " + fetch_error);
           return p;
         }
-        per_pod_replicas(p, v->value_milli, p.target_milli, status_replicas, tol);
+        per_pod_replicas(p, v->value_milli, p.target_milli, status_replicas, tol, flags.explain);
       } else if (spec.target.value_milli) {
         p.target_type = MetricTargetType::Value;
         p.target_milli = *spec.target.value_milli;
@@ -619,7 +651,8 @@ MetricProposal compute_metric(const MetricSpec& spec, int index, const Observed&
                    spec.metric.name + ": " + fetch_error);
           return p;
         }
-        value_replicas(p, obs, v->value_milli, p.target_milli, spec_replicas, tol, "FailedGetExternalMetric");
+        value_replicas(p, obs, v->value_milli, p.target_milli, spec_replicas, tol, "FailedGetExternalMetric",
+                       flags.explain);
       } else {
         fail(p, "FailedGetExternalMetric",
              "invalid external metric source: neither a value target nor an average value target was set");
@@ -662,10 +695,10 @@ std::string policy_text(const HPAScalingPolicy& p) {
 
 // calculateScaleUpLimitWithScalingRules.
 std::int32_t scale_up_limit(std::int32_t current, const Memory& mem, const HPAScalingRules& rules, Micros now,
-                            std::string& text) {
+                            std::string& text, bool explain) {
   SelectPolicy select = rules.select_policy.value_or(SelectPolicy::Max);
   if (select == SelectPolicy::Disabled) {
-    text = "scaleUp selectPolicy Disabled → limit " + std::to_string(current);
+    if (explain) text = "scaleUp selectPolicy Disabled → limit " + std::to_string(current);
     return current;
   }
   bool min_change = select == SelectPolicy::Min;
@@ -680,29 +713,30 @@ std::int32_t scale_up_limit(std::int32_t current, const Memory& mem, const HPASc
       std::string calc;
       if (policy.type == ScalingPolicyType::Pods) {
         proposed = start + policy.value;
-        calc = std::to_string(start) + " + " + std::to_string(policy.value);
+        if (explain) calc = std::to_string(start) + " + " + std::to_string(policy.value);
       } else {
         // Rounded up so a small percentage still adds a pod.
         proposed = ceil_to_int32(double(start) * (1.0 + double(policy.value) / 100.0));
-        calc = "ceil(" + std::to_string(start) + " × " + fmt3(1.0 + double(policy.value) / 100.0) + ")";
+        if (explain) calc = "ceil(" + std::to_string(start) + " × " + fmt3(1.0 + double(policy.value) / 100.0) + ")";
       }
       result = min_change ? std::min(result, proposed) : std::max(result, proposed);
+      if (!explain) continue;
       if (!parts.empty()) parts += ", ";
       parts += policy_text(policy) + ": period start " + std::to_string(current) + " − " + std::to_string(added) +
                " + " + std::to_string(deleted) + " = " + std::to_string(start) + ", " + calc + " = " +
                std::to_string(proposed);
     }
   }
-  text = "scaleUp " + std::string(to_string(select)) + " of [" + parts + "] = " + std::to_string(result);
+  if (explain) text = "scaleUp " + std::string(to_string(select)) + " of [" + parts + "] = " + std::to_string(result);
   return result;
 }
 
 // calculateScaleDownLimitWithBehaviors.
 std::int32_t scale_down_limit(std::int32_t current, const Memory& mem, const HPAScalingRules& rules, Micros now,
-                              std::string& text) {
+                              std::string& text, bool explain) {
   SelectPolicy select = rules.select_policy.value_or(SelectPolicy::Max);
   if (select == SelectPolicy::Disabled) {
-    text = "scaleDown selectPolicy Disabled → limit " + std::to_string(current);
+    if (explain) text = "scaleDown selectPolicy Disabled → limit " + std::to_string(current);
     return current;
   }
   bool min_change = select == SelectPolicy::Min;
@@ -717,20 +751,21 @@ std::int32_t scale_down_limit(std::int32_t current, const Memory& mem, const HPA
       std::string calc;
       if (policy.type == ScalingPolicyType::Pods) {
         proposed = start - policy.value;
-        calc = std::to_string(start) + " − " + std::to_string(policy.value);
+        if (explain) calc = std::to_string(start) + " − " + std::to_string(policy.value);
       } else {
         // int32() truncates: the count that stays is rounded down.
         proposed = trunc_to_int32(double(start) * (1.0 - double(policy.value) / 100.0));
-        calc = "int(" + std::to_string(start) + " × " + fmt3(1.0 - double(policy.value) / 100.0) + ")";
+        if (explain) calc = "int(" + std::to_string(start) + " × " + fmt3(1.0 - double(policy.value) / 100.0) + ")";
       }
       result = min_change ? std::max(result, proposed) : std::min(result, proposed);
+      if (!explain) continue;
       if (!parts.empty()) parts += ", ";
       parts += policy_text(policy) + ": period start " + std::to_string(current) + " − " + std::to_string(added) +
                " + " + std::to_string(deleted) + " = " + std::to_string(start) + ", " + calc + " = " +
                std::to_string(proposed);
     }
   }
-  text = "scaleDown " + std::string(to_string(select)) + " of [" + parts + "] = " + std::to_string(result);
+  if (explain) text = "scaleDown " + std::string(to_string(select)) + " of [" + parts + "] = " + std::to_string(result);
   return result;
 }
 
@@ -798,13 +833,15 @@ Normalized normalize_with_behaviors(const HorizontalPodAutoscalerSpec& spec, Mem
     n.stabilization_reason = "ReadyForNewScale";
     n.stabilization_message = "recommended size matches current size";
   }
-  n.lines.push_back(
-      "stabilization: scaleUp window " + std::to_string(up_window) + " s → lower bound min(" + std::to_string(desired) +
-      ", " + plural(up_count, "recent recommendation", "recent recommendations") + ") = " + std::to_string(up_rec) +
-      "; scaleDown window " + std::to_string(down_window) + " s → upper bound max(" + std::to_string(desired) + ", " +
-      plural(down_count, "recent recommendation", "recent recommendations") + ") = " + std::to_string(down_rec) +
-      "; current " + std::to_string(current) + " brought into [" + std::to_string(up_rec) + ", " +
-      std::to_string(down_rec) + "] = " + std::to_string(rec) + " (" + n.stabilization_reason + ")");
+  if (flags.explain)
+    n.lines.push_back(
+        "stabilization: scaleUp window " + std::to_string(up_window) + " s → lower bound min(" +
+        std::to_string(desired) + ", " + plural(up_count, "recent recommendation", "recent recommendations") +
+        ") = " + std::to_string(up_rec) + "; scaleDown window " + std::to_string(down_window) +
+        " s → upper bound max(" + std::to_string(desired) + ", " +
+        plural(down_count, "recent recommendation", "recent recommendations") + ") = " + std::to_string(down_rec) +
+        "; current " + std::to_string(current) + " brought into [" + std::to_string(up_rec) + ", " +
+        std::to_string(down_rec) + "] = " + std::to_string(rec) + " (" + n.stabilization_reason + ")");
 
   // convertDesiredReplicasWithBehaviorRate
   std::int32_t result = rec;
@@ -812,7 +849,7 @@ Normalized normalize_with_behaviors(const HorizontalPodAutoscalerSpec& spec, Mem
   n.limit_message = "the desired count is within the acceptable range";
   std::string text;
   if (rec > current) {
-    std::int32_t limit = scale_up_limit(current, mem, up, now, text);
+    std::int32_t limit = scale_up_limit(current, mem, up, now, text, flags.explain);
     if (limit < current) limit = current;  // no further scale-up until the events age out
     std::int32_t maximum = spec.max_replicas;
     std::string reason, message;
@@ -829,11 +866,12 @@ Normalized normalize_with_behaviors(const HorizontalPodAutoscalerSpec& spec, Mem
       n.limit_reason = reason;
       n.limit_message = message;
     }
-    n.lines.push_back("rate limit: " + text + "; allowed up to min(limit, maxReplicas " +
-                      std::to_string(spec.max_replicas) + ") = " + std::to_string(maximum) + " → " +
-                      std::to_string(result) + " (" + n.limit_reason + ")");
+    if (flags.explain)
+      n.lines.push_back("rate limit: " + text + "; allowed up to min(limit, maxReplicas " +
+                        std::to_string(spec.max_replicas) + ") = " + std::to_string(maximum) + " → " +
+                        std::to_string(result) + " (" + n.limit_reason + ")");
   } else if (rec < current) {
-    std::int32_t limit = scale_down_limit(current, mem, down, now, text);
+    std::int32_t limit = scale_down_limit(current, mem, down, now, text, flags.explain);
     if (limit > current) limit = current;  // no further scale-down until the events age out
     std::int32_t minimum = min_replicas;
     std::string reason, message;
@@ -850,11 +888,13 @@ Normalized normalize_with_behaviors(const HorizontalPodAutoscalerSpec& spec, Mem
       n.limit_reason = reason;
       n.limit_message = message;
     }
-    n.lines.push_back("rate limit: " + text + "; allowed down to max(limit, minReplicas " +
-                      std::to_string(min_replicas) + ") = " + std::to_string(minimum) + " → " + std::to_string(result) +
-                      " (" + n.limit_reason + ")");
+    if (flags.explain)
+      n.lines.push_back("rate limit: " + text + "; allowed down to max(limit, minReplicas " +
+                        std::to_string(min_replicas) + ") = " + std::to_string(minimum) + " → " +
+                        std::to_string(result) + " (" + n.limit_reason + ")");
   } else {
-    n.lines.push_back("rate limit: no change from current " + std::to_string(current) + " (DesiredWithinRange)");
+    if (flags.explain)
+      n.lines.push_back("rate limit: no change from current " + std::to_string(current) + " (DesiredWithinRange)");
   }
   n.limited = result;
   return n;
@@ -894,10 +934,11 @@ Normalized normalize_legacy(const HorizontalPodAutoscalerSpec& spec, Memory& mem
     n.stabilization_reason = "ReadyForNewScale";
     n.stabilization_message = "recommended size matches current size";
   }
-  n.lines.push_back("stabilization (no behavior): max(" + std::to_string(desired) + ", " +
-                    plural(counted, "recommendation", "recommendations") + " in the last " +
-                    fmt_seconds(flags.downscale_stabilization_s) + " s) = " + std::to_string(max_rec) + " (" +
-                    n.stabilization_reason + ")");
+  if (flags.explain)
+    n.lines.push_back("stabilization (no behavior): max(" + std::to_string(desired) + ", " +
+                      plural(counted, "recommendation", "recommendations") + " in the last " +
+                      fmt_seconds(flags.downscale_stabilization_s) + " s) = " + std::to_string(max_rec) + " (" +
+                      n.stabilization_reason + ")");
 
   // calculateScaleUpLimit: int32(max(2 × current, 4)).
   std::int32_t up_limit = trunc_to_int32(std::max(2.0 * double(current), 4.0));
@@ -926,9 +967,10 @@ Normalized normalize_legacy(const HorizontalPodAutoscalerSpec& spec, Memory& mem
     n.limit_message = "the desired count is within the acceptable range";
   }
   n.limited = result;
-  n.lines.push_back("limits (no behavior): [minReplicas " + std::to_string(min_replicas) + ", min(maxReplicas " +
-                    std::to_string(spec.max_replicas) + ", max(2 × " + std::to_string(current) + ", 4) = " +
-                    std::to_string(up_limit) + ")] → " + std::to_string(result) + " (" + n.limit_reason + ")");
+  if (flags.explain)
+    n.lines.push_back("limits (no behavior): [minReplicas " + std::to_string(min_replicas) + ", min(maxReplicas " +
+                      std::to_string(spec.max_replicas) + ", max(2 × " + std::to_string(current) + ", 4) = " +
+                      std::to_string(up_limit) + ")] → " + std::to_string(result) + " (" + n.limit_reason + ")");
   return n;
 }
 
@@ -1088,7 +1130,8 @@ Decision reconcile(const HorizontalPodAutoscalerSpec& raw_spec, const Observed& 
                    const ControllerFlags& flags) {
   const HorizontalPodAutoscalerSpec spec = apply_defaults(raw_spec);
   Decision d;
-  std::vector<std::string> lines;
+  std::vector<std::string> lines;  // the explanation, one line per step (only if flags.explain)
+  const bool explain = flags.explain;
   const std::int32_t current = obs.spec_replicas;
   const std::int32_t min_replicas = *spec.min_replicas;
   d.current_replicas = current;
@@ -1096,16 +1139,18 @@ Decision reconcile(const HorizontalPodAutoscalerSpec& raw_spec, const Observed& 
   d.max_replicas = spec.max_replicas;
   set_condition(d.conditions, "AbleToScale", true, "SucceededGetScale",
                 "the HPA controller was able to get the target's current scale");
-  lines.push_back("currentReplicas = scale.spec.replicas = " + std::to_string(current) + " (status.replicas " +
-                  std::to_string(obs.status_replicas) + "); minReplicas " + std::to_string(min_replicas) +
-                  ", maxReplicas " + std::to_string(spec.max_replicas) + "; behavior " +
-                  (spec.behavior ? "set" : "nil (legacy normalization)"));
+  if (explain)
+    lines.push_back("currentReplicas = scale.spec.replicas = " + std::to_string(current) + " (status.replicas " +
+                    std::to_string(obs.status_replicas) + "); minReplicas " + std::to_string(min_replicas) +
+                    ", maxReplicas " + std::to_string(spec.max_replicas) + "; behavior " +
+                    (spec.behavior ? "set" : "nil (legacy normalization)"));
 
   // recordInitialRecommendation: first sight of this HPA.
   if (mem.recommendations.empty()) {
     mem.recommendations.push_back(Recommendation{now, current});
-    lines.push_back("first sight of this HPA: recorded " + std::to_string(current) +
-                    " as a recommendation (it holds off scale-down for the stabilization window)");
+    if (explain)
+      lines.push_back("first sight of this HPA: recorded " + std::to_string(current) +
+                      " as a recommendation (it holds off scale-down for the stabilization window)");
   }
 
   bool rescale = true;
@@ -1115,20 +1160,23 @@ Decision reconcile(const HorizontalPodAutoscalerSpec& raw_spec, const Observed& 
     rescale = false;
     set_condition(d.conditions, "ScalingActive", false, "ScalingDisabled",
                   "scaling is disabled since the replica count of the target is zero");
-    lines.push_back("scale.spec.replicas is 0 and minReplicas is " + std::to_string(min_replicas) +
-                    ": autoscaling is disabled (ScalingDisabled)");
+    if (explain)
+      lines.push_back("scale.spec.replicas is 0 and minReplicas is " + std::to_string(min_replicas) +
+                      ": autoscaling is disabled (ScalingDisabled)");
   } else if (current > spec.max_replicas) {
     d.path = "AboveMaxReplicas";
     d.rescale_reason = "Current number of replicas above Spec.MaxReplicas";
     desired = spec.max_replicas;
-    lines.push_back("current " + std::to_string(current) + " > maxReplicas " + std::to_string(spec.max_replicas) +
-                    ": set to maxReplicas at once (no metrics, stabilization or rate limit)");
+    if (explain)
+      lines.push_back("current " + std::to_string(current) + " > maxReplicas " + std::to_string(spec.max_replicas) +
+                      ": set to maxReplicas at once (no metrics, stabilization or rate limit)");
   } else if (current < min_replicas) {
     d.path = "BelowMinReplicas";
     d.rescale_reason = "Current number of replicas below Spec.MinReplicas";
     desired = min_replicas;
-    lines.push_back("current " + std::to_string(current) + " < minReplicas " + std::to_string(min_replicas) +
-                    ": set to minReplicas at once (no metrics, stabilization or rate limit)");
+    if (explain)
+      lines.push_back("current " + std::to_string(current) + " < minReplicas " + std::to_string(min_replicas) +
+                      ": set to minReplicas at once (no metrics, stabilization or rate limit)");
   } else {
     // computeReplicasForMetrics
     Tolerances tol = tolerances_for(spec, flags);
@@ -1140,17 +1188,19 @@ Decision reconcile(const HorizontalPodAutoscalerSpec& raw_spec, const Observed& 
       d.proposals.push_back(compute_metric(spec.metrics[i], int(i), obs, tol, flags));
     }
     for (const auto& p : d.proposals) {
-      std::string head =
-          "metric " + std::to_string(p.index + 1) + " (" + to_string(p.source_type) + " " + p.metric_name + ", " +
-          to_string(p.target_type) + " " +
-          (p.target_utilization ? std::to_string(*p.target_utilization) + "%" : fmt_milli(p.target_milli)) + "): ";
+      std::string head;
+      if (explain) {
+        head = "metric " + std::to_string(p.index + 1) + " (" + to_string(p.source_type) + " " + p.metric_name + ", " +
+               to_string(p.target_type) + " " +
+               (p.target_utilization ? std::to_string(*p.target_utilization) + "%" : fmt_milli(p.target_milli)) + "): ";
+      }
       if (!p.ok) {
         if (invalid == 0) first_invalid = &p;
         ++invalid;
-        lines.push_back(head + p.explanation);
+        if (explain) lines.push_back(head + p.explanation);
         continue;
       }
-      lines.push_back(head + p.explanation + " → proposes " + std::to_string(p.replicas));
+      if (explain) lines.push_back(head + p.explanation + " → proposes " + std::to_string(p.replicas));
       if (replicas == 0 || p.replicas > replicas) {
         replicas = p.replicas;
         metric = p.description;
@@ -1169,11 +1219,12 @@ Decision reconcile(const HorizontalPodAutoscalerSpec& raw_spec, const Observed& 
       d.desired_replicas = current;
       d.rescale = false;
       d.able_to_scale = false;
-      lines.push_back(invalid >= total ? "every metric failed: no scaling (" + first_invalid->failure_reason + ")"
-                                       : "a metric failed and the valid ones propose " + std::to_string(replicas) +
-                                             " < current " + std::to_string(current) + ": scale-down blocked (" +
-                                             first_invalid->failure_reason + ")");
-      lines.push_back("desiredReplicas = " + std::to_string(current) + " (unchanged)");
+      if (explain)
+        lines.push_back(invalid >= total ? "every metric failed: no scaling (" + first_invalid->failure_reason + ")"
+                                         : "a metric failed and the valid ones propose " + std::to_string(replicas) +
+                                               " < current " + std::to_string(current) + ": scale-down blocked (" +
+                                               first_invalid->failure_reason + ")");
+      if (explain) lines.push_back("desiredReplicas = " + std::to_string(current) + " (unchanged)");
       for (std::size_t i = 0; i < lines.size(); ++i) d.explanation += (i ? "\n" : "") + lines[i];
       return d;
     }
@@ -1183,10 +1234,11 @@ Decision reconcile(const HorizontalPodAutoscalerSpec& raw_spec, const Observed& 
     d.metric_name = metric;
     set_condition(d.conditions, "ScalingActive", true, "ValidMetricFound",
                   "the HPA was able to successfully calculate a replica count from " + metric);
-    lines.push_back(
-        "max over " + std::string(invalid > 0 ? "the valid " : "") + "metrics = " + std::to_string(replicas) + " (" +
-        metric + ")" +
-        (invalid > 0 ? "; scale-up allowed despite " + plural(invalid, "failed metric", "failed metrics") : ""));
+    if (explain)
+      lines.push_back(
+          "max over " + std::string(invalid > 0 ? "the valid " : "") + "metrics = " + std::to_string(replicas) + " (" +
+          metric + ")" +
+          (invalid > 0 ? "; scale-up allowed despite " + plural(invalid, "failed metric", "failed metrics") : ""));
 
     std::string rescale_metric;
     if (replicas > desired) {
@@ -1213,12 +1265,13 @@ Decision reconcile(const HorizontalPodAutoscalerSpec& raw_spec, const Observed& 
     set_condition(d.conditions, "AbleToScale", true, "SucceededRescale",
                   "the HPA controller was able to update the target scale to " + std::to_string(desired));
     store_scale_event(spec, mem, current, desired, now);
-    lines.push_back("desiredReplicas = " + std::to_string(desired) + ": scale " + std::to_string(current) + " → " +
-                    std::to_string(desired) + " (" + d.rescale_reason + ")" +
-                    (spec.behavior ? "; scale event recorded" : ""));
+    if (explain)
+      lines.push_back("desiredReplicas = " + std::to_string(desired) + ": scale " + std::to_string(current) + " → " +
+                      std::to_string(desired) + " (" + d.rescale_reason + ")" +
+                      (spec.behavior ? "; scale event recorded" : ""));
   } else {
     desired = current;
-    lines.push_back("desiredReplicas = " + std::to_string(desired) + " (no change)");
+    if (explain) lines.push_back("desiredReplicas = " + std::to_string(desired) + " (no change)");
   }
   d.rescale = rescale;
   d.desired_replicas = desired;

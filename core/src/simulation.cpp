@@ -768,8 +768,21 @@ class Simulation {
 
   void on_hpa_sync() {
     hpa::Observed o = observe();
+    // The arithmetic as text costs more than the arithmetic. When only the syncs that change the
+    // replica count are logged, a sync runs without it, and one that turns out to change the count
+    // runs again from the same memory, with it: the same decision, now explained.
+    const bool log_all = s_.output.decisions && s_.output.hpa_syncs == "all";
+    const bool log_changes = s_.output.decisions && !log_all;
+    hpa::Memory before;
+    if (log_changes) before = hpa_memory_;
+    flags_.explain = log_all;
     hpa::Decision d = hpa::reconcile(hpa_spec_, o, hpa_memory_, now_, flags_);
-    if (s_.output.decisions && (s_.output.hpa_syncs == "all" || d.desired_replicas != d.current_replicas)) {
+    if (log_changes && d.desired_replicas != d.current_replicas) {
+      hpa_memory_ = std::move(before);
+      flags_.explain = true;
+      d = hpa::reconcile(hpa_spec_, o, hpa_memory_, now_, flags_);
+    }
+    if (log_all || (log_changes && d.desired_replicas != d.current_replicas)) {
       DecisionRecord rec;
       rec.t_s = micros_to_seconds(now_);
       rec.controller = "hpa";

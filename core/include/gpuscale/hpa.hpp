@@ -169,6 +169,10 @@ struct ControllerFlags {
   double cpu_initialization_period_s = 300.0;  // seconds
   double initial_readiness_delay_s = 30.0;     // seconds
   bool configurable_tolerance = true;          // feature gate HPAConfigurableTolerance (beta, on)
+  // Not a controller flag: whether reconcile writes its arithmetic as text (Decision::explanation
+  // and the proposals' explanations). Everything else in the Decision is the same either way; a run
+  // that logs only some syncs turns it off and re-runs the syncs it logs (simulation.cpp).
+  bool explain = true;
 };
 
 // ---------------------------------------------------------------------------------------------
