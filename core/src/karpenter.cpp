@@ -1091,26 +1091,26 @@ void Karpenter::provision(const ClusterState& cluster, Micros now, ProvisionerAc
 
 void Karpenter::forceful(const ClusterState& cluster, Micros now, ProvisionerActions& out) {
   for (const auto& n : cluster.nodes) {
-    if (!owns(n) || removed_.count(n.id)) continue;
+    const bool unregistered = n.phase == NodePhase::Launched && now - n.launched_at >= settings_.registration_timeout;
+    const bool expired = n.expires_at >= 0 && now >= n.expires_at && alive_phase(n.phase);
+    if (!(unregistered || expired) || !owns(n) || removed_.count(n.id)) continue;
     ProvisionerLog log;
     log.controller = "karpenter.disruption";
     log.action = "delete";
     // liveness.go: a NodeClaim not registered within the registration TTL is deleted outright.
-    if (n.phase == NodePhase::Launched && now - n.launched_at >= settings_.registration_timeout) {
+    if (unregistered) {
       out.removals.push_back(NodeRemoval{n.id, "RegistrationTimeout", false});
       log.controller = "karpenter.liveness";
       log.reason = "RegistrationTimeout";
       log.explanation = "node " + std::to_string(n.id) + " launched at " + fmt_time(n.launched_at) + " has not registered after " +
                         fmt_duration(now - n.launched_at) + " (registration timeout " + fmt_duration(settings_.registration_timeout) +
                         "): delete the NodeClaim";
-    } else if (n.expires_at >= 0 && now >= n.expires_at && alive_phase(n.phase)) {
+    } else {
       // Expiration is forceful: drain at once, no replacement first, budgets and do-not-disrupt do not apply.
       out.removals.push_back(NodeRemoval{n.id, "Expired", true});
       log.reason = "Expired";
       log.explanation = "node " + std::to_string(n.id) + " reached expireAfter at " + fmt_time(n.expires_at) +
                         ": drain and delete (no replacement first; budgets do not apply)";
-    } else {
-      continue;
     }
     removed_.insert(n.id);
     out.log.push_back(std::move(log));
