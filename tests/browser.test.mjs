@@ -101,6 +101,27 @@ test('exercise 1 and the playground work on the served page', { timeout: 180_000
   }, [path0, finalValue], WAIT);
   t.diagnostic(`knob ${path0}: ${before} → ${await knob.inputValue()}; summary changed: ${summaryBefore !== await page.textContent('#playground .summary')}`);
 
+  // Layer 1 in the playground: pick the consolidation trap's NodePool and a heavier burst; the run
+  // now has nodes (a chart appears, the cost tiles are the nodes'), and going back hides the chart.
+  const summaryScenario = () => page.evaluate(() => JSON.parse(document.querySelector('#playground .summary')?.dataset.scenario ?? '{}'));
+  const settle = (check) => page.waitForFunction((src) => {
+    const el = document.querySelector('#playground .summary');
+    if (!el?.dataset.scenario || document.querySelector('#playground').dataset.busy !== 'false') return false;
+    return new Function('s', src)(JSON.parse(el.dataset.scenario));
+  }, check, WAIT);
+  await page.selectOption('#playground [data-path="/cluster/preset"] select', 'karpenter_underutilized');
+  await page.fill('#playground [data-path="/workload/rate_scale"] input', '40');
+  await page.press('#playground [data-path="/workload/rate_scale"] input', 'Enter');
+  await settle("return s.cluster?.preset === 'karpenter_underutilized' && s.workload?.rate_scale === 40");
+  await page.waitForSelector('#playground figure[data-chart="nodes"]:not([hidden])', WAIT);
+  const tiles = await page.textContent('#playground .summary');
+  assert.match(tiles, /Nodes launched/, `cluster tiles shown: ${tiles.slice(0, 300)}`);
+  assert.ok(new URL(page.url()).hash.includes('karpenter_underutilized'), 'the hash records the provisioner');
+  t.diagnostic(`playground with ${JSON.stringify((await summaryScenario()).cluster)}: ${tiles.replace(/\s+/g, ' ').slice(0, 200)}`);
+  await page.selectOption('#playground [data-path="/cluster/preset"] select', 'none');
+  await settle("return s.cluster?.preset === 'none'");
+  assert.equal(await page.locator('#playground figure[data-chart="nodes"]').isHidden(), true, 'no nodes chart without a cluster');
+
   // The worker protocol on its own: per channel only the newest queued request runs; errors carry a path.
   const seen = await page.evaluate(() => new Promise((resolve, reject) => {
     const worker = new Worker('worker.js', { type: 'module' });

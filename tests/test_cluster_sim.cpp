@@ -246,3 +246,52 @@ TEST_CASE("bad cluster input is an error that names its path", "[cluster-sim]") 
   bad["cluster"]["workloads"][0]["pod"]["cpu"] = "lots";
   check_error(bad, "/cluster/workloads/0/pod/cpu");
 }
+
+TEST_CASE("cluster presets switch a scenario to a real cluster with one field", "[cluster-sim]") {
+  // The playground's "Node provisioner" menu: data/cluster-presets.json. The lesson's burst at 40×
+  // needs 16 replicas, so four p5.48xlarge nodes come and go.
+  auto preset_run = [](const char* name) {
+    Json doc = Json::parse(R"({"workload": {"rate_scale": 40}})");
+    doc["cluster"]["preset"] = name;
+    return run(doc);
+  };
+  const RunResult when_empty = preset_run("karpenter_when_empty");
+  const RunResult trap = preset_run("karpenter_underutilized");
+  const RunResult ca = preset_run("cluster_autoscaler");
+  const RunResult fixed = preset_run("none");
+  for (const RunResult* r : {&when_empty, &trap, &ca}) {
+    CHECK(r->summary.nodes_launched >= 4);
+    CHECK(r->summary.node_cost_usd > 0);
+    CHECK(r->summary.cost_usd == r->summary.node_cost_usd);
+    CHECK_FALSE(r->series.nodes.empty());
+  }
+  CHECK(fixed.series.nodes.empty());
+  CHECK(fixed.summary.nodes_launched == 0);
+  // The provisioners log their decisions under their own names.
+  auto logged = [](const RunResult& r, const std::string& prefix) {
+    return count(r, [&](const DecisionRecord& d) { return d.controller.rfind(prefix, 0) == 0; });
+  };
+  CHECK(logged(when_empty, "karpenter") > 0);
+  CHECK(logged(ca, "cluster-autoscaler") > 0);
+  CHECK(logged(ca, "karpenter") == 0);
+  // WhenEmpty after 1h keeps its nodes through the hour; the trap consolidates under running replicas.
+  CHECK(when_empty.summary.num_replica_evictions == 0);
+  CHECK(trap.summary.num_replica_evictions > 0);
+  CHECK(trap.summary.node_hours < when_empty.summary.node_hours);
+
+  // The scenario's own cluster fields go on top of the preset; the provisioner comes from the preset only.
+  Json doc = Json::parse(R"({"duration_s": 60, "cluster": {"preset": "karpenter_when_empty",
+                             "node_startup": {"preset": "real_world"}}})");
+  CHECK(parse_scenario(doc).cluster.startup.preset == "real_world");
+  CHECK(parse_scenario(doc).cluster.provisioner == "karpenter");
+  doc["cluster"]["nodepools"] = Json::array();
+  check_error(doc, "/cluster/nodepools");
+  doc["cluster"].erase("nodepools");
+  doc["cluster"]["provisioner"] = "fixed";
+  check_error(doc, "/cluster/provisioner");
+  doc["cluster"].erase("provisioner");
+  doc["cluster"]["preset"] = "karpenter";
+  check_error(doc, "/cluster/preset");
+  doc["cluster"]["preset"] = 1;
+  check_error(doc, "/cluster/preset");
+}

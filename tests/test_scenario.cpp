@@ -255,11 +255,17 @@ TEST_CASE("schema knobs have defaults inside their ranges that the parser accept
     const std::string type = k.at("type").get<std::string>();
     const Json knob_default = k.at("default");
     if (type == "enum") {
-      const Json& choices = k.at("choices");
-      CHECK(std::find(choices.begin(), choices.end(), knob_default) != choices.end());
-      for (const auto& c : choices) {
+      // A choice is a value, or {value, label} for the page's menu.
+      std::vector<Json> values;
+      for (const auto& c : k.at("choices")) {
+        values.push_back(c.is_object() ? c.at("value") : c);
+        if (c.is_object()) CHECK_FALSE(c.at("label").get<std::string>().empty());
+      }
+      CHECK(std::find(values.begin(), values.end(), knob_default) != values.end());
+      for (const auto& v : values) {
         Json doc = Json::object();
-        doc[Json::json_pointer(path)] = c;
+        doc[Json::json_pointer(path)] = v;
+        INFO("choice " << v.dump());
         CHECK_NOTHROW(parse_scenario(doc));
       }
       continue;

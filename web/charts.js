@@ -196,12 +196,28 @@ function formatClock(t) {
 
 /** A column of charts for one run (RUN_CHARTS unless `specs` says otherwise), cursor shared under `syncKey`. */
 export class RunCharts {
-  constructor(container, { syncKey, specs = RUN_CHARTS, height } = {}) {
-    this.charts = specs.map((spec) => new RunChart(container, spec, { syncKey, height }));
+  /**
+   * `nodesWhenPresent`: add NODES_CHART after the others whenever a run has a `nodes` column (the
+   * playground, whose runs switch between fixed-delay nodes and a cluster), hidden otherwise.
+   */
+  constructor(container, { syncKey, specs = RUN_CHARTS, height, nodesWhenPresent = false } = {}) {
+    this.container = container;
+    this.options = { syncKey, height };
+    this.nodesWhenPresent = nodesWhenPresent;
+    this.nodes = null;
+    this.charts = specs.map((spec) => new RunChart(container, spec, this.options));
   }
 
   /** @param {object} series the run's series; @param {Object<string, number>} [yMax] per chart id */
   update(series, yMax = {}) {
-    for (const chart of this.charts) chart.update(series, yMax[chart.spec.id] ?? null);
+    const clustered = Array.isArray(series?.nodes) && series.nodes.length > 0;
+    if (this.nodesWhenPresent && clustered && !this.nodes) {
+      this.nodes = new RunChart(this.container, NODES_CHART, this.options);
+      this.charts.push(this.nodes);
+    }
+    if (this.nodes) this.nodes.figure.hidden = !clustered;
+    for (const chart of this.charts) {
+      if (!chart.figure.hidden) chart.update(series, yMax[chart.spec.id] ?? null);
+    }
   }
 }

@@ -17,6 +17,7 @@ const GROUP_LABELS = {
   metrics: 'Metrics pipeline',
   engine: 'Engine (vLLM)',
   slo: 'SLO',
+  cluster: 'Nodes (layer 1)',
   seed: 'Randomness',
 };
 
@@ -90,7 +91,7 @@ export class PlaygroundPanel {
           onError: (error) => { this.statusBox.textContent = `CSV export failed: ${error.message}`; },
         }),
         logBox)));
-    this.charts = new RunCharts(chartBox, { syncKey: 'playground' });
+    this.charts = new RunCharts(chartBox, { syncKey: 'playground', nodesWhenPresent: true });
     this.log = new DecisionLog(logBox, { runName: 'playground', title: 'Decision log' });
   }
 

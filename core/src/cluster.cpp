@@ -9,6 +9,7 @@
 namespace gpuscale {
 
 extern const char* const kInstanceTypesJson;
+extern const char* const kClusterPresetsJson;
 
 std::vector<InstanceType> parse_instance_types(const Json& doc, const std::string& path) {
   std::vector<InstanceType> out;
@@ -54,6 +55,11 @@ const std::vector<InstanceType>& default_instance_types() {
 }
 
 Json default_instance_types_json() { return Json::parse(kInstanceTypesJson); }
+
+const Json& cluster_presets() {
+  static const Json presets = Json::parse(kClusterPresetsJson).at("presets");
+  return presets;
+}
 
 const InstanceType* find_instance_type(const std::vector<InstanceType>& types, const std::string& name) {
   for (const auto& t : types) {

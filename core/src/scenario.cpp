@@ -48,6 +48,35 @@ void apply_startup_preset(NodeStartup& st) {
   }
 }
 
+// cluster.preset: a named setup from data/cluster-presets.json becomes the base of the cluster
+// object; the scenario's other cluster fields (node_startup, initial_nodes, workloads, …) replace
+// the preset's. The provisioner and its configuration come from the preset alone.
+Json expand_cluster_preset(const Json& cluster) {
+  if (!cluster.is_object() || !cluster.contains("preset")) return cluster;
+  const Json& name = cluster["preset"];
+  std::string allowed = "\"none\"";
+  const Json* preset = nullptr;
+  for (const Json& p : cluster_presets()) {
+    allowed += ", \"" + p.at("name").get<std::string>() + "\"";
+    if (name.is_string() && p.at("name") == name) preset = &p;
+  }
+  if (!name.is_string()) throw InputError("/cluster/preset", "expected one of " + allowed + ", found " + type_name(name));
+  Json merged = preset ? preset->at("cluster") : Json::object();
+  if (!preset && name != "none") {
+    throw InputError("/cluster/preset",
+                     "\"" + name.get<std::string>().substr(0, 64) + "\" is not allowed; expected one of " + allowed);
+  }
+  for (const auto& [key, value] : cluster.items()) {
+    if (key == "preset") continue;
+    if (preset && (key == "provisioner" || key == "nodepools" || key == "cluster_autoscaler")) {
+      throw InputError("/cluster/" + key, "is set by cluster.preset \"" + name.get<std::string>() +
+                                              "\"; give either the preset or your own " + key);
+    }
+    merged[key] = value;
+  }
+  return merged;
+}
+
 void parse_cluster(const Json& j, ClusterConfig& c) {
   ObjectReader r(j, "/cluster");
   c.provisioner = r.get_enum("provisioner", c.provisioner, {"fixed", "karpenter", "cluster_autoscaler"});
@@ -232,7 +261,7 @@ Scenario parse_scenario(const Json& doc) {
       throw InputError("/autoscaler/hpa", "is only used with strategy \"custom\"");
     }
   }
-  if (const Json* c = r.raw("cluster")) parse_cluster(*c, s.cluster);
+  if (const Json* c = r.raw("cluster")) parse_cluster(expand_cluster_preset(*c), s.cluster);
   if (const Json* o = r.raw("slo")) {
     ObjectReader sr(*o, "/slo");
     s.slo.ttft_s = sr.get_number("ttft_s", s.slo.ttft_s, 0.001, 3600);
@@ -304,7 +333,7 @@ Json scenario_schema() {
                        {"default", d.workload.preset}, {"unit", ""}, {"choices", {"lesson_burst", "steady"}}});
   knobs.push_back(num("/workload/rate_scale", "Arrival rate ×", 10, 0.1, 100, 0.1, "×"));
   knobs.push_back(num("/workload/timeout_s", "Client timeout", d.workload.timeout_s, 1, 600, 1, "s"));
-  knobs.push_back(num("/cold_start/node_provisioning_s", "Node provisioning", d.cold_start.node_provisioning_s, 0, 1200, 5, "s"));
+  knobs.push_back(num("/cold_start/node_provisioning_s", "Node wait (fixed delay only)", d.cold_start.node_provisioning_s, 0, 1200, 5, "s"));
   knobs.push_back(num("/cold_start/model_load_s", "Model load", d.cold_start.model_load_s, 0, 1200, 5, "s"));
   knobs.push_back(num("/cold_start/warmup_s", "Engine warm-up", d.cold_start.warmup_s, 0, 600, 5, "s"));
   knobs.push_back(num("/metrics/scrape_interval_s", "Scrape interval", d.metrics.scrape_interval_s, 1, 120, 1, "s"));
@@ -312,6 +341,10 @@ Json scenario_schema() {
   knobs.push_back(integer("/engine/max_num_seqs", "max_num_seqs", d.engine.max_num_seqs, 1, 4096, "sequences"));
   knobs.push_back(num("/engine/gpu_memory_utilization", "gpu_memory_utilization", d.engine.gpu_memory_utilization, 0.5, 0.98, 0.01, "fraction"));
   knobs.push_back(num("/slo/ttft_s", "SLO: TTFT", d.slo.ttft_s, 0.05, 60, 0.05, "s"));
+  Json presets = Json::array({Json{{"value", "none"}, {"label", "Fixed delay per replica (no cluster model)"}}});
+  for (const Json& p : cluster_presets()) presets.push_back(Json{{"value", p.at("name")}, {"label", p.at("label")}});
+  knobs.push_back(Json{{"path", "/cluster/preset"}, {"label", "Node provisioner"}, {"type", "enum"},
+                       {"default", "none"}, {"unit", ""}, {"choices", presets}});
   knobs.push_back(integer("/seed", "Seed", 1, 0, 1000000, ""));
   return knobs;
 }

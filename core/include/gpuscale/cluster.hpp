@@ -37,6 +37,9 @@ struct InstanceType {
 const std::vector<InstanceType>& default_instance_types();
 // The same catalogue as JSON (to edit prices or types in a scenario).
 Json default_instance_types_json();
+// The named layer-1 setups of `cluster.preset` (data/cluster-presets.json, embedded): an array of
+// {name, label, cluster}, where `cluster` is a scenario's cluster object.
+const Json& cluster_presets();
 // Strict parse of a catalogue (an array of instance types) with path-named errors.
 std::vector<InstanceType> parse_instance_types(const Json& doc, const std::string& path);
 const InstanceType* find_instance_type(const std::vector<InstanceType>& types, const std::string& name);
