@@ -508,8 +508,12 @@ TEST_CASE("WhenEmpty never consolidates a non-empty node; WhenEmptyOrUnderutiliz
   CHECK(d.nodes == ids({a}));
   CHECK(d.log.explanation.find("every pod fits on other nodes (0→node 1)") != std::string::npos);
 
-  pool.consolidation_policy = "Balanced";  // treated as WhenEmptyOrUnderutilized
-  CHECK(decide_disruption(f.c, {pool}, {}, {}, {}, 60 * kS).nodes == ids({a}));
+  // Balanced scores the same move: savings 55.04 / 110.08 = 50 %, disruption (1 + 1) / (2 + 3) = 40 %.
+  pool.consolidation_policy = "Balanced";
+  d = decide_disruption(f.c, {pool}, {}, {}, {}, 60 * kS);
+  CHECK(d.nodes == ids({a}));
+  CHECK(d.log.explanation.find("Balanced: score 1.25 >= threshold 0.50 (consolidationThreshold: 2.0, savings 50.0%, "
+                               "disruption 40.0%)") != std::string::npos);
 
   // Budget 0 for Underutilized blocks it.
   pool.budgets = {DisruptionBudget{"0", {"Underutilized"}, "", std::nullopt}};
@@ -581,6 +585,45 @@ TEST_CASE("replace only when strictly cheaper; the old node goes once the replac
   CHECK(out3.removals[0].reason == "Underutilized");
   CHECK(out3.removals[0].drain);
   CHECK(k.replacements_in_flight() == 0);
+}
+
+TEST_CASE("Balanced approves a move whose savings justify its disruption and rejects one whose do not",
+          "[karpenter]") {
+  // Node a runs two 1-GPU replicas; a p4d.24xlarge ($21.96/h) could take them instead of a p5.48xlarge
+  // ($55.04/h). Node b is full (four TP2 replicas) and do-not-disrupt, so never a candidate itself, but it
+  // counts in the pool's totals: cost $110.08/h, savings $33.08/h = 30.05 %.
+  Fixture f;
+  NodePool pool = gpu_pool("gpu", 10, {"p5.48xlarge", "p4d.24xlarge"});
+  pool.consolidation_policy = "Balanced";
+  const auto a = f.node("p5.48xlarge", "gpu");
+  const auto b = f.node("p5.48xlarge", "gpu");
+  f.c.nodes[b].do_not_disrupt = true;
+  f.bound(f.one_gpu, a, 0);
+  f.bound(f.one_gpu, a, 0);
+  for (int i = 0; i < 4; ++i) f.bound(f.tp2, b, 0);
+
+  // Default priority: disruption (1 + 2) / (3 + 5) = 37.5 %, score 0.3005 / 0.375 = 0.80.
+  DisruptionDecision d = decide_disruption(f.c, {pool}, {}, {}, {}, 60 * kS);
+  CHECK(d.action == "replace");
+  CHECK(d.nodes == ids({a}));
+  REQUIRE(d.replacement);
+  CHECK(type_name(f, *d.replacement) == "p4d.24xlarge");
+  CHECK(d.log.explanation.find("score 0.80 >= threshold 0.50") != std::string::npos);
+
+  // The same replicas at system-critical priority (EvictionCost clamps at 10 each): disruption 21 / 26.
+  PodTemplate critical = f.c.templates[f.one_gpu];
+  critical.priority = 2000000000;
+  f.c.templates.push_back(critical);
+  for (std::uint32_t pid : f.c.nodes[a].pods) f.c.pods[pid].template_index = static_cast<int>(f.c.templates.size()) - 1;
+  d = decide_disruption(f.c, {pool}, {}, {}, {}, 60 * kS);
+  CHECK(d.action == "none");
+  CHECK(d.log.explanation.find("rejected by Balanced: score 0.37 < threshold 0.50 (consolidationThreshold: 2.0, savings "
+                               "30.1%, disruption 80.8%)") != std::string::npos);
+  // WhenEmptyOrUnderutilized takes any strict saving.
+  pool.consolidation_policy = "WhenEmptyOrUnderutilized";
+  d = decide_disruption(f.c, {pool}, {}, {}, {}, 60 * kS);
+  CHECK(d.action == "replace");
+  CHECK(d.log.explanation.find("Balanced") == std::string::npos);
 }
 
 TEST_CASE("a replacement that dies before initializing abandons the command", "[karpenter]") {

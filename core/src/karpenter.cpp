@@ -827,6 +827,89 @@ ConsolidationOption compute_consolidation(const ClusterState& cluster, const std
   return opt;
 }
 
+namespace {
+
+// consolidationPolicy Balanced (v1.14; kubernetes-sigs/karpenter designs/balanced-consolidation.md):
+// a consolidation move is approved when score = savings fraction / disruption fraction >= 1/k, k = 2.
+//   savings fraction    = (candidates' price − replacement's price) / the NodePool's summed node price
+//   disruption fraction = the candidates' disruption cost / the NodePool's summed disruption cost
+// A node's disruption cost is 1 (per-node baseline) + Σ max(0, EvictionCost(pod)) over its bound pods,
+// EvictionCost = clamp(1 + priority / 2^25 + pod-deletion-cost / 2^27, −10, 10) (pkg/utils/disruption).
+// Lab choices: pod-deletion-cost is not modelled (0); a multi-node move across several NodePools is
+// scored against their combined totals; the design's worked examples leave out the per-node baseline,
+// its definition and edge cases (a single-node pool's delete scores exactly 1) include it, as here.
+// Pools with another policy are not scored (WhenEmptyOrUnderutilized approves any strict saving).
+struct BalancedScore {
+  bool scored = false;  // a candidate's pool has policy Balanced
+  double savings_fraction = 0, disruption_fraction = 0, score = 0;
+  bool approved = true;
+  std::string text;
+};
+
+double node_disruption_cost(const ClusterState& cluster, const Node& n) {
+  double cost = 1.0;
+  for (std::uint32_t pid : n.pods) {
+    const Pod& p = cluster.pods[pid];
+    if (p.phase != PodPhase::Bound) continue;
+    const double eviction = std::clamp(1.0 + cluster.templates[p.template_index].priority / 33554432.0, -10.0, 10.0);
+    cost += std::max(0.0, eviction);
+  }
+  return cost;
+}
+
+BalancedScore balanced_score(const ClusterState& cluster, const std::vector<NodePool>& pools, const ConsolidationOption& o) {
+  constexpr double kBalancedK = 2.0;
+  BalancedScore b;
+  std::set<std::string> source_pools;
+  double move_disruption = 0;
+  for (std::uint32_t id : o.nodes) {
+    const Node& n = cluster.nodes[id];
+    source_pools.insert(n.owner);
+    const int pi = find_pool_index(pools, n.owner);
+    b.scored = b.scored || (pi >= 0 && pools[pi].consolidation_policy == "Balanced");
+    move_disruption += node_disruption_cost(cluster, n);
+  }
+  if (!b.scored) return b;
+  std::int64_t pool_price = 0;
+  double pool_disruption = 0;
+  for (const auto& n : cluster.nodes) {
+    if (!alive_phase(n.phase) || !source_pools.count(n.owner)) continue;
+    pool_price += node_price(cluster, n);
+    pool_disruption += node_disruption_cost(cluster, n);
+  }
+  const std::int64_t savings = o.candidates_price - (o.action == "replace" ? o.replacement_price : 0);
+  b.savings_fraction = pool_price > 0 ? static_cast<double>(savings) / static_cast<double>(pool_price) : 0;
+  b.disruption_fraction = pool_disruption > 0 ? move_disruption / pool_disruption : 1;
+  b.score = savings > 0 ? b.savings_fraction / b.disruption_fraction : 0;
+  b.approved = savings > 0 && b.score >= 1.0 / kBalancedK;
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "Balanced: score %.2f %s threshold %.2f (consolidationThreshold: %.1f, savings %.1f%%, disruption %.1f%%)",
+                b.score, b.approved ? ">=" : "<", 1.0 / kBalancedK, kBalancedK, 100 * b.savings_fraction,
+                100 * b.disruption_fraction);
+  b.text = buf;
+  return b;
+}
+
+// compute_consolidation, then, for a Balanced pool, the score: a rejected move is no action.
+ConsolidationOption scored_consolidation(const ClusterState& cluster, const std::vector<NodePool>& pools,
+                                         const std::vector<Candidate>& candidates, const std::set<std::uint32_t>& marked,
+                                         const KarpenterSettings& settings, bool multi_node, const PoolOfferings* offerings) {
+  ConsolidationOption o = compute_consolidation(cluster, pools, candidates, marked, settings, multi_node, offerings);
+  if (o.action == "none") return o;
+  const BalancedScore b = balanced_score(cluster, pools, o);
+  if (!b.scored) return o;
+  if (b.approved) {
+    o.why += "; " + b.text;
+  } else {
+    o.action = "none";
+    o.replacement.reset();
+    o.why += "; rejected by " + b.text;
+  }
+  return o;
+}
+
+}  // namespace
+
 DisruptionDecision decide_disruption(const ClusterState& cluster, const std::vector<NodePool>& pools,
                                      const KarpenterSettings& settings, const std::set<std::uint32_t>& marked,
                                      const std::map<std::uint32_t, Micros>& nominated_until, Micros now,
@@ -899,8 +982,8 @@ DisruptionDecision decide_disruption(const ClusterState& cluster, const std::vec
     text.push_back("Emptiness: empty nodes " + fmt_ids(blocked) + " held back by budgets (" + join(bt, "; ") + ")");
   }
 
-  // 2. Consolidation candidates: not empty, policy WhenEmptyOrUnderutilized. Lab choice: Balanced (v1.14)
-  //    is treated as WhenEmptyOrUnderutilized, i.e. k = ∞ (any strict saving is approved).
+  // 2. Consolidation candidates: not empty, policy WhenEmptyOrUnderutilized or Balanced (whose moves must
+  //    also pass the score, balanced_score).
   std::vector<Candidate> cons;
   std::vector<std::string> when_empty;
   for (const auto& c : scan.candidates) {
@@ -939,7 +1022,7 @@ DisruptionDecision decide_disruption(const ClusterState& cluster, const std::vec
       while (lo <= hi) {
         const int mid = (lo + hi) / 2;
         std::vector<Candidate> prefix(disruptable.begin(), disruptable.begin() + mid + 1);
-        ConsolidationOption o = compute_consolidation(cluster, pools, prefix, marked, settings, true, offerings);
+        ConsolidationOption o = scored_consolidation(cluster, pools, prefix, marked, settings, true, offerings);
         if (o.action != "none") {
           saved = std::move(o);
           lo = mid + 1;
@@ -986,7 +1069,7 @@ DisruptionDecision decide_disruption(const ClusterState& cluster, const std::vec
         fails.push_back("node " + std::to_string(c.node) + ": " + budget_text(pools[c.pool], "Underutilized", b[c.pool]));
         continue;
       }
-      ConsolidationOption o = compute_consolidation(cluster, pools, {c}, marked, settings, false, offerings);
+      ConsolidationOption o = scored_consolidation(cluster, pools, {c}, marked, settings, false, offerings);
       if (o.action == "none") {
         fails.push_back(o.why);
         continue;
