@@ -295,3 +295,25 @@ TEST_CASE("cluster presets switch a scenario to a real cluster with one field", 
   doc["cluster"]["preset"] = 1;
   check_error(doc, "/cluster/preset");
 }
+
+TEST_CASE("a scheduled budget blocks consolidation only while its window is open", "[cluster-sim]") {
+  // The trap's first eviction comes at about 3.4 h. A budget of 0 nodes from midnight for 8 h (UTC)
+  // holds it back when the run starts at midnight, and not when it starts at noon.
+  Json doc = trap_doc();
+  Json& budgets = gpu_pool_spec(doc)["disruption"]["budgets"];
+  budgets.push_back(Json::parse(R"({"nodes": "0", "reasons": ["Underutilized"], "schedule": "@daily", "duration": "8h"})"));
+  doc["cluster"]["start_time"] = "2026-01-05T00:00:00Z";
+  const RunResult night = run(doc);
+  doc["cluster"]["start_time"] = "2026-01-05T12:00:00Z";
+  const RunResult noon = run(doc);
+  CHECK(trap_run().summary.num_replica_evictions > 0);
+  CHECK(night.summary.num_replica_evictions == 0);
+  CHECK(noon.summary.num_replica_evictions == trap_run().summary.num_replica_evictions);
+  CHECK(count(night, [](const DecisionRecord& d) { return contains(d.explanation, "(active now)"); }) > 0);
+  CHECK(count(noon, [](const DecisionRecord& d) { return contains(d.explanation, "(not active now)"); }) > 0);
+
+  doc["cluster"]["start_time"] = "2026-02-30T00:00:00Z";
+  check_error(doc, "/cluster/start_time");
+  doc["cluster"]["start_time"] = "2026-01-05 00:00";
+  check_error(doc, "/cluster/start_time");
+}

@@ -4,7 +4,10 @@
 #include <string>
 #include <vector>
 
+#include "gpuscale/cron.hpp"
+#include "gpuscale/errors.hpp"
 #include "gpuscale/karpenter.hpp"
+#include "gpuscale/nodepool.hpp"
 
 using namespace gpuscale;
 
@@ -419,14 +422,20 @@ TEST_CASE("budgets round up, subtract disrupting nodes, take the minimum, filter
   CHECK(allowed_disruptions("x%", 100, 0) == 0);
 
   NodePool pool = gpu_pool();
+  // The third budget holds drift back during business hours (09:00-17:00 UTC, Monday to Friday).
   pool.budgets = {DisruptionBudget{"10%", {}, "", std::nullopt}, DisruptionBudget{"2", {"Underutilized"}, "", std::nullopt},
                   DisruptionBudget{"0", {"Drifted"}, "0 9 * * mon-fri", 8 * 3600 * kS}};
-  CHECK(pool_allowed_disruptions(pool, "Empty", 30, 0) == 3);
-  CHECK(pool_allowed_disruptions(pool, "Underutilized", 30, 0) == 2);
-  CHECK(pool_allowed_disruptions(pool, "Underutilized", 30, 1) == 1);
-  CHECK(pool_allowed_disruptions(pool, "Drifted", 30, 0) == 0);
+  pool.budgets[2].cron = parse_cron("0 9 * * mon-fri", "/schedule");
+  const std::int64_t monday = 1767571200LL * kS;  // 2026-01-05T00:00:00Z
+  const std::int64_t monday_10h = monday + 10 * 3600 * kS, monday_18h = monday + 18 * 3600 * kS;
+  CHECK(pool_allowed_disruptions(pool, "Empty", 30, 0, monday_10h) == 3);
+  CHECK(pool_allowed_disruptions(pool, "Underutilized", 30, 0, monday_10h) == 2);
+  CHECK(pool_allowed_disruptions(pool, "Underutilized", 30, 1, monday_10h) == 1);
+  CHECK(pool_allowed_disruptions(pool, "Drifted", 30, 0, monday_10h) == 0);
+  CHECK(pool_allowed_disruptions(pool, "Drifted", 30, 0, monday_18h) == 3);  // outside the window: 10 % of 30
+  CHECK(pool_allowed_disruptions(pool, "Drifted", 30, 0, monday + 6 * 86400 * kS + 10 * 3600 * kS) == 3);  // Sunday
   pool.budgets = {DisruptionBudget{"1", {"Drifted"}, "", std::nullopt}};
-  CHECK(pool_allowed_disruptions(pool, "Empty", 30, 0) == INT32_MAX);  // no budget applies
+  CHECK(pool_allowed_disruptions(pool, "Empty", 30, 0, monday) == INT32_MAX);  // no budget applies
 
   // Counting: initialized nodes of the pool; Terminating and marked ones are disrupting; Launched ones don't count.
   Fixture f;
@@ -435,10 +444,47 @@ TEST_CASE("budgets round up, subtract disrupting nodes, take the minimum, filter
   f.node("p5.4xlarge", "gpu", NodePhase::Launched);
   f.node("p5.4xlarge", "other");
   f.c.nodes[0].phase = NodePhase::Terminating;
-  BudgetCount b = pool_budget(f.c, pool, "Empty", {1});
+  BudgetCount b = pool_budget(f.c, pool, "Empty", {1}, 0);
   CHECK(b.total == 19);
   CHECK(b.disrupting == 2);
   CHECK(b.allowed == 0);  // roundup(1.9) = 2, minus 2
+}
+
+TEST_CASE("budget schedules: robfig/cron's next firing and Budget.IsActive's window", "[karpenter]") {
+  const std::int64_t monday = 1767571200LL * kS;  // 2026-01-05T00:00:00Z, a Monday
+  const std::int64_t H = 3600 * kS, D = 24 * H, M = 60 * kS;
+  std::int64_t y;
+  int mo, d;
+  civil_from_days(monday / D, y, mo, d);
+  CHECK((y == 2026 && mo == 1 && d == 5));
+  CHECK(days_from_civil(2026, 1, 5) * D == monday);
+  CHECK(days_from_civil(1970, 1, 1) == 0);
+  CHECK(days_from_civil(2028, 2, 29) + 1 == days_from_civil(2028, 3, 1));
+
+  const CronSchedule business = parse_cron("0 9 * * mon-fri", "/s");
+  CHECK(cron_next(business, monday) == monday + 9 * H);
+  CHECK(cron_next(business, monday + 4 * D + 9 * H) == monday + 7 * D + 9 * H);  // strictly after Friday 09:00
+  CHECK(cron_next(parse_cron("*/15 * * * *", "/s"), monday + 10 * H + 7 * M) == monday + 10 * H + 15 * M);
+  CHECK(cron_next(parse_cron("5/20 * * * *", "/s"), monday + 26 * M) == monday + 45 * M);  // 5, 25, 45
+  // Both day fields restricted: either matches (Friday the 9th comes before the 13th) ...
+  CHECK(cron_next(parse_cron("0 0 13 * 5", "/s"), monday) == monday + 4 * D);
+  // ... one starred: both must (the 13th, whatever the weekday).
+  CHECK(cron_next(parse_cron("0 0 13 * *", "/s"), monday) == monday + 8 * D);
+  CHECK(cron_next(parse_cron("@weekly", "/s"), monday) == monday + 6 * D);  // Sunday 00:00
+  CHECK(cron_next(parse_cron("@daily", "/s"), monday) == monday + D);
+  CHECK(cron_next(parse_cron("0 0 29 feb *", "/s"), days_from_civil(2026, 3, 1) * D) == days_from_civil(2028, 2, 29) * D);
+  CHECK(cron_next(parse_cron("0 0 31 2 *", "/s"), monday) == -1);  // never: robfig gives up after five years
+
+  // Active for `duration` after each firing: [09:00, 17:00) on weekdays.
+  const Micros eight_hours = 8 * H;
+  CHECK_FALSE(cron_window_active(business, eight_hours, monday + 9 * H - 1));
+  CHECK(cron_window_active(business, eight_hours, monday + 9 * H));
+  CHECK(cron_window_active(business, eight_hours, monday + 17 * H - 1));
+  CHECK_FALSE(cron_window_active(business, eight_hours, monday + 17 * H));
+  CHECK_FALSE(cron_window_active(business, eight_hours, monday + 5 * D + 10 * H));  // Saturday
+
+  CHECK_THROWS_AS(parse_cron("0 9 * *", "/s"), InputError);
+  CHECK_THROWS_AS(parse_cron("@every 1h", "/s"), InputError);
 }
 
 // ---- disruption methods -----------------------------------------------------------------------------------

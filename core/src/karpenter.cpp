@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <iterator>
 
+#include "gpuscale/cron.hpp"
+
 namespace gpuscale {
 
 namespace {
@@ -250,13 +252,17 @@ NodeLaunch launch_for(const ClusterState& cluster, const NodePool& pool, const O
 
 std::string pool_title(const NodePool& pool) { return pool.name + " (weight " + std::to_string(pool.weight) + ")"; }
 
-std::string budget_text(const NodePool& pool, const std::string& reason, const BudgetCount& b) {
+std::string budget_text(const NodePool& pool, const std::string& reason, const BudgetCount& b, std::int64_t now_unix_us) {
   std::vector<std::string> budgets;
   for (const auto& bd : pool.budgets) {
     std::string s = "nodes " + bd.nodes;
     if (!bd.reasons.empty()) {
       std::vector<std::string> r = bd.reasons;
       s += " for " + join(r, "/");
+    }
+    if (bd.cron && bd.duration) {
+      s += " at \"" + bd.schedule + "\" for " + fmt_duration(*bd.duration) +
+           (budget_active(bd, now_unix_us) ? " (active now)" : " (not active now)");
     }
     budgets.push_back(s);
   }
@@ -584,19 +590,24 @@ std::int64_t allowed_disruptions(const std::string& nodes, std::int64_t total, s
   return std::max<std::int64_t>(0, raw - disrupting);
 }
 
+bool budget_active(const DisruptionBudget& budget, std::int64_t now_unix_us) {
+  // nodepool.go Budget.IsActive: no schedule → always; else Next(now − duration) ≤ now.
+  if (!budget.cron || !budget.duration) return true;
+  return cron_window_active(*budget.cron, *budget.duration, now_unix_us);
+}
+
 std::int64_t pool_allowed_disruptions(const NodePool& pool, const std::string& reason, std::int64_t total,
-                                      std::int64_t disrupting) {
-  // Lab choice: `schedule`/`duration` are not evaluated; every budget counts as active.
+                                      std::int64_t disrupting, std::int64_t now_unix_us) {
   std::int64_t best = kUnlimited;
   for (const auto& b : pool.budgets) {
     const bool applies = b.reasons.empty() || std::find(b.reasons.begin(), b.reasons.end(), reason) != b.reasons.end();
-    if (applies) best = std::min(best, allowed_disruptions(b.nodes, total, 0));
+    if (applies && budget_active(b, now_unix_us)) best = std::min(best, allowed_disruptions(b.nodes, total, 0));
   }
   return std::max<std::int64_t>(0, best - disrupting);
 }
 
 BudgetCount pool_budget(const ClusterState& cluster, const NodePool& pool, const std::string& reason,
-                        const std::set<std::uint32_t>& marked) {
+                        const std::set<std::uint32_t>& marked, std::int64_t now_unix_us) {
   // helpers.go BuildDisruptionBudgetMapping: count the pool's initialized nodes whose instance is not yet
   // terminated; a draining node (lab phase Terminating) still counts, and counts as disrupting, as do nodes
   // marked for deletion (disrupted, or in a command of ours). Lab nodes are never NotReady once Initialized.
@@ -607,7 +618,7 @@ BudgetCount pool_budget(const ClusterState& cluster, const NodePool& pool, const
     ++b.total;
     if (n.phase == NodePhase::Terminating || n.disrupted || marked.count(n.id)) ++b.disrupting;
   }
-  b.allowed = pool_allowed_disruptions(pool, reason, b.total, b.disrupting);
+  b.allowed = pool_allowed_disruptions(pool, reason, b.total, b.disrupting, now_unix_us);
   return b;
 }
 
@@ -917,6 +928,7 @@ DisruptionDecision decide_disruption(const ClusterState& cluster, const std::vec
   DisruptionDecision d;
   d.log.controller = "karpenter.disruption";
   d.log.action = "none";
+  const std::int64_t now_unix_us = settings.clock_start_unix_s * kMicrosPerSecond + now;  // for budget schedules
   CandidateScan scan = disruption_candidates(cluster, pools, marked, nominated_until, now);
   d.had_candidates = !scan.candidates.empty() || !scan.skipped.empty();
   std::vector<std::string> text;
@@ -938,7 +950,7 @@ DisruptionDecision decide_disruption(const ClusterState& cluster, const std::vec
   };
   auto budgets = [&](const std::string& reason) {
     std::vector<BudgetCount> b(pools.size());
-    for (std::size_t i = 0; i < pools.size(); ++i) b[i] = pool_budget(cluster, pools[i], reason, marked);
+    for (std::size_t i = 0; i < pools.size(); ++i) b[i] = pool_budget(cluster, pools[i], reason, marked, now_unix_us);
     return b;
   };
   auto finish = [&](const char* method, const char* action, const char* reason) {
@@ -972,7 +984,7 @@ DisruptionDecision decide_disruption(const ClusterState& cluster, const std::vec
       chosen.push_back(c.node);
     }
     std::vector<std::string> bt;
-    for (int pi : pools_seen) bt.push_back(budget_text(pools[pi], "Empty", b[pi]));
+    for (int pi : pools_seen) bt.push_back(budget_text(pools[pi], "Empty", b[pi], now_unix_us));
     if (!chosen.empty()) {
       d.nodes = chosen;
       text.push_back("Emptiness: delete empty nodes " + fmt_ids(chosen) + (blocked.empty() ? "" : ", budget holds back " + fmt_ids(blocked)) +
@@ -1035,7 +1047,7 @@ DisruptionDecision decide_disruption(const ClusterState& cluster, const std::vec
         std::set<int> ps;
         for (std::uint32_t id : saved.nodes) ps.insert(find_pool_index(pools, cluster.nodes[id].owner));
         std::vector<std::string> bt;
-        for (int pi : ps) bt.push_back(budget_text(pools[pi], "Underutilized", b[pi]));
+        for (int pi : ps) bt.push_back(budget_text(pools[pi], "Underutilized", b[pi], now_unix_us));
         text.push_back("MultiNodeConsolidation: " + saved.why + " (" + join(bt, "; ") + ")");
         d.nodes = saved.nodes;
         d.replacement = saved.replacement;
@@ -1066,7 +1078,7 @@ DisruptionDecision decide_disruption(const ClusterState& cluster, const std::vec
     std::vector<std::string> fails;
     for (const auto& c : order) {
       if (b[c.pool].allowed <= 0) {
-        fails.push_back("node " + std::to_string(c.node) + ": " + budget_text(pools[c.pool], "Underutilized", b[c.pool]));
+        fails.push_back("node " + std::to_string(c.node) + ": " + budget_text(pools[c.pool], "Underutilized", b[c.pool], now_unix_us));
         continue;
       }
       ConsolidationOption o = scored_consolidation(cluster, pools, {c}, marked, settings, false, offerings);
@@ -1074,7 +1086,7 @@ DisruptionDecision decide_disruption(const ClusterState& cluster, const std::vec
         fails.push_back(o.why);
         continue;
       }
-      text.push_back("SingleNodeConsolidation: " + o.why + " (" + budget_text(pools[c.pool], "Underutilized", b[c.pool]) + ")");
+      text.push_back("SingleNodeConsolidation: " + o.why + " (" + budget_text(pools[c.pool], "Underutilized", b[c.pool], now_unix_us) + ")");
       d.nodes = o.nodes;
       d.replacement = o.replacement;
       return finish("SingleNodeConsolidation", o.action == "delete" ? "delete" : "replace", "Underutilized");

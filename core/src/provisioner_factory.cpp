@@ -14,7 +14,9 @@ std::unique_ptr<NodeProvisioner> make_node_provisioner(const Scenario& s) {
     for (std::size_t i = 0; i < c.nodepools.size(); ++i) {
       pools.push_back(parse_nodepool(c.nodepools[i], "/cluster/nodepools/" + std::to_string(i)));
     }
-    return std::make_unique<Karpenter>(std::move(pools));
+    KarpenterSettings settings;
+    settings.clock_start_unix_s = c.start_unix_s;
+    return std::make_unique<Karpenter>(std::move(pools), settings);
   }
   if (c.provisioner == "cluster_autoscaler") {
     ClusterAutoscalerConfig config = parse_cluster_autoscaler(c.cluster_autoscaler, "/cluster/cluster_autoscaler");

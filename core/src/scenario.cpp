@@ -3,6 +3,7 @@
 
 #include "gpuscale/cluster.hpp"
 #include "gpuscale/cluster_autoscaler.hpp"
+#include "gpuscale/cron.hpp"
 #include "gpuscale/nodepool.hpp"
 
 #include <algorithm>
@@ -46,6 +47,33 @@ void apply_startup_preset(NodeStartup& st) {
     st.launch_to_registered = {180, 360};
     st.registered_to_initialized = {60, 120};
   }
+}
+
+// "YYYY-MM-DDTHH:MM:SSZ" (RFC 3339 in UTC) → seconds since the Unix epoch.
+std::int64_t parse_utc_time(const std::string& text, const std::string& path) {
+  const char* help = "expected a UTC time like \"2026-01-05T00:00:00Z\" (RFC 3339, ending in Z)";
+  auto digits = [&](std::size_t at, std::size_t n) {
+    int v = 0;
+    for (std::size_t i = at; i < at + n; ++i) {
+      if (i >= text.size() || text[i] < '0' || text[i] > '9') throw InputError(path, "\"" + text.substr(0, 64) + "\": " + help);
+      v = v * 10 + (text[i] - '0');
+    }
+    return v;
+  };
+  if (text.size() != 20 || text[4] != '-' || text[7] != '-' || text[10] != 'T' || text[13] != ':' || text[16] != ':' ||
+      text[19] != 'Z') {
+    throw InputError(path, "\"" + text.substr(0, 64) + "\": " + help);
+  }
+  const int year = digits(0, 4), month = digits(5, 2), day = digits(8, 2);
+  const int hour = digits(11, 2), minute = digits(14, 2), second = digits(17, 2);
+  const std::int64_t first = days_from_civil(year, month, 1);
+  const std::int64_t month_days = month >= 1 && month <= 12
+                                      ? days_from_civil(month == 12 ? year + 1 : year, month == 12 ? 1 : month + 1, 1) - first
+                                      : 0;
+  if (year < 1970 || month < 1 || month > 12 || day < 1 || day > month_days || hour > 23 || minute > 59 || second > 59) {
+    throw InputError(path, "\"" + text + "\" is not a valid date and time from 1970 on; " + help);
+  }
+  return ((first + day - 1) * 24 + hour) * 3600 + minute * 60 + second;
 }
 
 // cluster.preset: a named setup from data/cluster-presets.json becomes the base of the cluster
@@ -134,6 +162,7 @@ void parse_cluster(const Json& j, ClusterConfig& c) {
   }
   c.retry_evicted_requests = r.get_bool("retry_evicted_requests", c.retry_evicted_requests);
   c.spot_interruptions_per_node_hour = r.get_number("spot_interruptions_per_node_hour", 0, 0, 10);
+  if (r.raw("start_time")) c.start_unix_s = parse_utc_time(r.get_string("start_time", "", 64), "/cluster/start_time");
   r.finish();
   if (!c.instance_types.is_null()) parse_instance_types(c.instance_types, "/cluster/instance_types");
   if (c.provisioner == "karpenter") {

@@ -29,6 +29,9 @@ struct KarpenterSettings {
   bool spot_to_spot_consolidation = false;         // feature gate SpotToSpotConsolidation (default false)
   int min_spot_to_spot_options = 15;               // MinInstanceTypesForSpotToSpotConsolidation (single-node)
   int max_multi_node_candidates = 100;             // multi-node consolidation looks at most at this many
+  // The wall-clock time (UTC, seconds since the Unix epoch) of simulation time 0, against which budget
+  // schedules are evaluated. Default 2026-01-05T00:00:00Z, a Monday at midnight.
+  std::int64_t clock_start_unix_s = 1767571200;
 };
 
 // ---- prices, capacity, limits ----------------------------------------------------------------------
@@ -138,17 +141,19 @@ ProvisioningPlan plan_provisioning(const ClusterState& cluster, const std::vecto
 // allowed = roundup(pct × total) for "P%", or the number for "N", minus `disrupting`, never below 0.
 // Docs example: 19 nodes at "20%" → 4. A malformed value allows nothing.
 std::int64_t allowed_disruptions(const std::string& nodes, std::int64_t total, std::int64_t disrupting);
-// The minimum across the pool's budgets whose reasons include `reason` (no reasons: all), minus
-// `disrupting`; unlimited (INT32_MAX) if no budget applies. `schedule` is ignored: every budget is active.
+// The minimum across the pool's active budgets whose reasons include `reason` (no reasons: all), minus
+// `disrupting`; unlimited (INT32_MAX) if no budget applies. A budget with a `schedule` is active for
+// `duration` after each time its schedule fires (Budget.IsActive), at `now_unix_us` (µs since the epoch, UTC).
 std::int64_t pool_allowed_disruptions(const NodePool& pool, const std::string& reason, std::int64_t total,
-                                      std::int64_t disrupting);
+                                      std::int64_t disrupting, std::int64_t now_unix_us);
+bool budget_active(const DisruptionBudget& budget, std::int64_t now_unix_us);
 struct BudgetCount {
   std::int64_t total = 0;       // the pool's initialized nodes not yet terminated (draining ones included)
   std::int64_t disrupting = 0;  // of those: Terminating, disrupted, or in `marked`
   std::int64_t allowed = 0;
 };
 BudgetCount pool_budget(const ClusterState& cluster, const NodePool& pool, const std::string& reason,
-                        const std::set<std::uint32_t>& marked);
+                        const std::set<std::uint32_t>& marked, std::int64_t now_unix_us);
 
 // When the node's Consolidatable condition turns True: (last pod event, else initialized_at) + consolidateAfter;
 // -1 if never (consolidateAfter: Never, or not initialized).

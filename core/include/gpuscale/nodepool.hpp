@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gpuscale/cluster.hpp"
+#include "gpuscale/cron.hpp"
 #include "gpuscale/json_reader.hpp"
 #include "gpuscale/time.hpp"
 
@@ -18,7 +19,12 @@ struct DisruptionBudget {
   std::vector<std::string> reasons;   // subset of Underutilized, Empty, Drifted; empty = all
   std::string schedule;               // cron, UTC (optional; needs duration)
   std::optional<Micros> duration;     // with schedule
+  std::optional<CronSchedule> cron;   // `schedule`, parsed
 };
+
+// A budget `schedule` (robfig/cron ParseStandard: 5 fields or a descriptor such as @daily), with an
+// error naming `path` and what is allowed.
+CronSchedule parse_cron(const std::string& text, const std::string& path);
 
 // spec.template.spec.nodeClassRef (all three required in v1).
 struct NodeClassRef {
