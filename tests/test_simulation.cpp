@@ -484,3 +484,101 @@ TEST_CASE("logging only the HPA syncs that change replicas logs them exactly as 
   CHECK(sa.at("summary") == sc.at("summary"));
   CHECK(sa.at("series") == sc.at("series"));
 }
+
+namespace {
+
+// Traffic, then 15 idle minutes, then a busier 20 minutes: what KEDA's minReplicaCount 0 does with it.
+Scenario idle_gap(const char* strategy) {
+  Json doc = Json::parse(R"({"duration_s": 2400,
+    "workload": {"preset": "custom", "phases": [{"duration_s": 300, "rate_rps": 0.5}, {"duration_s": 900, "rate_rps": 0},
+                                                {"duration_s": 1200, "rate_rps": 2}]},
+    "autoscaler": {"keda": {"min_replica_count": 0}}})");
+  doc["autoscaler"]["strategy"] = strategy;
+  return scenario(doc);
+}
+
+std::vector<const DecisionRecord*> keda_scalings(const RunResult& r) {
+  std::vector<const DecisionRecord*> out;
+  for (const auto& d : r.decisions) {
+    if (d.controller == "keda" && d.desired_replicas != d.current_replicas) out.push_back(&d);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("KEDA on vllm:num_requests_waiting scales to zero and never wakes: no pod exports the metric",
+          "[simulation]") {
+  const Scenario s = idle_gap("queue_depth");
+  const RunResult r = run_simulation(s);
+  check_invariants(r, s);
+  // Waiting reads 0 while the replica serves the quiet phase, so the operator scales to zero once
+  // cooldownPeriod (300 s) has passed since it was last active.
+  const auto scalings = keda_scalings(r);
+  REQUIRE(scalings.size() == 1);
+  CHECK(scalings[0]->desired_replicas == 0);
+  CHECK(scalings[0]->t_s > 300);
+  CHECK(scalings[0]->reason == "ScaledToZero");
+  // From then on the desired count stays 0, every later request waits at the gateway until its
+  // client gives up, and the log says why the trigger cannot see them.
+  for (std::size_t i = 0; i < r.series.t_s.size(); ++i) {
+    if (r.series.t_s[i] > scalings[0]->t_s) REQUIRE(r.series.desired_replicas[i] == 0);
+  }
+  std::int64_t late = 0, late_dropped = 0;
+  for (const auto& q : r.requests) {
+    if (q.arrived_at < 1200 || q.arrived_at >= 2400 - 30) continue;  // (later ones have not timed out by the end)
+    ++late;
+    late_dropped += q.dropped_at ? 1 : 0;
+  }
+  CHECK(late > 1000);
+  CHECK(late_dropped == late);
+  CHECK(std::any_of(r.decisions.begin(), r.decisions.end(), [](const DecisionRecord& d) {
+    return d.controller == "keda" && d.explanation.find("requests wait at the gateway, which this trigger does not read") !=
+                                         std::string::npos;
+  }));
+}
+
+TEST_CASE("KEDA's HTTP add-on scales from zero on the requests its interceptor holds", "[simulation]") {
+  const Scenario s = idle_gap("http_concurrency");
+  const RunResult r = run_simulation(s);
+  check_invariants(r, s);
+  const auto scalings = keda_scalings(r);
+  REQUIRE(scalings.size() == 2);
+  // To zero once nothing has been in flight for cooldownPeriod, back to one at the first poll after
+  // traffic resumes at 1200 s (pollingInterval 30 s).
+  CHECK(scalings[0]->desired_replicas == 0);
+  CHECK(scalings[0]->t_s >= 270 + 300);  // the last poll with requests in flight comes at 270 s or later
+  CHECK(scalings[0]->explanation.find("longer than cooldownPeriod 300 s") != std::string::npos);
+  CHECK(scalings[1]->desired_replicas == 1);
+  CHECK(scalings[1]->reason == "ScaledFromZero");
+  CHECK(scalings[1]->t_s > 1200);
+  CHECK(scalings[1]->t_s <= 1230);
+  // The cold start (60 + 90 + 30 s) outlasts the 30 s client timeout: the first held requests are
+  // lost, later ones are served.
+  std::int64_t early_dropped = 0, served_late = 0;
+  for (const auto& q : r.requests) {
+    if (q.arrived_at >= 1200 && q.arrived_at < 1230 && q.dropped_at) ++early_dropped;
+    if (q.arrived_at >= 1500 && q.completed_at) ++served_late;
+  }
+  CHECK(early_dropped > 30);
+  CHECK(served_late > 1500);
+  CHECK(r.autoscaler_spec.dump().find("interceptor_concurrency") != std::string::npos);
+  CHECK(r.autoscaler_spec.at("minReplicas") == 1);  // KEDA's generated HPA: max(1, minReplicaCount)
+}
+
+TEST_CASE("autoscaler.keda belongs to the KEDA strategies and agrees with min_replicas", "[simulation]") {
+  auto error_path = [](const char* text) {
+    try {
+      parse_scenario(Json::parse(text));
+    } catch (const InputError& e) {
+      return e.path();
+    }
+    return std::string("accepted");
+  };
+  CHECK(error_path(R"({"autoscaler": {"strategy": "gpu_util", "keda": {"min_replica_count": 0}}})") == "/autoscaler/keda");
+  CHECK(error_path(R"({"autoscaler": {"min_replicas": 2, "keda": {"min_replica_count": 0}}})") ==
+        "/autoscaler/keda/min_replica_count");
+  CHECK(error_path(R"({"autoscaler": {"keda": {"polling_interval_s": 0}}})") == "/autoscaler/keda/polling_interval_s");
+  CHECK(error_path(R"({"autoscaler": {"keda": {"cooldown": 30}}})") == "/autoscaler/keda/cooldown");
+  CHECK(parse_scenario(Json::parse(R"({"autoscaler": {"keda": {"min_replica_count": 3}}})")).autoscaler.min_replicas == 3);
+}

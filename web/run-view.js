@@ -6,6 +6,7 @@ import { el } from './text.js';
 const KNOWN_SCENARIOS = {
   gpu_util: 'HPA on GPU duty cycle (DCGM_FI_DEV_GPU_UTIL)',
   queue_depth: 'HPA on queue depth (vllm:num_requests_waiting)',
+  http_concurrency: 'KEDA HTTP Add-on on in-flight requests',
 };
 
 /** A readable title for a named scenario. */

@@ -267,7 +267,7 @@ Scenario parse_scenario(const Json& doc) {
     ObjectReader ar(*a, "/autoscaler");
     auto& as = s.autoscaler;
     as.strategy = ar.get_enum("strategy", as.strategy,
-                              {"fixed", "gpu_util", "gpu_memory", "queue_depth", "kv_cache", "custom"});
+                              {"fixed", "gpu_util", "gpu_memory", "queue_depth", "kv_cache", "http_concurrency", "custom"});
     as.replicas = ar.get_int("replicas", as.replicas, 0, Limits::kMaxReplicas);
     as.min_replicas = ar.get_int("min_replicas", as.min_replicas, 1, Limits::kMaxReplicas);
     as.max_replicas = ar.get_int("max_replicas", as.max_replicas, 1, Limits::kMaxReplicas);
@@ -278,6 +278,28 @@ Scenario parse_scenario(const Json& doc) {
     if (const Json* h = ar.raw("hpa")) as.hpa_spec = expect_object(*h, "/autoscaler/hpa");
     if (const Json* b = ar.raw("behavior")) {
       if (!b->is_null()) as.behavior = expect_object(*b, "/autoscaler/behavior");
+    }
+    if (const Json* k = ar.raw("keda")) {
+      ObjectReader kr(*k, "/autoscaler/keda");
+      auto& kd = as.keda;
+      kd.set = true;
+      kd.min_replica_count = kr.get_int("min_replica_count", std::max<std::int64_t>(0, as.min_replicas), 0, Limits::kMaxReplicas);
+      kd.activation_threshold = kr.get_number("activation_threshold", kd.activation_threshold, 0, 1e9);
+      kd.polling_interval_s = kr.get_number("polling_interval_s", kd.polling_interval_s, 1, 3600);
+      kd.cooldown_period_s = kr.get_number("cooldown_period_s", kd.cooldown_period_s, 0, 86400);
+      kr.finish();
+      if (as.strategy != "queue_depth" && as.strategy != "http_concurrency") {
+        throw InputError("/autoscaler/keda",
+                         "is only used with the KEDA strategies \"queue_depth\" and \"http_concurrency\" (their ScaledObject)");
+      }
+      // KEDA generates the HPA with minReplicas = minReplicaCount if > 0, else 1 (controllers/keda/hpa.go).
+      const std::int64_t hpa_min = std::max<std::int64_t>(1, kd.min_replica_count);
+      if (ar.raw("min_replicas") && as.min_replicas != hpa_min) {
+        throw InputError("/autoscaler/keda/min_replica_count",
+                         "is " + std::to_string(kd.min_replica_count) + " but min_replicas is " + std::to_string(as.min_replicas) +
+                             ": KEDA generates the HPA with minReplicas = max(1, minReplicaCount); give one of the two");
+      }
+      as.min_replicas = hpa_min;
     }
     ar.finish();
     if (as.min_replicas > as.max_replicas) {
@@ -353,7 +375,7 @@ Json scenario_schema() {
   Json knobs = Json::array();
   knobs.push_back(Json{{"path", "/autoscaler/strategy"}, {"label", "Replica autoscaler"}, {"type", "enum"},
                        {"default", d.autoscaler.strategy}, {"unit", ""},
-                       {"choices", {"fixed", "gpu_util", "gpu_memory", "queue_depth", "kv_cache"}}});
+                       {"choices", {"fixed", "gpu_util", "gpu_memory", "queue_depth", "kv_cache", "http_concurrency"}}});
   knobs.push_back(num("/autoscaler/target", "Target (0 = strategy default)", 0, 0, 1e6, 0.1, "metric units"));
   knobs.push_back(integer("/autoscaler/replicas", "Replicas at start", d.autoscaler.replicas, 1, 64, "replicas"));
   knobs.push_back(integer("/autoscaler/min_replicas", "minReplicas", d.autoscaler.min_replicas, 1, 64, "replicas"));

@@ -59,7 +59,7 @@ struct Replica {
 };
 
 enum class EventKind : std::uint8_t { Arrival, StepEnd, NodeReady, LoadDone, WarmupDone, DrainDeadline, ClusterWake,
-                                      Timeout, DcgmWindowStart, Scrape, HpaSync, End };
+                                      Timeout, DcgmWindowStart, Scrape, HpaSync, KedaPoll, End };
 
 struct Payload {
   EventKind kind;
@@ -128,13 +128,16 @@ class Simulation {
     }
     // Room for the requests a Poisson count will almost never exceed (mean + 4 σ), so the record
     // table is not copied as it grows. Speed only; bounded by the scenario's request limit.
+    keda_activation_ = (s.autoscaler.strategy == "queue_depth" || s.autoscaler.strategy == "http_concurrency") &&
+                       s.autoscaler.keda.set && s.autoscaler.keda.min_replica_count == 0;
     const double mean = expected_arrivals(s);
     result_.requests.reserve(static_cast<std::size_t>(mean + 4 * std::sqrt(mean) + 16));
   }
 
   RunResult run() {
     std::int64_t initial = s_.autoscaler.replicas;
-    if (!hpa_json_.is_null()) initial = std::clamp<std::int64_t>(initial, 1, Limits::kMaxReplicas);
+    // An HPA needs a replica to act on; with KEDA's minReplicaCount 0 the run may start scaled to zero.
+    if (!hpa_json_.is_null()) initial = std::clamp<std::int64_t>(initial, keda_activation_ ? 0 : 1, Limits::kMaxReplicas);
     spec_replicas_ = static_cast<std::int32_t>(initial);
     // The service already runs when the scenario starts: its first replicas are Ready at t = 0,
     // on nodes that have been up for an hour (so no CPU-initialization or readiness-delay rules apply).
@@ -160,6 +163,9 @@ class Simulation {
     queue_.push(0, EventClass::kMeasure, {EventKind::Scrape, 0});
     if (!hpa_json_.is_null()) {
       queue_.push(seconds_to_micros(s_.autoscaler.sync_period_s), EventClass::kControl, {EventKind::HpaSync, 0});
+    }
+    if (keda_activation_) {
+      queue_.push(seconds_to_micros(s_.autoscaler.keda.polling_interval_s), EventClass::kControl, {EventKind::KedaPoll, 0});
     }
     queue_.push(end_, EventClass::kControl, {EventKind::End, 0});
 
@@ -218,6 +224,7 @@ class Simulation {
       case EventKind::DcgmWindowStart: on_dcgm_window_start(); break;
       case EventKind::Scrape: on_scrape(); break;
       case EventKind::HpaSync: on_hpa_sync(); break;
+      case EventKind::KedaPoll: on_keda_poll(); break;
       case EventKind::End: break;
     }
   }
@@ -309,6 +316,7 @@ class Simulation {
         ttft_window_.push_back({e.time, *rec.first_token_at - rec.arrived_at});
       } else if (e.kind == EngineEvent::Finished) {
         rec.completed_at = micros_to_seconds(e.time);
+        ++num_completed_;
         if (!rec.first_token_at) rec.first_token_at = rec.completed_at;
       }
     }
@@ -763,7 +771,70 @@ class Simulation {
     // KEDA's Prometheus scaler: sum(vllm:num_requests_waiting) over what Prometheus last scraped.
     o.external_metrics["vllm:num_requests_waiting"] = hpa::MetricValue{true, static_cast<std::int64_t>(waiting_total * 1000), ""};
     o.external_metrics["vllm:num_requests_running"] = hpa::MetricValue{true, static_cast<std::int64_t>(running_total * 1000), ""};
+    // The KEDA HTTP Add-on's interceptor counts live, not through Prometheus: every request that
+    // arrived and is neither answered nor abandoned, whether held at the gateway or at a replica.
+    o.external_metrics["interceptor_concurrency"] = hpa::MetricValue{true, in_flight() * 1000, ""};
     return o;
+  }
+
+  // ---- KEDA's operator: the 0 ↔ 1 phase (real-systems.md §2) --------------------------------------
+  // Every pollingInterval the operator asks the trigger whether the workload is active: the value
+  // strictly above activationThreshold. Active at 0 replicas → scale to 1 (the HPA takes it from there);
+  // inactive for cooldownPeriod since it was last active → scale to 0 (KEDA's scaleToZeroOrIdle). The
+  // trigger is the preset's Prometheus query, sum(vllm:num_requests_waiting), read from what was last
+  // scraped: at zero replicas no pod exports it, so it reads 0, whatever waits at the gateway.
+  // Lab choice: the ScaledObject was last active when the run starts (the service was serving).
+  // With the HTTP Add-on (http_concurrency) the trigger is the interceptor's in-flight count, which
+  // includes the requests it holds while the app is at zero: that one wakes it.
+  std::int64_t in_flight() const {
+    return static_cast<std::int64_t>(result_.requests.size()) - num_completed_ - num_dropped_;
+  }
+
+  void on_keda_poll() {
+    const auto& k = s_.autoscaler.keda;
+    const bool http = s_.autoscaler.strategy == "http_concurrency";
+    double value_now = 0;
+    if (http) {
+      value_now = static_cast<double>(in_flight());
+    } else {
+      for (const auto& sc : scraped_) {
+        if (sc.has_vllm_metrics && replicas_[sc.replica].state == ReplicaState::Ready) value_now += sc.waiting;
+      }
+    }
+    const bool active = value_now > k.activation_threshold;
+    if (active) keda_last_active_ = now_;
+    const std::string value = std::string(http ? "interceptor concurrency" : "sum(vllm:num_requests_waiting)") + " = " +
+                              fmt("%g", value_now) + (active ? " > " : " ≤ ") + "activationThreshold " +
+                              fmt("%g", k.activation_threshold) + (active ? " → active" : " → not active");
+    std::string text;
+    std::int32_t target = spec_replicas_;
+    if (spec_replicas_ == 0 && active) {
+      target = 1;
+      text = value + "; replicas 0 → scale to 1 (the HPA scales from 1 to N)";
+    } else if (spec_replicas_ > 0 && !active && now_ - keda_last_active_ > seconds_to_micros(k.cooldown_period_s)) {
+      target = 0;
+      text = value + " since t = " + fmt("%.0f s", micros_to_seconds(keda_last_active_)) + ", longer than cooldownPeriod " +
+             fmt("%.0f s", k.cooldown_period_s) + " → scale to minReplicaCount 0";
+    } else if (spec_replicas_ == 0 && !http && in_flight() > 0) {
+      text = value + " (at zero replicas no pod exports it); " + std::to_string(in_flight()) +
+             " requests wait at the gateway, which this trigger does not read → stay at 0";
+    }
+    if (!text.empty() && s_.output.decisions) {
+      DecisionRecord rec;
+      rec.t_s = micros_to_seconds(now_);
+      rec.controller = "keda";
+      rec.current_replicas = spec_replicas_;
+      rec.desired_replicas = target;
+      rec.reason = target > spec_replicas_ ? "ScaledFromZero" : target < spec_replicas_ ? "ScaledToZero" : "NotActive";
+      rec.explanation = "KEDA operator (pollingInterval " + fmt("%.0f s", k.polling_interval_s) + "): " + text;
+      result_.decisions.push_back(std::move(rec));
+    }
+    if (target != spec_replicas_) {
+      spec_replicas_ = target;
+      ++num_scale_events_;
+      reconcile_replicas(now_);
+    }
+    queue_.push(now_ + seconds_to_micros(k.polling_interval_s), EventClass::kControl, {EventKind::KedaPoll, 0});
   }
 
   void on_hpa_sync() {
@@ -922,6 +993,8 @@ class Simulation {
   std::vector<std::uint32_t> ready_;  // ids of Ready replicas, ascending (the router's candidates)
   bool round_robin_ = false;
   std::deque<std::uint32_t> gateway_queue_;
+  bool keda_activation_ = false;  // queue_depth with KEDA minReplicaCount 0: the operator's 0 ↔ 1 loop runs
+  Micros keda_last_active_ = 0;   // the ScaledObject's status.lastActiveTime
   std::vector<ScrapedReplica> scraped_;
   std::vector<EngineEvent> engine_events_;
   std::deque<std::pair<Micros, double>> ttft_window_;
@@ -929,7 +1002,7 @@ class Simulation {
   std::int32_t spec_replicas_ = 0;
   std::int32_t ready_replicas_ = 0;
   std::int64_t live_replicas_ = 0, idle_replicas_ = 0, peak_replicas_ = 0;
-  std::int64_t num_dropped_ = 0, num_scale_events_ = 0, arrivals_since_scrape_ = 0, retired_preemptions_ = 0;
+  std::int64_t num_dropped_ = 0, num_completed_ = 0, num_scale_events_ = 0, arrivals_since_scrape_ = 0, retired_preemptions_ = 0;
   std::size_t rr_next_ = 0;
   Micros replica_micros_ = 0, idle_replica_micros_ = 0;  // replica-µs existing / Ready and idle
   RunResult result_;

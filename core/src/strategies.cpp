@@ -35,6 +35,15 @@ Json autoscaler_hpa_spec(const AutoscalerConfig& c) {
   } else if (c.strategy == "kv_cache") {
     // vllm:kv_cache_usage_perc is a fraction 0-1 despite its name.
     metric = pods_metric("vllm:kv_cache_usage_perc", c.target > 0 ? c.target : 0.7);
+  } else if (c.strategy == "http_concurrency") {
+    // KEDA HTTP Add-on: its interceptor proxies every request and counts those in flight (held while
+    // the app scales from zero, or forwarded and not yet answered); its external scaler gives KEDA that
+    // count, and KEDA's HPA targets an average per replica (the add-on's default target is 100).
+    // keda.sh/http-add-on "Scaling" (concurrency; desiredReplicas = ceil(concurrency / target)).
+    metric = Json{{"type", "External"},
+                  {"external",
+                   {{"metric", {{"name", "interceptor_concurrency"}}},
+                    {"target", {{"type", "AverageValue"}, {"averageValue", quantity(c.target > 0 ? c.target : 100)}}}}}};
   } else {
     // KEDA ScaledObject, Prometheus trigger `sum(vllm:num_requests_waiting)`, metricType AverageValue
     // (KEDA's default): KEDA generates this External metric (it names it s0-prometheus).

@@ -79,6 +79,15 @@ struct AutoscalerConfig {
   double downscale_stabilization_s = 300;  // seconds: --horizontal-pod-autoscaler-downscale-stabilization
   Json hpa_spec;                         // "custom": an autoscaling/v2 HorizontalPodAutoscalerSpec
   Json behavior;                         // optional HPA behavior for the presets (null = legacy path)
+  // queue_depth only: the KEDA ScaledObject's own settings (real-systems.md §2). With minReplicaCount 0
+  // the KEDA operator scales 0 ↔ 1 on activation; the HPA it generates scales 1 ↔ N.
+  struct Keda {
+    bool set = false;                    // an autoscaler.keda object was given
+    std::int64_t min_replica_count = 1;  // minReplicaCount (the generated HPA gets max(1, this))
+    double activation_threshold = 0;     // activationThreshold: active only if the value is strictly above
+    double polling_interval_s = 30;      // pollingInterval: how often the operator checks activity
+    double cooldown_period_s = 300;      // cooldownPeriod: inactive this long → scale to 0
+  } keda;
 };
 
 // One range a startup phase's duration is drawn from (uniformly), seconds.
