@@ -126,10 +126,10 @@ class Simulation {
       }
       flags_.downscale_stabilization_s = s.autoscaler.downscale_stabilization_s;
     }
-    // Room for the requests a Poisson count will almost never exceed (mean + 4 σ), so the record
-    // table is not copied as it grows. Speed only; bounded by the scenario's request limit.
     keda_activation_ = (s.autoscaler.strategy == "queue_depth" || s.autoscaler.strategy == "http_concurrency") &&
                        s.autoscaler.keda.set && s.autoscaler.keda.min_replica_count == 0;
+    // Room for the requests a Poisson count will almost never exceed (mean + 4 σ), so the record
+    // table is not copied as it grows. Speed only; bounded by the scenario's request limit.
     const double mean = expected_arrivals(s);
     result_.requests.reserve(static_cast<std::size_t>(mean + 4 * std::sqrt(mean) + 16));
   }
@@ -777,19 +777,20 @@ class Simulation {
     return o;
   }
 
-  // ---- KEDA's operator: the 0 ↔ 1 phase (real-systems.md §2) --------------------------------------
-  // Every pollingInterval the operator asks the trigger whether the workload is active: the value
-  // strictly above activationThreshold. Active at 0 replicas → scale to 1 (the HPA takes it from there);
-  // inactive for cooldownPeriod since it was last active → scale to 0 (KEDA's scaleToZeroOrIdle). The
-  // trigger is the preset's Prometheus query, sum(vllm:num_requests_waiting), read from what was last
-  // scraped: at zero replicas no pod exports it, so it reads 0, whatever waits at the gateway.
-  // Lab choice: the ScaledObject was last active when the run starts (the service was serving).
-  // With the HTTP Add-on (http_concurrency) the trigger is the interceptor's in-flight count, which
-  // includes the requests it holds while the app is at zero: that one wakes it.
+  // Requests that arrived and are neither answered nor abandoned: at the gateway or at a replica.
   std::int64_t in_flight() const {
     return static_cast<std::int64_t>(result_.requests.size()) - num_completed_ - num_dropped_;
   }
 
+  // ---- KEDA's operator: the 0 ↔ 1 phase (real-systems.md §2) --------------------------------------
+  // Every pollingInterval the operator asks the trigger whether the workload is active: the value
+  // strictly above activationThreshold. Active at 0 replicas → scale to 1 (the HPA takes it from there);
+  // inactive for longer than cooldownPeriod since it was last active → scale to 0 (scaleToZeroOrIdle).
+  // queue_depth's trigger is the Prometheus query sum(vllm:num_requests_waiting), read from what was
+  // last scraped: at zero replicas no pod exports it, so it reads 0, whatever waits at the gateway.
+  // http_concurrency's is the HTTP Add-on interceptor's in-flight count, which includes the requests
+  // it holds while the app is at zero: that one wakes it.
+  // Lab choice: the ScaledObject was last active when the run starts (the service was serving).
   void on_keda_poll() {
     const auto& k = s_.autoscaler.keda;
     const bool http = s_.autoscaler.strategy == "http_concurrency";
@@ -993,7 +994,7 @@ class Simulation {
   std::vector<std::uint32_t> ready_;  // ids of Ready replicas, ascending (the router's candidates)
   bool round_robin_ = false;
   std::deque<std::uint32_t> gateway_queue_;
-  bool keda_activation_ = false;  // queue_depth with KEDA minReplicaCount 0: the operator's 0 ↔ 1 loop runs
+  bool keda_activation_ = false;  // a KEDA strategy with minReplicaCount 0: the operator's 0 ↔ 1 loop runs
   Micros keda_last_active_ = 0;   // the ScaledObject's status.lastActiveTime
   std::vector<ScrapedReplica> scraped_;
   std::vector<EngineEvent> engine_events_;
