@@ -455,15 +455,16 @@ TEST_CASE("with Karpenter: a batch window, a NodeClaim from the pool, the bind, 
   CHECK(out[0].time == n.initialized_at);
   CHECK(n.gpus_requested == 2);
 
-  // The replica goes at 10 min; WhenEmpty / 1h deletes the node an hour later, at the next 10 s poll.
+  // The replica goes at 10 min; WhenEmpty / 1h decides to delete the node an hour later, at the next
+  // 10 s poll, and does so once the command has waited its 15 s validation.
   const Micros gone = 10 * 60 * kS;
   m.remove_pod(0, gone, out);
-  run_until(m, gone + kH - 1, out);
+  run_until(m, gone + kH + 15 * kS - 1, out);
   CHECK(n.phase == NodePhase::Initialized);
-  run_until(m, gone + kH + 20 * kS, out);
+  run_until(m, gone + kH + 40 * kS, out);
   CHECK(n.phase == NodePhase::Terminated);
-  CHECK(n.terminated_at >= gone + kH);
-  CHECK(n.terminated_at <= gone + kH + 10 * kS);
+  CHECK(n.terminated_at >= gone + kH + 15 * kS);
+  CHECK(n.terminated_at <= gone + kH + 25 * kS);
   CHECK(m.totals().evictions == 0);
   CHECK(out.size() == 1);
 

@@ -518,14 +518,30 @@ TEST_CASE("emptiness deletes empty nodes after consolidateAfter, within budgets"
   CHECK(d.had_candidates);
   CHECK(d.log.explanation.find("held back by budgets") != std::string::npos);
 
-  // Through the controller: one removal per empty node, drained, reason Empty.
+  // Through the controller: the command waits 15 s for validation, then one removal per empty node,
+  // drained, reason Empty.
   pool.budgets = {DisruptionBudget{"100%", {}, "", std::nullopt}};
   Karpenter k({pool});
   ProvisionerActions out;
   k.wake(f.c, 300 * kS, out);
+  CHECK(out.removals.empty());
+  CHECK(k.next_wakeup() == 315 * kS);
+  k.wake(f.c, 315 * kS, out);
   REQUIRE(out.removals.size() == 2);
   CHECK(out.removals[0].reason == "Empty");
   CHECK(out.removals[0].drain);
+  CHECK(out.log.back().explanation.rfind("validated after 15 s: ", 0) == 0);
+
+  // A pod that lands on a node during the validation period invalidates the command.
+  Karpenter k2({pool});
+  ProvisionerActions out2;
+  k2.wake(f.c, 300 * kS, out2);
+  f.bound(f.tp2, 1, 305 * kS);
+  k2.wake(f.c, 315 * kS, out2);
+  CHECK(out2.removals.empty());
+  REQUIRE(out2.log.size() == 1);
+  CHECK(out2.log[0].action == "abandon");
+  CHECK(out2.log[0].explanation.find("decided 15 s ago is no longer valid") != std::string::npos);
 }
 
 TEST_CASE("WhenEmpty never consolidates a non-empty node; WhenEmptyOrUnderutilized deletes one whose pods fit elsewhere",
@@ -604,10 +620,12 @@ TEST_CASE("replace only when strictly cheaper; the old node goes once the replac
   CHECK(d.replacement->replaces == static_cast<std::int32_t>(n));
   CHECK(d.log.explanation.find("saves $48.16/h") != std::string::npos);
 
-  // Through the controller.
+  // Through the controller: decided at 10 s, validated and started at 25 s.
   Karpenter k({pool});
   ProvisionerActions out;
   k.wake(f.c, 10 * kS, out);
+  CHECK(out.launches.empty());
+  k.wake(f.c, 25 * kS, out);
   REQUIRE(out.launches.size() == 1);
   CHECK(out.removals.empty());
   CHECK(out.cordons == std::vector<std::uint32_t>{n});  // tainted karpenter.sh/disrupted:NoSchedule while it waits
@@ -615,9 +633,9 @@ TEST_CASE("replace only when strictly cheaper; the old node goes once the replac
   CHECK(k.marked_nodes() == std::set<std::uint32_t>{n});
 
   const auto r = f.node("p5.4xlarge", "gpu", NodePhase::Launched);  // the loop launches it
-  f.c.nodes[r].launched_at = 10 * kS;
+  f.c.nodes[r].launched_at = 25 * kS;
   ProvisionerActions out2;
-  k.wake(f.c, 20 * kS, out2);
+  k.wake(f.c, 35 * kS, out2);
   CHECK(out2.removals.empty());  // not Initialized yet
   CHECK(out2.launches.empty());  // the old node is not a candidate again
 
@@ -680,17 +698,21 @@ TEST_CASE("a replacement that dies before initializing abandons the command", "[
   Karpenter k({pool});
   ProvisionerActions out;
   k.wake(f.c, 10 * kS, out);
+  k.wake(f.c, 25 * kS, out);  // validated
   REQUIRE(out.launches.size() == 1);
   const auto r = f.node("p5.4xlarge", "gpu", NodePhase::Launched);
-  f.c.nodes[r].launched_at = 10 * kS;
+  f.c.nodes[r].launched_at = 25 * kS;
   f.c.nodes[r].phase = NodePhase::Terminated;
   ProvisionerActions out2;
-  k.wake(f.c, 20 * kS, out2);
+  k.wake(f.c, 35 * kS, out2);
   CHECK(out2.removals.empty());  // the old node stays
   CHECK(out2.uncordons == std::vector<std::uint32_t>{n});  // and is schedulable again
-  REQUIRE(out2.log.size() == 2);
+  REQUIRE(out2.log.size() == 1);
   CHECK(out2.log[0].action == "abandon");
-  // Released, it is a candidate again: the same pass issues a fresh replace command.
+  CHECK(k.replacements_in_flight() == 0);
+  // Released, it is a candidate again: the same pass decides a fresh replace, started once validated.
+  k.wake(f.c, 50 * kS, out2);
+  REQUIRE(out2.log.size() == 2);
   CHECK(out2.log[1].action == "replace");
   CHECK(out2.launches.size() == 1);
   CHECK(k.replacements_in_flight() == 1);

@@ -921,6 +921,48 @@ ConsolidationOption scored_consolidation(const ClusterState& cluster, const std:
 
 }  // namespace
 
+std::string command_invalidation(const DisruptionDecision& d, const ClusterState& cluster, const std::vector<NodePool>& pools,
+                                 const KarpenterSettings& settings, const std::set<std::uint32_t>& marked,
+                                 const std::map<std::uint32_t, Micros>& nominated_until, Micros now,
+                                 const PoolOfferings* offerings) {
+  // ValidateCandidates: still candidates (Initialized, consolidateAfter elapsed, no do-not-disrupt, not
+  // nominated for pending pods), and within the budgets, counted one by one.
+  const CandidateScan scan = disruption_candidates(cluster, pools, marked, nominated_until, now);
+  std::vector<Candidate> current;
+  for (std::uint32_t id : d.nodes) {
+    auto it = std::find_if(scan.candidates.begin(), scan.candidates.end(), [&](const Candidate& c) { return c.node == id; });
+    if (it == scan.candidates.end()) {
+      std::string why = "node " + std::to_string(id) + " is no longer a candidate";
+      for (const auto& skipped : scan.skipped) {
+        if (skipped.rfind("node " + std::to_string(id) + ":", 0) == 0) why = skipped;
+      }
+      return why;
+    }
+    current.push_back(*it);
+  }
+  const std::int64_t now_unix_us = settings.clock_start_unix_s * kMicrosPerSecond + now;
+  std::map<int, std::int64_t> left;
+  for (const auto& c : current) {
+    if (!left.count(c.pool)) left[c.pool] = pool_budget(cluster, pools[c.pool], d.reason, marked, now_unix_us).allowed;
+    if (left[c.pool]-- <= 0) return "a candidate can no longer be disrupted without violating budgets (" + pools[c.pool].name + ")";
+  }
+  if (d.method == "Emptiness") {
+    for (const auto& c : current) {
+      if (!c.pods.empty()) return "node " + std::to_string(c.node) + " is no longer empty (" + fmt_count(c.pods.size(), "pod") + ")";
+    }
+    return "";
+  }
+  // ValidateCommand: the scheduling simulation of the candidates' pods must give the same command.
+  const ConsolidationOption o =
+      scored_consolidation(cluster, pools, current, marked, settings, d.method == "MultiNodeConsolidation", offerings);
+  if (o.action != d.action) return "the scheduling simulation now gives " + (o.action == "none" ? "no action: " + o.why : o.action);
+  if (d.action == "replace" && (!o.replacement || o.replacement->type_index != d.replacement->type_index ||
+                                o.replacement->capacity_type != d.replacement->capacity_type)) {
+    return "the scheduling simulation now needs a different replacement: " + o.why;
+  }
+  return "";
+}
+
 DisruptionDecision decide_disruption(const ClusterState& cluster, const std::vector<NodePool>& pools,
                                      const KarpenterSettings& settings, const std::set<std::uint32_t>& marked,
                                      const std::map<std::uint32_t, Micros>& nominated_until, Micros now,
@@ -1146,9 +1188,9 @@ void Karpenter::wake(const ClusterState& cluster, Micros now, ProvisionerActions
   if (batch_start_ >= 0 && now >= batch_end()) provision(cluster, now, out);
   if (next_poll_ >= 0 && now >= next_poll_) {
     disrupt(cluster, now, out);
-    // Lab choice: the next pass is one poll later even after an action (Karpenter re-runs at once, but its
-    // commands wait 15 s for validation, which the lab does not model).
-    next_poll_ = now + settings_.disruption_poll;
+    // A command waits for its validation; otherwise the next pass is one poll later, even after an action
+    // (lab choice: Karpenter re-runs at once, and finds its next command 15 s later at the earliest).
+    next_poll_ = pending_ ? pending_until_ : now + settings_.disruption_poll;
   }
 
   for (auto it = nominated_until_.begin(); it != nominated_until_.end();) {
@@ -1312,12 +1354,43 @@ std::uint64_t Karpenter::disruption_state(const ClusterState& cluster, Micros no
 
 void Karpenter::disrupt(const ClusterState& cluster, Micros now, ProvisionerActions& out) {
   constexpr Micros kConsolidatedFor = 5 * 60 * kMicrosPerSecond;
+  if (pending_) {
+    // controller.go: the loop waits out the command's validation period, then re-validates and executes.
+    if (now < pending_until_) return;
+    DisruptionDecision d = std::move(*pending_);
+    pending_.reset();
+    const std::string why = command_invalidation(d, cluster, pools_, settings_, marked_nodes(), nominated_until_, now,
+                                                 &offerings(cluster));
+    if (!why.empty()) {
+      ProvisionerLog log;
+      log.controller = "karpenter.disruption";
+      log.action = "abandon";
+      log.reason = d.reason;
+      log.explanation = d.method + " " + d.action + " of nodes " + fmt_ids(d.nodes) + " decided " +
+                        fmt_duration(settings_.command_validation) + " ago is no longer valid: " + why;
+      out.log.push_back(std::move(log));
+      consolidated_ = false;
+      return;
+    }
+    d.log.explanation = "validated after " + fmt_duration(settings_.command_validation) + ": " + d.log.explanation;
+    execute(std::move(d), cluster, now, out);
+    return;
+  }
   const std::uint64_t state = disruption_state(cluster, now);
   if (consolidated_ && state == consolidated_state_ && now - consolidated_at_ < kConsolidatedFor) return;
   DisruptionDecision d = decide_disruption(cluster, pools_, settings_, marked_nodes(), nominated_until_, now, &offerings(cluster));
   consolidated_ = d.action == "none";
   consolidated_state_ = state;
   consolidated_at_ = now;
+  if (d.action != "none" && settings_.command_validation > 0) {
+    pending_ = std::move(d);
+    pending_until_ = now + settings_.command_validation;
+    return;
+  }
+  execute(std::move(d), cluster, now, out);
+}
+
+void Karpenter::execute(DisruptionDecision d, const ClusterState& cluster, Micros now, ProvisionerActions& out) {
   if (d.action == "delete") {
     for (std::uint32_t id : d.nodes) {
       out.removals.push_back(NodeRemoval{id, d.reason, true});

@@ -29,6 +29,7 @@ struct KarpenterSettings {
   bool spot_to_spot_consolidation = false;         // feature gate SpotToSpotConsolidation (default false)
   int min_spot_to_spot_options = 15;               // MinInstanceTypesForSpotToSpotConsolidation (single-node)
   int max_multi_node_candidates = 100;             // multi-node consolidation looks at most at this many
+  Micros command_validation = 15 * kMicrosPerSecond;  // a disruption command waits this long, then is re-validated
   // The wall-clock time (UTC, seconds since the Unix epoch) of simulation time 0, against which budget
   // schedules are evaluated. Default 2026-01-05T00:00:00Z, a Monday at midnight.
   std::int64_t clock_start_unix_s = 1767571200;
@@ -201,6 +202,14 @@ struct DisruptionDecision {
   bool had_candidates = false;        // something was a candidate or was skipped for a reason worth logging
   ProvisionerLog log;
 };
+// Why a command decided earlier is no longer valid now, or "" if it still is (validation.go IsValid):
+// every node must still be a candidate, nominated for nothing, within its pool's budget; emptiness
+// nodes must still be empty; a consolidation's re-simulated scheduling must give the same action (and,
+// for a replace, the same instance type and capacity type).
+std::string command_invalidation(const DisruptionDecision& d, const ClusterState& cluster, const std::vector<NodePool>& pools,
+                                 const KarpenterSettings& settings, const std::set<std::uint32_t>& marked,
+                                 const std::map<std::uint32_t, Micros>& nominated_until, Micros now,
+                                 const PoolOfferings* offerings = nullptr);
 // One disruption pass: the first method, in Karpenter's order, that finds an action.
 DisruptionDecision decide_disruption(const ClusterState& cluster, const std::vector<NodePool>& pools,
                                      const KarpenterSettings& settings, const std::set<std::uint32_t>& marked,
@@ -243,7 +252,11 @@ class Karpenter : public NodeProvisioner {
   void forceful(const ClusterState& cluster, Micros now, ProvisionerActions& out);
   void progress_replacements(const ClusterState& cluster, Micros now, ProvisionerActions& out);
   void disrupt(const ClusterState& cluster, Micros now, ProvisionerActions& out);
+  void execute(DisruptionDecision d, const ClusterState& cluster, Micros now, ProvisionerActions& out);
   bool owns(const Node& node) const;
+  // A command decided by a disruption pass, waiting for its validation (settings_.command_validation).
+  std::optional<DisruptionDecision> pending_;
+  Micros pending_until_ = -1;
 
   std::vector<NodePool> pools_;
   PoolOfferings offerings_;         // computed at the first wake (the catalogue lives in the ClusterState)
