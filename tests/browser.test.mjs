@@ -118,6 +118,14 @@ test('exercise 1 and the playground work on the served page', { timeout: 180_000
   assert.match(tiles, /Nodes launched/, `cluster tiles shown: ${tiles.slice(0, 300)}`);
   assert.ok(new URL(page.url()).hash.includes('karpenter_underutilized'), 'the hash records the provisioner');
   t.diagnostic(`playground with ${JSON.stringify((await summaryScenario()).cluster)}: ${tiles.replace(/\s+/g, ' ').slice(0, 200)}`);
+  // The decision log filters by controller: Karpenter's disruption decisions alone, each with its arithmetic.
+  const log = page.locator('#playground .decision-log');
+  await log.locator('select.log-controller').selectOption('karpenter.disruption');
+  const visible = await log.locator('tbody tr:not([hidden]):not(.why-row)').evaluateAll((rows) => rows.map((r) => r.children[1].textContent));
+  assert.ok(visible.length > 0 && visible.every((c) => c === 'karpenter.disruption'), `only Karpenter rows: ${visible.slice(0, 5)}`);
+  assert.match(await log.locator('.log-count').textContent(), /shown/);
+  await log.locator('tbody tr:not([hidden]) button.why').first().click();
+  assert.match(await log.locator('pre.explanation').first().textContent(), /candidates|Emptiness|Consolidation|budget/);
   await page.selectOption('#playground [data-path="/cluster/preset"] select', 'none');
   await settle("return s.cluster?.preset === 'none'");
   assert.equal(await page.locator('#playground figure[data-chart="nodes"]').isHidden(), true, 'no nodes chart without a cluster');

@@ -1,4 +1,5 @@
-// The decision-log viewer: every controller sync of one run, filterable to the syncs that changed something.
+// The decision-log viewer: every controller decision of one run, filterable by controller and to the
+// decisions that changed the replica count.
 //
 // Rows are addressable: row i of run NAME has id "decision-NAME-i" (i = index in the run's full
 // `decisions` array, stable under filtering), so hints and links can point at a decision.
@@ -25,6 +26,9 @@ export class DecisionLog {
     this.rows = [];
     const filterId = `log-${idPart(runName)}-changes`;
     this.filter = el('input', { type: 'checkbox', id: filterId, onchange: () => this._applyFilter() });
+    // Which controller's decisions to show: filled from the run (hpa, keda, karpenter.*, kube-scheduler, …).
+    this.controllerFilter = el('select', { 'aria-label': 'Show decisions of', class: 'log-controller',
+                                           onchange: () => this._applyFilter() });
     this.count = el('span', { class: 'log-count', 'aria-live': 'polite' });
     this.body = el('tbody');
     this.scroller = el('div', { class: 'log-scroll', tabindex: '0', role: 'region',
@@ -40,6 +44,7 @@ export class DecisionLog {
     this.root = el('div', { class: 'decision-log', dataset: { run: runName } },
       el('div', { class: 'log-toolbar' },
         el('h4', { text: title ?? runName }),
+        this.controllerFilter,
         el('label', { class: 'check', for: filterId }, this.filter, ' only changes'),
         this.count),
       this.scroller);
@@ -63,6 +68,13 @@ export class DecisionLog {
         el('td', {}, toggle));
     });
     this.body.replaceChildren(...this.rows);
+    const counts = new Map();
+    for (const d of this.decisions) counts.set(d.controller ?? '', (counts.get(d.controller ?? '') ?? 0) + 1);
+    const previous = this.controllerFilter.value;
+    this.controllerFilter.replaceChildren(
+      el('option', { value: '', text: `all controllers (${this.decisions.length})` }),
+      ...[...counts].sort(([a], [b]) => a.localeCompare(b)).map(([name, n]) => el('option', { value: name, text: `${name} (${n})` })));
+    this.controllerFilter.value = counts.has(previous) ? previous : '';
     this._applyFilter();
   }
 
@@ -85,15 +97,18 @@ export class DecisionLog {
 
   _applyFilter() {
     const only = this.filter.checked;
-    let changes = 0;
+    const controller = this.controllerFilter.value;
+    let changes = 0, shown = 0;
     this.decisions.forEach((d, i) => {
       const change = isChange(d);
       if (change) changes++;
-      const hide = only && !change;
+      const hide = (only && !change) || (controller !== '' && d.controller !== controller);
       this.rows[i].hidden = hide;
       if (hide) this._toggle(i, false);
+      else shown++;
     });
-    this.count.textContent = `${this.decisions.length} syncs, ${changes} changed the replica count`;
+    this.count.textContent = `${this.decisions.length} decisions, ${changes} changed the replica count` +
+      (shown < this.decisions.length ? `; ${shown} shown` : '');
   }
 
   /** Index of the decision at time `t` (seconds), or the last one before it; -1 if none. */
@@ -112,6 +127,7 @@ export class DecisionLog {
     if (!row) return;
     if (row.hidden) {
       this.filter.checked = false;
+      this.controllerFilter.value = '';
       this._applyFilter();
     }
     this._toggle(index, true);
