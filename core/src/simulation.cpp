@@ -820,7 +820,9 @@ class Simulation {
       text = value + " (at zero replicas no pod exports it); " + std::to_string(in_flight()) +
              " requests wait at the gateway, which this trigger does not read → stay at 0";
     }
-    if (!text.empty() && s_.output.decisions) {
+    // Polls that change nothing are logged like HPA syncs that change nothing: only with hpa_syncs "all".
+    const bool logged = s_.output.decisions && (target != spec_replicas_ || s_.output.hpa_syncs == "all");
+    if (!text.empty() && logged) {
       DecisionRecord rec;
       rec.t_s = micros_to_seconds(now_);
       rec.controller = "keda";
