@@ -476,3 +476,55 @@ TEST_CASE("with Karpenter: a batch window, a NodeClaim from the pool, the bind, 
                                             "cloud initialized NodeInitialized", "kube-scheduler bind Scheduled",
                                             "karpenter.disruption delete Empty", "karpenter delete Empty"});
 }
+
+TEST_CASE("PodDisruptionBudget arithmetic: expected, desired and current healthy, disruptions allowed", "[cluster]") {
+  ClusterState s;
+  auto add = [&](bool ready, PodPhase phase = PodPhase::Bound, std::int32_t owner = 0) {
+    Pod p;
+    p.id = static_cast<std::uint32_t>(s.pods.size());
+    p.owner = owner;
+    p.phase = phase;
+    p.ready = ready;
+    s.pods.push_back(p);
+    return p.id;
+  };
+  for (int i = 0; i < 4; ++i) add(true);
+  const auto loading = add(false);              // bound, not Ready yet
+  add(false, PodPhase::Pending);                // counted as a pod, not healthy
+  const auto web = add(true, PodPhase::Bound, -1);  // another workload: not covered
+  s.expected_replicas = 6;
+
+  CHECK(pdb_allows_eviction(s, s.pods[0]));  // no PDB: always
+  s.inference_pdb = PdbSpec{false, "1", false};  // maxUnavailable 1: desired = 6 − 1 = 5 > 4 healthy
+  PdbStatus st = pdb_status(s);
+  CHECK(st.expected == 6);
+  CHECK(st.desired_healthy == 5);
+  CHECK(st.current_healthy == 4);
+  CHECK(st.disruptions_allowed == 0);
+  std::string why;
+  CHECK_FALSE(pdb_allows_eviction(s, s.pods[0], &why));
+  CHECK(why == "PodDisruptionBudget maxUnavailable 1: 4 healthy, 5 desired → disruptionsAllowed 0");
+  CHECK_FALSE(pdb_allows_eviction(s, s.pods[loading]));  // IfHealthyBudget: the budget is not met
+  CHECK(pdb_allows_eviction(s, s.pods[web]));
+  s.inference_pdb->always_allow_unhealthy = true;
+  CHECK(pdb_allows_eviction(s, s.pods[loading]));
+
+  s.inference_pdb = PdbSpec{false, "50%", false};  // maxUnavailable 50% of 6 = 3 (rounded up) → desired 3
+  CHECK(pdb_status(s).disruptions_allowed == 1);
+  CHECK(pdb_allows_eviction(s, s.pods[0]));
+  s.inference_pdb = PdbSpec{true, "3", false};  // minAvailable 3 → 4 − 3 = 1
+  CHECK(pdb_status(s).disruptions_allowed == 1);
+  CHECK(pdb_status(s).expected == 6);           // integer minAvailable: expected = the pods (6 with owners)
+  s.inference_pdb = PdbSpec{true, "100%", false};  // minAvailable 100% of 6 → 6 desired
+  CHECK(pdb_status(s).desired_healthy == 6);
+  CHECK(pdb_status(s).disruptions_allowed == 0);
+  s.inference_pdb = PdbSpec{true, "25%", false};  // ceil(1.5) = 2 → 4 − 2 = 2
+  CHECK(pdb_status(s).disruptions_allowed == 2);
+
+  CHECK(parse_pdb(Json::parse(R"({"maxUnavailable": "25%", "unhealthyPodEvictionPolicy": "AlwaysAllow"})"), "/p").always_allow_unhealthy);
+  for (const char* bad : {R"({})", R"({"minAvailable": 1, "maxUnavailable": 1})", R"({"minAvailable": "150%"})",
+                          R"({"minAvailable": -1})", R"({"maxUnavailable": "1"})", R"({"minAvailable": 1, "unhealthyPodEvictionPolicy": "Never"})"}) {
+    INFO(bad);
+    CHECK_THROWS_AS(parse_pdb(Json::parse(bad), "/p"), InputError);
+  }
+}

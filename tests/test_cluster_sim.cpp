@@ -317,3 +317,28 @@ TEST_CASE("a scheduled budget blocks consolidation only while its window is open
   doc["cluster"]["start_time"] = "2026-01-05 00:00";
   check_error(doc, "/cluster/start_time");
 }
+
+TEST_CASE("a PodDisruptionBudget paces the trap's drains and, at 100 %, keeps Karpenter away", "[cluster-sim]") {
+  // The trap over 6 h: without a PDB every consolidation evicts at once. maxUnavailable 1 lets Karpenter
+  // pick a node only while one replica may go, and its drain evicts the next replica only when the
+  // evicted one's successor is Ready; minAvailable 100% never allows a disruption.
+  Json doc = trap_doc();
+  doc["duration_s"] = 6 * 3600;
+  const RunResult none = run(doc);
+  doc["cluster"]["inference_pdb"] = Json::parse(R"({"maxUnavailable": 1})");
+  const RunResult one = run(doc);
+  doc["cluster"]["inference_pdb"] = Json::parse(R"({"minAvailable": "100%"})");
+  const RunResult all = run(doc);
+  CHECK(none.summary.num_replica_evictions > 0);
+  CHECK(one.summary.num_replica_evictions > 0);
+  CHECK(one.summary.num_replica_evictions < none.summary.num_replica_evictions);
+  CHECK(one.summary.num_requests_failed_by_eviction < none.summary.num_requests_failed_by_eviction);
+  CHECK(count(one, [](const DecisionRecord& d) { return contains(d.explanation, "wait (PodDisruptionBudget maxUnavailable 1"); }) > 0);
+  CHECK(count(one, [](const DecisionRecord& d) { return contains(d.explanation, "the drain evicted 1 more pods"); }) > 0);
+  CHECK(all.summary.num_replica_evictions == 0);
+  CHECK(count(all, [](const DecisionRecord& d) {
+          return contains(d.explanation, "is protected by PodDisruptionBudget minAvailable 100%");
+        }) > 0);
+  doc["cluster"]["inference_pdb"] = Json::parse(R"({"minAvailable": 1, "maxUnavailable": 1})");
+  check_error(doc, "/cluster/inference_pdb");
+}

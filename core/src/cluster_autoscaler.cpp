@@ -593,6 +593,13 @@ std::vector<ScaleDownCandidate> find_unneeded_nodes(const ClusterState& cluster,
         c.explanation += "; " + pod_text(cluster, id) + " is not safe to evict (do-not-disrupt)";
         break;
       }
+      // simulator/drain: a pod whose PodDisruptionBudget allows no disruption blocks the node (NotEnoughPdb).
+      std::string why;
+      if (!pdb_allows_eviction(cluster, cluster.pods[id], &why)) {
+        c.reason = "NotEnoughPdb";
+        c.explanation += "; " + pod_text(cluster, id) + ": " + why;
+        break;
+      }
     }
     if (c.reason.empty()) {
       // SimulateNodeRemoval: every pod must fit some other destination, room accounted; reverted after.

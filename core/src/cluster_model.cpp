@@ -20,6 +20,9 @@ constexpr Micros kSpotNotice = 120 * kMicrosPerSecond;
 // kube-scheduler moves unschedulable pods back to its active queue every 30 s
 // (pkg/scheduler/internal/queue: flushUnschedulablePodsLeftover runs every 30 s).
 constexpr Micros kSchedulerRetry = 30 * kMicrosPerSecond;
+// Lab choice: a drain whose evictions the PodDisruptionBudget refuses (HTTP 429) tries again every 5 s
+// (Karpenter's terminator and kubectl drain both retry evictions on a short backoff).
+constexpr Micros kEvictionRetry = 5 * kMicrosPerSecond;
 
 std::string fmt_s(Micros t) {
   char buf[32];
@@ -48,6 +51,7 @@ ClusterModel::ClusterModel(const Scenario& scenario, std::unique_ptr<NodeProvisi
                      ? default_instance_types()
                      : parse_instance_types(scenario.cluster.instance_types, "/cluster/instance_types");
   state_.templates.push_back(inference_template(scenario));
+  if (!scenario.cluster.inference_pdb.is_null()) state_.inference_pdb = parse_pdb(scenario.cluster.inference_pdb, "/cluster/inference_pdb");
   for (std::size_t i = 0; i < scenario.cluster.workloads.size(); ++i) {
     const auto& w = scenario.cluster.workloads[i];
     PodTemplate defaults;
@@ -294,16 +298,24 @@ void ClusterModel::rearm_provisioner() {
   queue_.push(t, EventClass::kControl, Event{Kind::Wake, 0, ++wake_gen_});
 }
 
-void ClusterModel::remove_node(Node& node, const std::string& reason, bool drain, Micros now, std::vector<ClusterNotice>& out) {
-  if (node.phase == NodePhase::Terminating || node.phase == NodePhase::Terminated) return;
-  const bool had_pods = !node.pods.empty();
-  node.phase = NodePhase::Terminating;
-  node.disrupted = true;
+void ClusterModel::set_pod_ready(std::uint32_t pod, bool ready) {
+  if (pod < state_.pods.size()) state_.pods[pod].ready = ready;
+}
+
+std::size_t ClusterModel::evict_pods(Node& node, const std::string& reason, bool respect_pdb, Micros now,
+                                     std::vector<ClusterNotice>& out, std::string* blocked_why) {
+  std::size_t stay = 0;
   const std::vector<std::uint32_t> pods = node.pods;
   for (std::uint32_t id : pods) {
     Pod& pod = state_.pods[id];
+    // The Eviction API refuses (429) what the PodDisruptionBudget does not allow; the drain retries.
+    if (respect_pdb && !pdb_allows_eviction(state_, pod, stay == 0 ? blocked_why : nullptr)) {
+      ++stay;
+      continue;
+    }
     unbind(pod, now);
     pod.phase = PodPhase::Gone;
+    pod.ready = false;
     ++totals_.evictions;
     if (pod.owner >= 0) {
       ++totals_.replica_evictions;
@@ -312,13 +324,32 @@ void ClusterModel::remove_node(Node& node, const std::string& reason, bool drain
       new_pod(pod.template_index, -1, now);  // its ReplicaSet makes a new one
     }
   }
-  const Micros end = reason == "Interrupted" ? now + kSpotNotice : (drain && had_pods ? now + kPodGrace : now);
-  queue_.push(end, EventClass::kCompletion, Event{Kind::Terminate, node.id, 0});
-  log(now, reason == "Interrupted" ? "cloud" : provisioner_->name(), "delete", reason,
-      "node " + std::to_string(node.id) + " (" + state_.types[static_cast<std::size_t>(node.type_index)].name + ", " +
-          node.capacity_type + ", " + node.owner + ") removed: " + reason + "; " + std::to_string(pods.size()) +
-          " pods evicted; the instance goes at t = " + fmt_s(end));
-  if (!pods.empty()) schedule_pending(now, out);
+  return stay;
+}
+
+void ClusterModel::remove_node(Node& node, const std::string& reason, bool drain, Micros now, std::vector<ClusterNotice>& out) {
+  if (node.phase == NodePhase::Terminating || node.phase == NodePhase::Terminated) return;
+  const bool had_pods = !node.pods.empty();
+  const std::size_t before = node.pods.size();
+  node.phase = NodePhase::Terminating;
+  node.disrupted = true;
+  // A drain evicts through the Eviction API, which honours the PodDisruptionBudget; a node that never
+  // registered has nothing to drain, and a spot instance goes at the end of its notice whatever is left.
+  std::string blocked;
+  const std::size_t stay = evict_pods(node, reason, drain, now, out, &blocked);
+  const std::string type = state_.types[static_cast<std::size_t>(node.type_index)].name;
+  std::string what = "node " + std::to_string(node.id) + " (" + type + ", " + node.capacity_type + ", " + node.owner +
+                     ") removed: " + reason + "; " + std::to_string(before - stay) + " pods evicted";
+  if (stay > 0 && reason != "Interrupted") {
+    queue_.push(now + kEvictionRetry, EventClass::kCompletion, Event{Kind::EvictRetry, node.id, 0});
+    what += "; " + std::to_string(stay) + " wait (" + blocked + "), the drain retries every " + fmt_s(kEvictionRetry);
+  } else {
+    const Micros end = reason == "Interrupted" ? now + kSpotNotice : (drain && had_pods ? now + kPodGrace : now);
+    queue_.push(end, EventClass::kCompletion, Event{Kind::Terminate, node.id, 0});
+    what += "; the instance goes at t = " + fmt_s(end);
+  }
+  log(now, reason == "Interrupted" ? "cloud" : provisioner_->name(), "delete", reason, what);
+  if (before > stay) schedule_pending(now, out);
 }
 
 void ClusterModel::apply(ProvisionerActions& actions, Micros now, std::vector<ClusterNotice>& out) {
@@ -379,7 +410,27 @@ void ClusterModel::advance(Micros now, std::vector<ClusterNotice>& out) {
         queue_.push(now + seconds_to_micros(after_s), EventClass::kCompletion, Event{Kind::SpotNotice, node.id, 0});
       }
       reschedule = true;
+    } else if (e.kind == Kind::EvictRetry && node.phase == NodePhase::Terminating) {
+      std::string blocked;
+      const std::size_t before = node.pods.size();
+      const std::size_t stay = evict_pods(node, "Drain", true, now, out, &blocked);
+      if (stay < before) {
+        log(now, provisioner_->name(), "evict", "Drain",
+            "node " + std::to_string(node.id) + ": the drain evicted " + std::to_string(before - stay) + " more pods" +
+                (stay ? "; " + std::to_string(stay) + " still wait (" + blocked + ")" : "; the node is empty"));
+        reschedule = true;
+      }
+      if (stay > 0) {
+        queue_.push(now + kEvictionRetry, EventClass::kCompletion, Event{Kind::EvictRetry, node.id, 0});
+      } else {
+        queue_.push(now + kPodGrace, EventClass::kCompletion, Event{Kind::Terminate, node.id, 0});
+      }
     } else if (e.kind == Kind::Terminate && node.phase != NodePhase::Terminated) {
+      // A spot instance reclaimed at the end of its notice takes whatever pods are still on it.
+      if (!node.pods.empty()) {
+        evict_pods(node, "Interrupted", false, now, out);
+        reschedule = true;
+      }
       node.phase = NodePhase::Terminated;
       node.terminated_at = now;
       ++totals_.nodes_removed;

@@ -670,6 +670,15 @@ CandidateScan disruption_candidates(const ClusterState& cluster, const std::vect
       scan.skipped.push_back(who + ": do-not-disrupt pod " + std::to_string(blocking));
       continue;
     }
+    // pdb.go CanEvictPods: a pod whose PodDisruptionBudget allows no disruption now blocks its node.
+    std::string pdb_why;
+    const auto pdb_blocked = std::find_if(c.pods.begin(), c.pods.end(), [&](std::uint32_t pid) {
+      return !pdb_allows_eviction(cluster, cluster.pods[pid], &pdb_why);
+    });
+    if (pdb_blocked != c.pods.end()) {
+      scan.skipped.push_back(who + ": pod " + std::to_string(*pdb_blocked) + " is protected by " + pdb_why);
+      continue;
+    }
     auto nom = nominated_until.find(n.id);
     if (nom != nominated_until.end() && now < nom->second) {
       scan.skipped.push_back(who + ": nominated for pending pods");

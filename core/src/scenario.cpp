@@ -160,6 +160,10 @@ void parse_cluster(const Json& j, ClusterConfig& c) {
     c.inference_pod = *v;
     parse_pod_template(*v, "/cluster/inference_pod", "vllm", PodTemplate{});
   }
+  if (const Json* v = r.raw("inference_pdb")) {
+    parse_pdb(*v, "/cluster/inference_pdb");  // checked here, used by the cluster model
+    c.inference_pdb = *v;
+  }
   c.retry_evicted_requests = r.get_bool("retry_evicted_requests", c.retry_evicted_requests);
   c.spot_interruptions_per_node_hour = r.get_number("spot_interruptions_per_node_hour", 0, 0, 10);
   if (r.raw("start_time")) c.start_unix_s = parse_utc_time(r.get_string("start_time", "", 64), "/cluster/start_time");

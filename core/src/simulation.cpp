@@ -151,6 +151,7 @@ class Simulation {
         r.state = ReplicaState::Pending;
         r.pod = static_cast<std::int64_t>(r.id);  // start() creates pods 0 … n-1 for replicas 0 … n-1
       }
+      cluster_->set_expected_replicas(spec_replicas_);
       cluster_->start(spec_replicas_, notices_);
       handle_cluster();
     }
@@ -378,6 +379,7 @@ class Simulation {
     r.ready_at = now_;
     ++ready_replicas_;
     ready_.insert(std::upper_bound(ready_.begin(), ready_.end(), r.id), r.id);
+    if (cluster_ && r.pod >= 0) cluster_->set_pod_ready(static_cast<std::uint32_t>(r.pod), true);  // what a PDB counts
     set_idle(r, true);
     // Requests held at the gateway go out now, oldest first.
     std::deque<std::uint32_t> waiting;
@@ -404,6 +406,7 @@ class Simulation {
             r.state = ReplicaState::Ready;
             ready_.insert(std::upper_bound(ready_.begin(), ready_.end(), r.id), r.id);
             ++ready_replicas_;
+            cluster_->set_pod_ready(static_cast<std::uint32_t>(r.pod), true);
             set_idle(r, true);
           } else {
             on_node_ready(r);
@@ -472,6 +475,7 @@ class Simulation {
   void leave_ready(const Replica& r) {
     --ready_replicas_;
     ready_.erase(std::find(ready_.begin(), ready_.end(), r.id));
+    if (cluster_ && r.pod >= 0) cluster_->set_pod_ready(static_cast<std::uint32_t>(r.pod), false);
   }
 
   void on_drain_deadline(Replica& r) {
@@ -511,6 +515,7 @@ class Simulation {
   // unscheduled before scheduled, not ready before ready, doubled-up before alone, ready for less
   // time before more, newer before older).
   void reconcile_replicas(Micros now) {
+    if (cluster_) cluster_->set_expected_replicas(spec_replicas_);  // the Deployment's spec.replicas, for a PDB
     std::vector<Replica*> active;
     for (auto& r : replicas_) {
       if (r.state != ReplicaState::Draining && r.state != ReplicaState::Gone) active.push_back(&r);

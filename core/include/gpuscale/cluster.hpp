@@ -105,6 +105,21 @@ struct Pod {
   std::int32_t node = -1;     // bound node id, -1 while Pending
   Micros created_at = 0;
   Micros unschedulable_since = -1;  // PodScheduled=False, reason Unschedulable, since then (-1: not marked)
+  bool ready = false;         // condition Ready (inference replicas: serving); set by the simulation
+};
+
+// A PodDisruptionBudget (policy/v1) over the inference replicas' pods.
+struct PdbSpec {
+  bool min_available = false;           // minAvailable, else maxUnavailable
+  std::string value;                    // "N" or "P%"
+  bool always_allow_unhealthy = false;  // unhealthyPodEvictionPolicy AlwaysAllow (default IfHealthyBudget)
+};
+// The disruption controller's arithmetic (pkg/controller/disruption): expected = the Deployment's
+// spec.replicas (for maxUnavailable and percentages) or the pod count (integer minAvailable);
+// desiredHealthy = minAvailable, or expected − maxUnavailable (percentages round up); currentHealthy =
+// Ready pods not being deleted; disruptionsAllowed = max(0, currentHealthy − desiredHealthy).
+struct PdbStatus {
+  std::int64_t expected = 0, desired_healthy = 0, current_healthy = 0, disruptions_allowed = 0;
 };
 
 // ---- nodes -----------------------------------------------------------------------------------------
@@ -149,7 +164,17 @@ struct ClusterState {
   std::vector<PodTemplate> templates;
   std::vector<Node> nodes;   // by id; terminated nodes stay (ids are indices)
   std::vector<Pod> pods;     // by id; gone pods stay
+  std::optional<PdbSpec> inference_pdb;  // over the pods with an owner (the replicas)
+  std::int32_t expected_replicas = 0;    // the inference Deployment's spec.replicas
 };
+
+PdbStatus pdb_status(const ClusterState& state);
+// The Eviction API's answer for one pod: allowed, or why not (429 TooManyRequests). Pods the PDB
+// does not cover (no owner) are always allowed.
+bool pdb_allows_eviction(const ClusterState& state, const Pod& pod, std::string* why = nullptr);
+// "minAvailable 3" or "maxUnavailable 25%"; and the parse of a scenario's cluster.inference_pdb.
+std::string pdb_text(const PdbSpec& pdb);
+PdbSpec parse_pdb(const Json& doc, const std::string& path);
 
 // A pod spec in Kubernetes terms, strictly parsed: {"cpu": "16", "memory": "200Gi", "gpus": 2,
 // "tolerations": [...], "nodeSelector": {...}, "affinity": {"nodeAffinity": {"requiredDuringScheduling

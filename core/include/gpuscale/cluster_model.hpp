@@ -62,6 +62,10 @@ class ClusterModel {
   std::uint32_t add_replica_pod(std::int32_t replica, Micros now, std::vector<ClusterNotice>& out);
   // The ReplicaSet deleted the replica: its pod goes away, freeing its node's room.
   void remove_pod(std::uint32_t pod, Micros now, std::vector<ClusterNotice>& out);
+  // What the PodDisruptionBudget counts: a replica's pod turned Ready or stopped being Ready, and the
+  // Deployment's spec.replicas.
+  void set_pod_ready(std::uint32_t pod, bool ready);
+  void set_expected_replicas(std::int32_t replicas) { state_.expected_replicas = replicas; }
   // When the model next needs to run (node phase changes, provisioner wake-ups, interruptions); -1: none.
   Micros next_event_time() const;
   // Runs everything due at `now`.
@@ -74,7 +78,7 @@ class ClusterModel {
   std::int32_t nodes_in(NodePhase phase) const;
 
  private:
-  enum class Kind : std::uint8_t { Registered, Initialized, Terminate, SpotNotice, Wake };
+  enum class Kind : std::uint8_t { Registered, Initialized, Terminate, SpotNotice, Wake, EvictRetry };
   struct Event {
     Kind kind;
     std::uint32_t node;
@@ -86,6 +90,9 @@ class ClusterModel {
   void unbind(Pod& pod, Micros now);
   void launch(const NodeLaunch& launch, Micros now, bool initialized);
   void remove_node(Node& node, const std::string& reason, bool drain, Micros now, std::vector<ClusterNotice>& out);
+  // Evicts the node's pods, those the PodDisruptionBudget lets go if `respect_pdb`; returns how many stay.
+  std::size_t evict_pods(Node& node, const std::string& reason, bool respect_pdb, Micros now, std::vector<ClusterNotice>& out,
+                         std::string* blocked_why = nullptr);
   void apply(ProvisionerActions& actions, Micros now, std::vector<ClusterNotice>& out);
   void rearm_provisioner();
   void account(Micros now);

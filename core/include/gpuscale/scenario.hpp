@@ -133,6 +133,7 @@ struct ClusterConfig {
   std::vector<InitialNodes> initial_nodes;  // empty: enough of the first pool's/group's type for the starting replicas
   std::vector<WorkloadPods> workloads;
   Json inference_pod;                  // the replicas' pod: {cpu, memory, tolerations, nodeSelector, affinity, doNotDisrupt}
+  Json inference_pdb;                  // a PodDisruptionBudget over the replicas' pods: {minAvailable|maxUnavailable} (null: none)
   bool retry_evicted_requests = false; // requests on an evicted replica: lost (false) or sent back to the gateway
   double spot_interruptions_per_node_hour = 0;  // rate of 2-minute spot interruption notices, per spot node-hour
   std::int64_t start_unix_s = 1767571200;  // wall clock (UTC) at t = 0, for budget schedules: 2026-01-05T00:00:00Z, a Monday
