@@ -418,14 +418,8 @@ class Simulation {
     }
     for (ClusterLog& l : cluster_->take_logs()) {
       if (!s_.output.decisions) continue;
-      DecisionRecord rec;
-      rec.t_s = micros_to_seconds(l.time);
-      rec.controller = std::move(l.controller);
-      rec.current_replicas = static_cast<std::int32_t>(live_replicas_);
-      rec.desired_replicas = spec_replicas_;
-      rec.reason = std::move(l.reason);
-      rec.explanation = l.action + ": " + l.explanation;
-      result_.decisions.push_back(std::move(rec));
+      log_decision(l.time, std::move(l.controller), live_replicas_, spec_replicas_, std::move(l.reason),
+                   l.action + ": " + l.explanation);
     }
     const Micros t = cluster_->next_event_time();
     if (t >= 0 && t != cluster_wake_) {
@@ -588,15 +582,9 @@ class Simulation {
     FixedDelayDecision d = fixed_nodes_.provision(ref.id, gpus_per_replica_, now);
     queue_.push(d.node_ready_at, EventClass::kCompletion, {EventKind::NodeReady, ref.id});
     if (s_.output.decisions) {
-      DecisionRecord rec;
-      rec.t_s = micros_to_seconds(now);
-      rec.controller = "provisioner";
-      rec.current_replicas = live_replicas_;
-      rec.desired_replicas = spec_replicas_;
-      rec.reason = "NodeRequested";
-      rec.explanation = d.explanation + "; then model load " + fmt("%.0f s", s_.cold_start.model_load_s) +
-                        " and warm-up " + fmt("%.0f s", s_.cold_start.warmup_s) + " before Ready";
-      result_.decisions.push_back(std::move(rec));
+      log_decision(now, "provisioner", live_replicas_, spec_replicas_, "NodeRequested",
+                   d.explanation + "; then model load " + fmt("%.0f s", s_.cold_start.model_load_s) + " and warm-up " +
+                       fmt("%.0f s", s_.cold_start.warmup_s) + " before Ready");
     }
   }
 
@@ -616,16 +604,21 @@ class Simulation {
     remove_replica(r, (std::string("deleted while ") + state_name(r.state)).c_str());
   }
 
+  // Appends one decision to the log (the caller checks output.decisions) and returns it for extras.
+  DecisionRecord& log_decision(Micros t, std::string controller, std::int64_t current, std::int64_t desired,
+                               std::string reason, std::string explanation) {
+    DecisionRecord& rec = result_.decisions.emplace_back();
+    rec.t_s = micros_to_seconds(t);
+    rec.controller = std::move(controller);
+    rec.current_replicas = static_cast<std::int32_t>(current);
+    rec.desired_replicas = static_cast<std::int32_t>(desired);
+    rec.reason = std::move(reason);
+    rec.explanation = std::move(explanation);
+    return rec;
+  }
+
   void log_lifecycle(const Replica& r, std::string text) {
-    if (!s_.output.decisions) return;
-    DecisionRecord rec;
-    rec.t_s = micros_to_seconds(now_);
-    rec.controller = "lifecycle";
-    rec.current_replicas = live_replicas_;
-    rec.desired_replicas = spec_replicas_;
-    rec.reason = state_name(r.state);
-    rec.explanation = std::move(text);
-    result_.decisions.push_back(std::move(rec));
+    if (s_.output.decisions) log_decision(now_, "lifecycle", live_replicas_, spec_replicas_, state_name(r.state), std::move(text));
   }
 
   // ---- metrics ------------------------------------------------------------------------------------
@@ -828,14 +821,9 @@ class Simulation {
     // Polls that change nothing are logged like HPA syncs that change nothing: only with hpa_syncs "all".
     const bool logged = s_.output.decisions && (target != spec_replicas_ || s_.output.hpa_syncs == "all");
     if (!text.empty() && logged) {
-      DecisionRecord rec;
-      rec.t_s = micros_to_seconds(now_);
-      rec.controller = "keda";
-      rec.current_replicas = spec_replicas_;
-      rec.desired_replicas = target;
-      rec.reason = target > spec_replicas_ ? "ScaledFromZero" : target < spec_replicas_ ? "ScaledToZero" : "NotActive";
-      rec.explanation = "KEDA operator (pollingInterval " + fmt("%.0f s", k.polling_interval_s) + "): " + text;
-      result_.decisions.push_back(std::move(rec));
+      log_decision(now_, "keda", spec_replicas_, target,
+                   target > spec_replicas_ ? "ScaledFromZero" : target < spec_replicas_ ? "ScaledToZero" : "NotActive",
+                   "KEDA operator (pollingInterval " + fmt("%.0f s", k.polling_interval_s) + "): " + text);
     }
     if (target != spec_replicas_) {
       spec_replicas_ = target;
@@ -862,13 +850,8 @@ class Simulation {
       d = hpa::reconcile(hpa_spec_, o, hpa_memory_, now_, flags_);
     }
     if (log_all || (log_changes && d.desired_replicas != d.current_replicas)) {
-      DecisionRecord rec;
-      rec.t_s = micros_to_seconds(now_);
-      rec.controller = "hpa";
-      rec.current_replicas = d.current_replicas;
-      rec.desired_replicas = d.desired_replicas;
-      rec.reason = d.conditions.empty() ? "" : d.conditions.back().reason;
-      rec.explanation = d.explanation;
+      DecisionRecord& rec = log_decision(now_, "hpa", d.current_replicas, d.desired_replicas,
+                                         d.conditions.empty() ? "" : d.conditions.back().reason, d.explanation);
       if (s_.output.decision_detail) {
         rec.detail = hpa::decision_to_json(d);
         rec.detail.erase("explanation");  // already the record's own explanation
@@ -886,7 +869,6 @@ class Simulation {
         rec.missing_pods = prop.missing_pods;
         break;
       }
-      result_.decisions.push_back(std::move(rec));
     }
     if (d.desired_replicas != spec_replicas_) {
       spec_replicas_ = d.desired_replicas;
