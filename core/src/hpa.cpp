@@ -81,6 +81,19 @@ std::string fmt_milli(std::int64_t m) {
   return neg ? "-" + out : out;
 }
 
+// The lines of an explanation, one string, allocated once.
+std::string join_lines(const std::vector<std::string>& lines) {
+  std::size_t size = 0;
+  for (const auto& l : lines) size += l.size() + 1;
+  std::string out;
+  out.reserve(size);
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (i) out += '\n';
+    out += lines[i];
+  }
+  return out;
+}
+
 std::string plural(std::int64_t n, const char* one, const char* many) {
   return std::to_string(n) + " " + (n == 1 ? one : many);
 }
@@ -1225,7 +1238,7 @@ Decision reconcile(const HorizontalPodAutoscalerSpec& raw_spec, const Observed& 
                                                " < current " + std::to_string(current) + ": scale-down blocked (" +
                                                first_invalid->failure_reason + ")");
       if (explain) lines.push_back("desiredReplicas = " + std::to_string(current) + " (unchanged)");
-      for (std::size_t i = 0; i < lines.size(); ++i) d.explanation += (i ? "\n" : "") + lines[i];
+      d.explanation = join_lines(lines);
       return d;
     }
     d.path = "Metrics";
@@ -1275,7 +1288,7 @@ Decision reconcile(const HorizontalPodAutoscalerSpec& raw_spec, const Observed& 
   }
   d.rescale = rescale;
   d.desired_replicas = desired;
-  for (std::size_t i = 0; i < lines.size(); ++i) d.explanation += (i ? "\n" : "") + lines[i];
+  d.explanation = join_lines(lines);
   return d;
 }
 
