@@ -341,4 +341,11 @@ TEST_CASE("a PodDisruptionBudget paces the trap's drains and, at 100 %, keeps Ka
         }) > 0);
   doc["cluster"]["inference_pdb"] = Json::parse(R"({"minAvailable": 1, "maxUnavailable": 1})");
   check_error(doc, "/cluster/inference_pdb");
+
+  // Cluster Autoscaler's scale-down skips a node whose pods the budget protects (NotEnoughPdb).
+  Json ca = ca_doc();
+  ca["cluster"]["inference_pdb"] = Json::parse(R"({"minAvailable": "100%"})");
+  const RunResult ca_run = run(ca);
+  CHECK(count(ca_run, [](const DecisionRecord& d) { return d.reason == "NotEnoughPdb"; }) > 0);
+  CHECK(ca_run.summary.num_replica_evictions == 0);
 }
