@@ -126,6 +126,11 @@ test('exercise 1 and the playground work on the served page', { timeout: 180_000
   assert.match(await log.locator('.log-count').textContent(), /shown/);
   await log.locator('tbody tr:not([hidden]) button.why').first().click();
   assert.match(await log.locator('pre.explanation').first().textContent(), /candidates|Emptiness|Consolidation|budget/);
+  // A PodDisruptionBudget that allows no voluntary disruption: no replica is evicted.
+  await page.selectOption('#playground [data-path="/cluster/inference_pdb/maxUnavailable"] select', '0%');
+  await settle("return s.cluster?.inference_pdb?.maxUnavailable === '0%'");
+  assert.equal((await page.textContent('#playground .summary [data-field="num_replica_evictions"] dd')).trim(), '0');
+  await page.selectOption('#playground [data-path="/cluster/inference_pdb/maxUnavailable"] select', '100%');
   await page.selectOption('#playground [data-path="/cluster/preset"] select', 'none');
   await settle("return s.cluster?.preset === 'none'");
   assert.equal(await page.locator('#playground figure[data-chart="nodes"]').isHidden(), true, 'no nodes chart without a cluster');

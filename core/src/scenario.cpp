@@ -400,6 +400,16 @@ Json scenario_schema() {
   for (const Json& p : cluster_presets()) presets.push_back(Json{{"value", p.at("name")}, {"label", p.at("label")}});
   knobs.push_back(Json{{"path", "/cluster/preset"}, {"label", "Node provisioner"}, {"type", "enum"},
                        {"default", "none"}, {"unit", ""}, {"choices", presets}});
+  // maxUnavailable 100% allows every disruption, the same as no PodDisruptionBudget; 0% allows none.
+  knobs.push_back(Json{{"path", "/cluster/inference_pdb/maxUnavailable"},
+                       {"label", "PodDisruptionBudget maxUnavailable (with a node provisioner)"},
+                       {"type", "enum"},
+                       {"default", "100%"},
+                       {"unit", ""},
+                       {"choices", Json::array({Json{{"value", "100%"}, {"label", "100% (no budget)"}},
+                                                Json{{"value", "50%"}, {"label", "50%"}},
+                                                Json{{"value", "25%"}, {"label", "25%"}},
+                                                Json{{"value", "0%"}, {"label", "0% (no voluntary disruption)"}}})}});
   knobs.push_back(integer("/seed", "Seed", 1, 0, 1000000, ""));
   return knobs;
 }
