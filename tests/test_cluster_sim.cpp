@@ -349,3 +349,34 @@ TEST_CASE("a PodDisruptionBudget paces the trap's drains and, at 100 %, keeps Ka
   CHECK(count(ca_run, [](const DecisionRecord& d) { return d.reason == "NotEnoughPdb"; }) > 0);
   CHECK(ca_run.summary.num_replica_evictions == 0);
 }
+
+TEST_CASE("Cluster Autoscaler gives up a drain the PodDisruptionBudget holds up past --max-pod-eviction-time",
+          "[cluster-sim]") {
+  // Two nodes, three fixed replicas: node 0 holds two (4/8 GPUs, under a 0.6 threshold), node 1 one.
+  // CA drains node 0; the budget (maxUnavailable 1) lets one replica go, and its successor needs more
+  // than 2 minutes (300 s of weights) to be Ready, so the drain fails, node 0 goes back into service
+  // and scale-down pauses; once the successor is Ready the next attempt succeeds.
+  const Json doc = Json::parse(R"({"duration_s": 1800, "cold_start": {"model_load_s": 300},
+    "workload": {"preset": "steady", "rate_scale": 0.5},
+    "autoscaler": {"strategy": "fixed", "replicas": 3},
+    "cluster": {"provisioner": "cluster_autoscaler",
+      "cluster_autoscaler": {"flags": {"--scale-down-unneeded-time": "1m", "--scale-down-gpu-utilization-threshold": 0.6},
+        "nodeGroups": [{"name": "gpu-p5", "instanceType": "p5.48xlarge", "minSize": 0, "maxSize": 4,
+                        "taints": [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}]}]},
+      "initial_nodes": [{"instance_type": "p5.48xlarge", "count": 2}],
+      "inference_pdb": {"maxUnavailable": 1}}})");
+  const RunResult r = run(doc);
+  std::vector<const DecisionRecord*> failed, removed;
+  for (const auto& d : r.decisions) {
+    if (d.reason == "ScaleDownFailed") failed.push_back(&d);
+    if (d.controller == "cluster-autoscaler" && contains(d.explanation, "delete: node 0") && contains(d.explanation, "removed"))
+      removed.push_back(&d);
+  }
+  REQUIRE(failed.size() == 1);
+  REQUIRE(removed.size() == 2);
+  CHECK(contains(removed[0]->explanation, "for at most 120.0 s"));
+  CHECK(failed[0]->t_s == removed[0]->t_s + 120);  // --max-pod-eviction-time 2m
+  CHECK(removed[1]->t_s > failed[0]->t_s + 180);    // after --scale-down-delay-after-failure 3m
+  CHECK(contains(removed[1]->explanation, "the instance goes at"));
+  CHECK(r.summary.num_replica_evictions == 2);
+}

@@ -216,6 +216,7 @@ ClusterAutoscalerFlags parse_flags(const Json& doc, const std::string& path) {
   duration("--scale-down-delay-after-add", f.scale_down_delay_after_add);
   duration("--scale-down-delay-after-delete", f.scale_down_delay_after_delete);
   duration("--scale-down-delay-after-failure", f.scale_down_delay_after_failure);
+  duration("--max-pod-eviction-time", f.max_pod_eviction_time);
   duration("--scale-down-unready-time", f.scale_down_unready_time);
   duration("--max-node-provision-time", f.max_node_provision_time);
   integer("--max-scale-down-parallelism", f.max_scale_down_parallelism, 0, 100000);
@@ -804,6 +805,9 @@ void ClusterAutoscaler::scale_down(const ClusterState& cluster, Micros now, Prov
   } else if (last_scale_down_delete_ >= 0 && last_scale_down_delete_ + f.scale_down_delay_after_delete > now) {
     cooldown = "last scale-down at " + at(last_scale_down_delete_) + " + --scale-down-delay-after-delete " +
                format_duration(f.scale_down_delay_after_delete) + " = " + at(last_scale_down_delete_ + f.scale_down_delay_after_delete);
+  } else if (last_scale_down_failure_ >= 0 && last_scale_down_failure_ + f.scale_down_delay_after_failure > now) {
+    cooldown = "failed scale-down at " + at(last_scale_down_failure_) + " + --scale-down-delay-after-failure " +
+               format_duration(f.scale_down_delay_after_failure) + " = " + at(last_scale_down_failure_ + f.scale_down_delay_after_failure);
   }
 
   // Deletions in progress (our Terminating nodes) use up the parallelism budgets.
@@ -867,7 +871,7 @@ void ClusterAutoscaler::scale_down(const ClusterState& cluster, Micros now, Prov
   const int n_drain = std::min(static_cast<int>(drain.size()), drain_budget);
   const auto remove = [&](const ScaleDownCandidate& c, bool is_empty) {
     const Node& n = cluster.nodes[c.node];
-    out.removals.push_back(NodeRemoval{c.node, "ScaleDown", true});
+    out.removals.push_back(NodeRemoval{c.node, "ScaleDown", true, f.max_pod_eviction_time});
     const Micros s = unneeded_since_[c.node];
     out.log.push_back(make_log(
         "scale-down", is_empty ? "ScaleDownEmpty" : "ScaleDown",
@@ -883,6 +887,11 @@ void ClusterAutoscaler::scale_down(const ClusterState& cluster, Micros now, Prov
   for (int i = 0; i < n_empty; ++i) remove(*empty[static_cast<std::size_t>(i)], true);
   for (int i = 0; i < n_drain; ++i) remove(*drain[static_cast<std::size_t>(i)], false);
   if (n_empty + n_drain > 0) last_scale_down_delete_ = now;
+}
+
+void ClusterAutoscaler::on_drain_failed(std::uint32_t node, Micros now) {
+  (void)node;
+  last_scale_down_failure_ = now;
 }
 
 }  // namespace gpuscale

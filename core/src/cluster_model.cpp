@@ -327,7 +327,8 @@ std::size_t ClusterModel::evict_pods(Node& node, const std::string& reason, bool
   return stay;
 }
 
-void ClusterModel::remove_node(Node& node, const std::string& reason, bool drain, Micros now, std::vector<ClusterNotice>& out) {
+void ClusterModel::remove_node(Node& node, const std::string& reason, bool drain, Micros now, std::vector<ClusterNotice>& out,
+                               Micros give_up_after) {
   if (node.phase == NodePhase::Terminating || node.phase == NodePhase::Terminated) return;
   const bool had_pods = !node.pods.empty();
   const std::size_t before = node.pods.size();
@@ -343,6 +344,10 @@ void ClusterModel::remove_node(Node& node, const std::string& reason, bool drain
   if (stay > 0 && reason != "Interrupted") {
     queue_.push(now + kEvictionRetry, EventClass::kCompletion, Event{Kind::EvictRetry, node.id, 0});
     what += "; " + std::to_string(stay) + " wait (" + blocked + "), the drain retries every " + fmt_s(kEvictionRetry);
+    if (give_up_after >= 0) {
+      drain_give_up_at_[node.id] = now + give_up_after;
+      what += " for at most " + fmt_s(give_up_after);
+    }
   } else {
     const Micros end = reason == "Interrupted" ? now + kSpotNotice : (drain && had_pods ? now + kPodGrace : now);
     queue_.push(end, EventClass::kCompletion, Event{Kind::Terminate, node.id, 0});
@@ -362,7 +367,7 @@ void ClusterModel::apply(ProvisionerActions& actions, Micros now, std::vector<Cl
   for (std::uint32_t id : actions.cordons) state_.nodes.at(id).disrupted = true;
   for (const auto& l : actions.launches) launch(l, now, false);
   for (const auto& r : actions.removals) {
-    if (r.node < state_.nodes.size()) remove_node(state_.nodes[r.node], r.reason, r.drain, now, out);
+    if (r.node < state_.nodes.size()) remove_node(state_.nodes[r.node], r.reason, r.drain, now, out, r.give_up_after);
   }
 }
 
@@ -420,9 +425,22 @@ void ClusterModel::advance(Micros now, std::vector<ClusterNotice>& out) {
                 (stay ? "; " + std::to_string(stay) + " still wait (" + blocked + ")" : "; the node is empty"));
         reschedule = true;
       }
-      if (stay > 0) {
+      const auto give_up = drain_give_up_at_.find(node.id);
+      if (stay > 0 && give_up != drain_give_up_at_.end() && now >= give_up->second) {
+        // Cluster Autoscaler's drain gives up (--max-pod-eviction-time): the node goes back into service,
+        // what was evicted stays evicted, and scale-down pauses (RegisterFailedScaleDown).
+        drain_give_up_at_.erase(give_up);
+        node.phase = NodePhase::Initialized;
+        node.disrupted = false;
+        log(now, provisioner_->name(), "drain-failed", "ScaleDownFailed",
+            "node " + std::to_string(node.id) + ": " + std::to_string(stay) + " pods could not be evicted in time (" + blocked +
+                "); the scale-down is abandoned and the node is back in service");
+        provisioner_->on_drain_failed(node.id, now);
+        reschedule = true;
+      } else if (stay > 0) {
         queue_.push(now + kEvictionRetry, EventClass::kCompletion, Event{Kind::EvictRetry, node.id, 0});
       } else {
+        drain_give_up_at_.erase(node.id);
         queue_.push(now + kPodGrace, EventClass::kCompletion, Event{Kind::Terminate, node.id, 0});
       }
     } else if (e.kind == Kind::Terminate && node.phase != NodePhase::Terminated) {

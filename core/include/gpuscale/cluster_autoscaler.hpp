@@ -27,6 +27,7 @@ struct ClusterAutoscalerFlags {
   Micros scale_down_delay_after_add = 600 * kMicrosPerSecond;         // --scale-down-delay-after-add
   Micros scale_down_delay_after_delete = 0;                           // --scale-down-delay-after-delete
   Micros scale_down_delay_after_failure = 180 * kMicrosPerSecond;     // --scale-down-delay-after-failure
+  Micros max_pod_eviction_time = 120 * kMicrosPerSecond;              // --max-pod-eviction-time: a drain gives up after this
   Micros scale_down_unready_time = 1200 * kMicrosPerSecond;           // --scale-down-unready-time
   Micros max_node_provision_time = 900 * kMicrosPerSecond;            // --max-node-provision-time
   int max_scale_down_parallelism = 10;                                // --max-scale-down-parallelism (nodes)
@@ -156,6 +157,8 @@ class ClusterAutoscaler : public NodeProvisioner {
   // One RunOnce: registration timeouts, the health check, scale-up, then (if nothing scaled up)
   // scale-down.
   void wake(const ClusterState& cluster, Micros now, ProvisionerActions& out) override;
+  // RegisterFailedScaleDown: scale-down pauses for --scale-down-delay-after-failure.
+  void on_drain_failed(std::uint32_t node, Micros now) override;
 
   const ClusterAutoscalerConfig& config() const { return config_; }
   const std::vector<std::uint32_t>& unschedulable_pods() const { return pending_; }
@@ -176,6 +179,7 @@ class ClusterAutoscaler : public NodeProvisioner {
   std::map<std::uint32_t, Micros> unneeded_since_;
   Micros last_scale_up_ = -1;
   Micros last_scale_down_delete_ = -1;
+  Micros last_scale_down_failure_ = -1;
   std::uint64_t scale_ups_ = 0;
   std::vector<Micros> backoff_until_;              // per group
   std::vector<Micros> backoff_duration_;           // per group: the last backoff's length

@@ -4,6 +4,7 @@
 // hears back when a replica's pod is bound or evicted.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -89,7 +90,8 @@ class ClusterModel {
   void bind(Pod& pod, Node& node, Micros now, const std::string& why, std::vector<ClusterNotice>& out);
   void unbind(Pod& pod, Micros now);
   void launch(const NodeLaunch& launch, Micros now, bool initialized);
-  void remove_node(Node& node, const std::string& reason, bool drain, Micros now, std::vector<ClusterNotice>& out);
+  void remove_node(Node& node, const std::string& reason, bool drain, Micros now, std::vector<ClusterNotice>& out,
+                   Micros give_up_after = -1);
   // Evicts the node's pods, those the PodDisruptionBudget lets go if `respect_pdb`; returns how many stay.
   std::size_t evict_pods(Node& node, const std::string& reason, bool respect_pdb, Micros now, std::vector<ClusterNotice>& out,
                          std::string* blocked_why = nullptr);
@@ -111,6 +113,7 @@ class ClusterModel {
   Micros provisioner_wake_ = -1;
   Micros retry_at_ = -1;  // kube-scheduler's next flush of unschedulable pods (-1: none pending)
   std::uint32_t wake_gen_ = 0;
+  std::map<std::uint32_t, Micros> drain_give_up_at_;  // node → when its held-up drain is abandoned
 };
 
 }  // namespace gpuscale

@@ -28,6 +28,9 @@ struct NodeRemoval {
   std::uint32_t node = 0;
   std::string reason;    // "Empty" | "Underutilized" | "Expired" | "Interrupted" | "ScaleDown" | "RegistrationTimeout"
   bool drain = true;     // evict pods first (they get their grace period); false: terminate at once
+  // A drain that a PodDisruptionBudget still holds up this long after it began is abandoned and the
+  // node put back in service (Cluster Autoscaler's --max-pod-eviction-time); -1: keep trying.
+  Micros give_up_after = -1;
 };
 
 // One logged decision, with its inputs and arithmetic.
@@ -56,6 +59,11 @@ class NodeProvisioner {
   virtual Micros next_wakeup() const = 0;
   // Decide at `now` (== next_wakeup()); only reads the cluster.
   virtual void wake(const ClusterState& cluster, Micros now, ProvisionerActions& out) = 0;
+  // A removal with give_up_after was abandoned at `now` (the node is back in service).
+  virtual void on_drain_failed(std::uint32_t node, Micros now) {
+    (void)node;
+    (void)now;
+  }
 };
 
 // The lab's simplest node layer, used when a scenario names no provisioner: every replica gets a
