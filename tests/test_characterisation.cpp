@@ -1,0 +1,160 @@
+// Characterisation: today's results pinned by their SHA-256, so a change of structure that should change
+// no result can prove it. Every scenario in scenarios/ (the result of `run`), and `solve` and `grade` of
+// exercises 1, 2 and 5 at seeds 0-9 (each graded with a right answer and with a wrong one). `num_events`
+// is left out of the hashed text: how many events a run takes depends on how the kernel files them.
+//
+// The expectations live in tests/characterisation/expected.json. When a change is meant to change
+// results, regenerate them (and say why in the commit):
+//   build/tests/core_tests "[.characterisation-print]" | sed -n "/^{$/,/^}$/p" > tests/characterisation/expected.json
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <string>
+#include <vector>
+#ifndef __EMSCRIPTEN__
+#include <filesystem>
+#endif
+
+#include "gpuscale/api.hpp"
+#include "sha256.hpp"
+#include "test_support.hpp"
+
+using namespace gpuscale;
+using gpuscale::testing::read_text;
+using gpuscale::testing::sha256_hex;
+
+namespace {
+
+const char* const kScenarios[] = {"bench-24h.json",
+                                  "bench-7d-consolidation.json",
+                                  "golden-cluster-autoscaler.json",
+                                  "golden-karpenter-trap.json",
+                                  "golden-kv-behavior.json",
+                                  "golden-lesson-gpu-util.json",
+                                  "golden-lesson-queue-depth.json",
+                                  "golden-memory-and-fixed.json"};
+
+// With GPUSCALE_CHARACTERISATION_DUMP=DIR set, every hashed text is also written to DIR (one file per key,
+// '/' as '_'), so two builds' results can be compared with diff when a digest changes.
+std::string digest(const std::string& key, Json result) {
+  if (result.is_object()) result.erase("num_events");
+  const std::string text = dump_json(result);
+  if (const char* dir = std::getenv("GPUSCALE_CHARACTERISATION_DUMP")) {
+    std::string name = key;
+    for (char& c : name) c = c == '/' ? '_' : c;
+    std::ofstream(std::string(dir) + "/" + name) << (result.is_object() ? result.dump(1) : text);
+  }
+  return sha256_hex(text);
+}
+
+using Digests = std::map<std::string, std::string>;
+
+Digests scenario_digests() {
+  Digests out;
+  for (const char* name : kScenarios) {
+    const std::string key = std::string("scenario/") + name;
+    out[key] = digest(key, api::run(read_text(std::string("scenarios/") + name)));
+  }
+  return out;
+}
+
+// A right answer (the solution) and a wrong one, per exercise: the wrong one takes the feedback paths.
+std::vector<Json> answers(const std::string& id, const Json& solved) {
+  const Json& right = solved.at("answers");
+  if (id == "1") {
+    Json wrong = right;
+    wrong["a"] = right.at("a").get<std::int64_t>() + 3;
+    wrong["b"] = right.at("b") == "empty_queue" ? "saturated_signal" : "empty_queue";
+    return {right, wrong};
+  }
+  if (id == "2") {
+    Json wrong = right;
+    wrong["nodepool"]["spec"]["disruption"] = {{"consolidationPolicy", "WhenEmptyOrUnderutilized"}, {"consolidateAfter", "0s"}};
+    wrong["nodepool"]["spec"]["template"]["spec"].erase("taints");
+    return {right, wrong};
+  }
+  // Exercise 5: one answer, the daily figure right and the monthly one wrong (both paths in one grade).
+  Json mixed = right;
+  mixed["monthly_usd"] = right.at("daily_usd").get<double>() * 30 + 5000;
+  return {mixed};
+}
+
+Digests exercise_digests(const std::string& id, const std::string& file, std::uint64_t from = 0, std::uint64_t to = 10) {
+  const std::string def = read_text("exercises/" + file);
+  Digests out;
+  for (std::uint64_t seed = from; seed < to; ++seed) {
+    const std::string key = "exercise/" + id + "/seed/" + std::to_string(seed);
+    const Json solved = api::solve(def, seed);
+    out[key + "/solve"] = digest(key + "/solve", solved);
+    const std::vector<Json> given = answers(id, solved);
+    for (std::size_t i = 0; i < given.size(); ++i) {
+      const std::string k = key + "/grade/" + std::to_string(i);
+      out[k] = digest(k, api::grade(def, seed, dump_json(given[i])));
+    }
+  }
+  return out;
+}
+
+const Json& expected() {
+  static const Json e = parse_json_text(read_text("tests/characterisation/expected.json"));
+  return e;
+}
+
+void check(const Digests& got) {
+  for (const auto& [key, hash] : got) {
+    INFO(key);
+    REQUIRE(expected().contains(key));
+    CHECK(expected().at(key).get<std::string>() == hash);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("characterisation: every scenario's result is unchanged", "[characterisation]") {
+#ifndef __EMSCRIPTEN__
+  std::size_t files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(GPUSCALE_SOURCE_DIR) + "/scenarios")) {
+    if (entry.path().extension() == ".json") ++files;
+  }
+  CHECK(files == std::size(kScenarios));  // a new scenario is added to kScenarios and pinned
+#endif
+  check(scenario_digests());
+}
+
+TEST_CASE("characterisation: exercise 1 solve and grade at seeds 0-9", "[characterisation]") {
+  check(exercise_digests("1", "ex1-bursty.json"));
+}
+
+TEST_CASE("characterisation: exercise 2 solve and grade at seeds 0-9", "[characterisation]") {
+  check(exercise_digests("2", "ex2-nodepool.json"));
+}
+
+// Two weeks per solve and per grade: split in two so ctest -j2 runs the halves side by side.
+TEST_CASE("characterisation: exercise 5 solve and grade at seeds 0-4", "[characterisation]") {
+  check(exercise_digests("5", "ex5-consolidation.json", 0, 5));
+}
+
+TEST_CASE("characterisation: exercise 5 solve and grade at seeds 5-9", "[characterisation]") {
+  check(exercise_digests("5", "ex5-consolidation.json", 5, 10));
+}
+
+// Hidden: prints the expectations file from the current code.
+TEST_CASE("characterisation: print the expectations", "[.characterisation-print]") {
+  Digests all = scenario_digests();
+  for (const auto& [id, file] : std::map<std::string, std::string>{{"1", "ex1-bursty.json"}, {"2", "ex2-nodepool.json"}, {"5", "ex5-consolidation.json"}}) {
+    for (auto& kv : exercise_digests(id, file)) all.insert(kv);
+  }
+  Json out = Json::object();
+  for (const auto& [key, hash] : all) out[key] = hash;
+  std::cout << out.dump(1) << "\n";
+  SUCCEED();
+}
+
+TEST_CASE("characterisation: the digest is SHA-256", "[characterisation]") {
+  CHECK(sha256_hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  CHECK(sha256_hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  CHECK(sha256_hex(std::string(1000, 'a')) == "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3");
+}
