@@ -16,8 +16,6 @@
 #include <yaml-cpp/yaml.h>
 
 #include "gpuscale/api.hpp"
-#include "gpuscale/scenario.hpp"
-#include "gpuscale/simulation.hpp"
 
 namespace fs = std::filesystem;
 using namespace gpuscale;
@@ -243,13 +241,14 @@ int bench(const fs::path& ex_dir, int repeat) {
   // (a) the exercise-1 pair for seed 1: both strategies, one simulated hour each.
   std::string def = exercise_definition(ex_dir, "1");
   Json variant = api::exercise(def, 1);
-  std::vector<Scenario> pair;
-  for (auto& [name, sc] : variant["scenarios"].items()) pair.push_back(parse_scenario(sc));
+  using Prepared = std::shared_ptr<const api::PreparedScenario>;
+  std::vector<Prepared> pair;
+  for (auto& [name, sc] : variant["scenarios"].items()) pair.push_back(api::prepare(dump_json(sc)));
   // (b) a 24-hour scenario with about 500,000 requests.
   fs::path big = ex_dir.parent_path() / "scenarios" / "bench-24h.json";
-  Scenario day = parse_scenario_text(read_file(big.string()));
+  Prepared day = api::prepare(read_file(big.string()));
 
-  auto measure = [&](const char* label, const std::vector<Scenario>& scenarios) {
+  auto measure = [&](const char* label, const std::vector<Prepared>& scenarios) {
     double best = 1e300;
     std::int64_t events = 0, requests = 0;
     for (int k = 0; k < repeat; ++k) {
@@ -257,9 +256,9 @@ int bench(const fs::path& ex_dir, int repeat) {
       requests = 0;
       double ms = time_ms([&] {
         for (const auto& sc : scenarios) {
-          RunResult r = run_simulation(sc);
-          events += r.num_events;
-          requests += r.summary.num_requests;
+          const api::RunCounts r = api::simulate(*sc);
+          events += r.events;
+          requests += r.requests;
         }
       });
       best = std::min(best, ms);
@@ -269,7 +268,7 @@ int bench(const fs::path& ex_dir, int repeat) {
                 static_cast<long long>(requests));
   };
   fs::path week_file = ex_dir.parent_path() / "scenarios" / "bench-7d-consolidation.json";
-  Scenario week = parse_scenario_text(read_file(week_file.string()));
+  Prepared week = api::prepare(read_file(week_file.string()));
   std::printf("native, best of %d\n", repeat);
   measure("exercise-1 pair (1 h x 2)", pair);
   measure("24 h, ~500k requests", {day});

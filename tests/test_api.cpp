@@ -11,8 +11,8 @@
 #include "gpuscale/api.hpp"
 #include "gpuscale/errors.hpp"
 #include "test_support.hpp"
-#include "gpuscale/exercise.hpp"
-#include "gpuscale/scenario.hpp"
+#include "exercises/exercise.hpp"
+#include "scenario/scenario.hpp"
 
 using namespace gpuscale;
 

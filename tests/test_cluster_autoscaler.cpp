@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "gpuscale/cluster_autoscaler.hpp"
+#include "provisioning/cluster_autoscaler/cluster_autoscaler.hpp"
 #include "gpuscale/errors.hpp"
 
 using namespace gpuscale;

@@ -10,10 +10,10 @@
 #include <tuple>
 #include <vector>
 
-#include "gpuscale/cluster_model.hpp"
-#include "gpuscale/exercise.hpp"
-#include "gpuscale/karpenter.hpp"
-#include "gpuscale/provisioner_factory.hpp"
+#include "cluster/cluster_model.hpp"
+#include "exercises/exercise.hpp"
+#include "provisioning/karpenter/karpenter.hpp"
+#include "provisioning/provisioner_factory.hpp"
 
 using namespace gpuscale;
 

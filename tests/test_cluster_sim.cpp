@@ -10,9 +10,9 @@
 #include <string>
 
 #include "gpuscale/errors.hpp"
-#include "gpuscale/exercise.hpp"
-#include "gpuscale/nodepool.hpp"
-#include "gpuscale/simulation.hpp"
+#include "exercises/exercise.hpp"
+#include "provisioning/karpenter/nodepool.hpp"
+#include "sim/simulation.hpp"
 #include "test_support.hpp"
 
 using namespace gpuscale;

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "gpuscale/engine.hpp"
-#include "gpuscale/engine_bench.hpp"
-#include "gpuscale/engine_profiles.hpp"
+#include "serving/engine.hpp"
+#include "serving/engine_bench.hpp"
+#include "serving/engine_profiles.hpp"
 #include "gpuscale/errors.hpp"
 
 using namespace gpuscale;

@@ -15,8 +15,8 @@
 
 #include "gpuscale/errors.hpp"
 #include "test_support.hpp"
-#include "gpuscale/exercise.hpp"
-#include "gpuscale/simulation.hpp"
+#include "exercises/exercise.hpp"
+#include "sim/simulation.hpp"
 
 using namespace gpuscale;
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "gpuscale/errors.hpp"
-#include "gpuscale/exercise.hpp"
+#include "exercises/exercise.hpp"
 #include "test_support.hpp"
 
 using namespace gpuscale;

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "gpuscale/errors.hpp"
-#include "gpuscale/exercise.hpp"
-#include "gpuscale/simulation.hpp"
+#include "exercises/exercise.hpp"
+#include "sim/simulation.hpp"
 #include "test_support.hpp"
 
 using namespace gpuscale;

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "gpuscale/errors.hpp"
-#include "gpuscale/hpa.hpp"
-#include "gpuscale/hpa_json.hpp"
+#include "autoscaling/hpa.hpp"
+#include "autoscaling/hpa_json.hpp"
 
 using namespace gpuscale;
 using namespace gpuscale::hpa;

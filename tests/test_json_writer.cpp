@@ -7,7 +7,7 @@
 #include <string>
 
 #include "gpuscale/api.hpp"
-#include "gpuscale/json_writer.hpp"
+#include "gpuscale/json.hpp"
 
 using namespace gpuscale;
 

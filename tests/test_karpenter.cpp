@@ -4,10 +4,10 @@
 #include <string>
 #include <vector>
 
-#include "gpuscale/cron.hpp"
+#include "k8s/cron.hpp"
 #include "gpuscale/errors.hpp"
-#include "gpuscale/karpenter.hpp"
-#include "gpuscale/nodepool.hpp"
+#include "provisioning/karpenter/karpenter.hpp"
+#include "provisioning/karpenter/nodepool.hpp"
 
 using namespace gpuscale;
 
@@ -370,7 +370,7 @@ TEST_CASE("registration timeout: a node still Launched 15 min after launch is de
 TEST_CASE("expireAfter removes the node with drain, ignoring budgets and do-not-disrupt", "[karpenter]") {
   Fixture f;
   NodePool pool = gpu_pool();
-  pool.budgets = {DisruptionBudget{"0", {}, "", std::nullopt}};
+  pool.budgets = {DisruptionBudget{"0", {}, "", std::nullopt, std::nullopt}};
   Karpenter k({pool});
   const auto n = f.node("p5.48xlarge", "gpu");
   f.c.nodes[n].expires_at = 100 * kS;
@@ -423,8 +423,8 @@ TEST_CASE("budgets round up, subtract disrupting nodes, take the minimum, filter
 
   NodePool pool = gpu_pool();
   // The third budget holds drift back during business hours (09:00-17:00 UTC, Monday to Friday).
-  pool.budgets = {DisruptionBudget{"10%", {}, "", std::nullopt}, DisruptionBudget{"2", {"Underutilized"}, "", std::nullopt},
-                  DisruptionBudget{"0", {"Drifted"}, "0 9 * * mon-fri", 8 * 3600 * kS}};
+  pool.budgets = {DisruptionBudget{"10%", {}, "", std::nullopt, std::nullopt}, DisruptionBudget{"2", {"Underutilized"}, "", std::nullopt, std::nullopt},
+                  DisruptionBudget{"0", {"Drifted"}, "0 9 * * mon-fri", 8 * 3600 * kS, std::nullopt}};
   pool.budgets[2].cron = parse_cron("0 9 * * mon-fri", "/schedule");
   const std::int64_t monday = 1767571200LL * kS;  // 2026-01-05T00:00:00Z
   const std::int64_t monday_10h = monday + 10 * 3600 * kS, monday_18h = monday + 18 * 3600 * kS;
@@ -434,7 +434,7 @@ TEST_CASE("budgets round up, subtract disrupting nodes, take the minimum, filter
   CHECK(pool_allowed_disruptions(pool, "Drifted", 30, 0, monday_10h) == 0);
   CHECK(pool_allowed_disruptions(pool, "Drifted", 30, 0, monday_18h) == 3);  // outside the window: 10 % of 30
   CHECK(pool_allowed_disruptions(pool, "Drifted", 30, 0, monday + 6 * 86400 * kS + 10 * 3600 * kS) == 3);  // Sunday
-  pool.budgets = {DisruptionBudget{"1", {"Drifted"}, "", std::nullopt}};
+  pool.budgets = {DisruptionBudget{"1", {"Drifted"}, "", std::nullopt, std::nullopt}};
   CHECK(pool_allowed_disruptions(pool, "Empty", 30, 0, monday) == INT32_MAX);  // no budget applies
 
   // Counting: initialized nodes of the pool; Terminating and marked ones are disrupting; Launched ones don't count.
@@ -508,11 +508,11 @@ TEST_CASE("emptiness deletes empty nodes after consolidateAfter, within budgets"
   CHECK(d.nodes == ids({0}));  // 10% of 3 nodes → 1 allowed
   CHECK(d.log.explanation.find("budget gpu/Empty: {nodes 10%} over 3 nodes, 0 disrupting → 1 allowed") != std::string::npos);
 
-  pool.budgets = {DisruptionBudget{"100%", {}, "", std::nullopt}};
+  pool.budgets = {DisruptionBudget{"100%", {}, "", std::nullopt, std::nullopt}};
   d = decide_disruption(f.c, {pool}, {}, {}, {}, 300 * kS);
   CHECK(d.nodes == ids({0, 1}));  // both in one command
 
-  pool.budgets = {DisruptionBudget{"0", {"Empty"}, "", std::nullopt}};
+  pool.budgets = {DisruptionBudget{"0", {"Empty"}, "", std::nullopt, std::nullopt}};
   d = decide_disruption(f.c, {pool}, {}, {}, {}, 300 * kS);
   CHECK(d.action == "none");
   CHECK(d.had_candidates);
@@ -520,7 +520,7 @@ TEST_CASE("emptiness deletes empty nodes after consolidateAfter, within budgets"
 
   // Through the controller: the command waits 15 s for validation, then one removal per empty node,
   // drained, reason Empty.
-  pool.budgets = {DisruptionBudget{"100%", {}, "", std::nullopt}};
+  pool.budgets = {DisruptionBudget{"100%", {}, "", std::nullopt, std::nullopt}};
   Karpenter k({pool});
   ProvisionerActions out;
   k.wake(f.c, 300 * kS, out);
@@ -549,7 +549,7 @@ TEST_CASE("WhenEmpty never consolidates a non-empty node; WhenEmptyOrUnderutiliz
   Fixture f;
   NodePool pool = gpu_pool();
   pool.consolidation_policy = "WhenEmpty";
-  pool.budgets = {DisruptionBudget{"100%", {}, "", std::nullopt}};
+  pool.budgets = {DisruptionBudget{"100%", {}, "", std::nullopt, std::nullopt}};
   const auto a = f.node("p5.48xlarge", "gpu");
   const auto b = f.node("p5.48xlarge", "gpu");
   f.bound(f.tp2, a, 0);  // a: 2 of 8 GPUs
@@ -578,14 +578,14 @@ TEST_CASE("WhenEmpty never consolidates a non-empty node; WhenEmptyOrUnderutiliz
                                "disruption 40.0%)") != std::string::npos);
 
   // Budget 0 for Underutilized blocks it.
-  pool.budgets = {DisruptionBudget{"0", {"Underutilized"}, "", std::nullopt}};
+  pool.budgets = {DisruptionBudget{"0", {"Underutilized"}, "", std::nullopt, std::nullopt}};
   CHECK(decide_disruption(f.c, {pool}, {}, {}, {}, 60 * kS).action == "none");
 }
 
 TEST_CASE("multi-node consolidation deletes several nodes at once when all pods fit elsewhere", "[karpenter]") {
   Fixture f;
   NodePool pool = gpu_pool();
-  pool.budgets = {DisruptionBudget{"100%", {}, "", std::nullopt}};
+  pool.budgets = {DisruptionBudget{"100%", {}, "", std::nullopt, std::nullopt}};
   const auto a = f.node("p5.48xlarge", "gpu");
   const auto b = f.node("p5.48xlarge", "gpu");
   const auto big = f.node("p5.48xlarge", "gpu");
@@ -741,7 +741,7 @@ TEST_CASE("spot-to-spot replacement needs the feature gate", "[karpenter]") {
 TEST_CASE("do-not-disrupt on a pod or the node blocks consolidation", "[karpenter]") {
   Fixture f;
   NodePool pool = gpu_pool();
-  pool.budgets = {DisruptionBudget{"100%", {}, "", std::nullopt}};
+  pool.budgets = {DisruptionBudget{"100%", {}, "", std::nullopt, std::nullopt}};
   const auto a = f.node("p5.48xlarge", "gpu");
   const auto b = f.node("p5.48xlarge", "gpu");
   f.bound(f.tp2, a, 0);

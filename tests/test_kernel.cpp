@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "gpuscale/kernel.hpp"
+#include "kernel/kernel.hpp"
 
 using namespace gpuscale;
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "gpuscale/cluster.hpp"
-#include "gpuscale/kube_scheduler.hpp"
+#include "cluster/cluster.hpp"
+#include "scheduling/kube_scheduler.hpp"
 
 using namespace gpuscale;
 

@@ -7,7 +7,7 @@
 
 #include "gpuscale/api.hpp"
 #include "gpuscale/errors.hpp"
-#include "gpuscale/nodepool.hpp"
+#include "provisioning/karpenter/nodepool.hpp"
 
 using namespace gpuscale;
 

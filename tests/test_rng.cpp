@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "gpuscale/detmath.hpp"
-#include "gpuscale/rng.hpp"
+#include "kernel/detmath.hpp"
+#include "kernel/rng.hpp"
 
 using namespace gpuscale;
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "gpuscale/errors.hpp"
-#include "gpuscale/scenario.hpp"
+#include "scenario/scenario.hpp"
 
 using namespace gpuscale;
 

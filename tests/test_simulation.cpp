@@ -7,10 +7,10 @@
 #include <cmath>
 #include <string>
 
-#include "gpuscale/engine_profiles.hpp"
+#include "serving/engine_profiles.hpp"
 #include "gpuscale/errors.hpp"
-#include "gpuscale/exercise.hpp"
-#include "gpuscale/simulation.hpp"
+#include "exercises/exercise.hpp"
+#include "sim/simulation.hpp"
 
 using namespace gpuscale;
 

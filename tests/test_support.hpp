@@ -9,7 +9,7 @@
 #include <string>
 
 #include "gpuscale/errors.hpp"
-#include "gpuscale/json_reader.hpp"
+#include "io/json_reader.hpp"
 
 namespace gpuscale::testing {
 

@@ -5,9 +5,9 @@
 #include <cmath>
 #include <vector>
 
-#include "gpuscale/rng.hpp"
-#include "gpuscale/scenario.hpp"
-#include "gpuscale/workload.hpp"
+#include "kernel/rng.hpp"
+#include "scenario/scenario.hpp"
+#include "serving/workload.hpp"
 
 using namespace gpuscale;
 

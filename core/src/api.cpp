@@ -1,10 +1,10 @@
 // The JSON operations shared by the CLI and the WASM module.
 #include "gpuscale/api.hpp"
 
-#include "gpuscale/exercise.hpp"
-#include "gpuscale/hpa_json.hpp"
-#include "gpuscale/nodepool.hpp"
-#include "gpuscale/simulation.hpp"
+#include "exercises/exercise.hpp"
+#include "autoscaling/hpa_json.hpp"
+#include "provisioning/karpenter/nodepool.hpp"
+#include "sim/simulation.hpp"
 
 namespace gpuscale::api {
 
@@ -20,6 +20,19 @@ Json hpa(const std::string& document_json) { return Json::parse(hpa::evaluate_hp
 Json schema() { return scenario_schema(); }
 
 Json nodepool_check(const std::string& json_text) { return check_nodepool_document(parse_json_text(json_text)); }
+
+struct PreparedScenario {
+  Scenario scenario;
+};
+
+std::shared_ptr<const PreparedScenario> prepare(const std::string& scenario_json) {
+  return std::make_shared<const PreparedScenario>(PreparedScenario{parse_scenario_text(scenario_json)});
+}
+
+RunCounts simulate(const PreparedScenario& prepared) {
+  const RunResult r = run_simulation(prepared.scenario);
+  return RunCounts{r.num_events, r.summary.num_requests};
+}
 
 std::uint64_t parse_seed(const std::string& text) {
   if (text.empty() || text.size() > 16) throw InputError("/seed", "expected a whole number from 0 to 9007199254740992");

@@ -4,8 +4,9 @@
 #include <cstdint>
 #include <string>
 
-#include "gpuscale/json_reader.hpp"
-#include "gpuscale/json_writer.hpp"
+#include <memory>
+
+#include "gpuscale/json.hpp"
 
 namespace gpuscale::api {
 
@@ -29,6 +30,16 @@ std::string envelope(F&& operation);
 
 // Seeds arrive as text from URLs and command lines: a whole number 0 … 2^53.
 std::uint64_t parse_seed(const std::string& text);
+
+// Benchmarks: a scenario parsed once and simulated many times, so the caller can time the simulation
+// alone. The variant scenarios of an exercise come from exercise(...)["scenarios"].
+struct PreparedScenario;  // opaque
+std::shared_ptr<const PreparedScenario> prepare(const std::string& scenario_json);
+struct RunCounts {
+  std::int64_t events = 0;    // kernel events processed
+  std::int64_t requests = 0;  // requests that arrived
+};
+RunCounts simulate(const PreparedScenario& prepared);
 
 }  // namespace gpuscale::api
 

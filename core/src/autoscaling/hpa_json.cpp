@@ -1,0 +1,802 @@
+// Reads the `gpuscale hpa` document (HPA spec, observed state, controller memory) and renders the
+// decision as JSON. Format: docs/hpa-cli.md.
+#include "autoscaling/hpa_json.hpp"
+
+#include <cmath>
+#include <limits>
+#include <set>
+
+namespace gpuscale::hpa {
+
+namespace {
+
+using Wide = __int128;
+constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
+constexpr std::int64_t kMaxReplicaCount = 1'000'000;
+constexpr double kMaxAgeSeconds = 1e9;
+
+const char* kQuantityHelp =
+    "expected a Kubernetes quantity: a number with an optional suffix (n, u, m, k, M, G, T, P, E, Ki, Mi, Gi, Ti, "
+    "Pi, Ei) or exponent, e.g. \"500m\", \"2\", \"1.5\", \"10Gi\", \"1e3\"";
+
+// A quantity as mantissa × 10^exp10 × 2^exp2.
+struct Quantity {
+  bool negative = false;
+  std::uint64_t mantissa = 0;
+  int exp10 = 0;
+  int exp2 = 0;
+};
+
+Quantity parse_quantity(const std::string& text, const std::string& path) {
+  auto bad = [&](const std::string& why) -> InputError {
+    std::string shown = text.size() > 64 ? text.substr(0, 64) + "..." : text;
+    return InputError(path, "\"" + shown + "\" is not a valid quantity (" + why + "); " + kQuantityHelp);
+  };
+  if (text.empty()) throw bad("empty");
+  if (text.size() > 64) throw bad("longer than 64 characters");
+  Quantity q;
+  std::size_t i = 0;
+  if (text[i] == '+' || text[i] == '-') {
+    q.negative = text[i] == '-';
+    ++i;
+  }
+  std::string digits;
+  int frac_digits = 0;
+  bool any_digit = false, seen_point = false;
+  for (; i < text.size(); ++i) {
+    char c = text[i];
+    if (c >= '0' && c <= '9') {
+      digits += c;
+      any_digit = true;
+      if (seen_point) ++frac_digits;
+    } else if (c == '.' && !seen_point) {
+      seen_point = true;
+    } else {
+      break;
+    }
+  }
+  if (!any_digit) throw bad("no digits");
+  q.exp10 = -frac_digits;
+  std::string suffix = text.substr(i);
+  if (suffix.empty()) {
+  } else if (suffix.size() == 2 && suffix[1] == 'i' && std::string("KMGTPE").find(suffix[0]) != std::string::npos) {
+    q.exp2 = 10 * int(std::string("KMGTPE").find(suffix[0]) + 1);
+  } else if (suffix.size() == 1 && std::string("numkMGTPE").find(suffix[0]) != std::string::npos) {
+    static const int kExp[] = {-9, -6, -3, 3, 6, 9, 12, 15, 18};
+    q.exp10 += kExp[std::string("numkMGTPE").find(suffix[0])];
+  } else if ((suffix[0] == 'e' || suffix[0] == 'E') && suffix.size() > 1) {
+    std::size_t j = 1;
+    bool neg = false;
+    if (suffix[j] == '+' || suffix[j] == '-') {
+      neg = suffix[j] == '-';
+      ++j;
+    }
+    if (j >= suffix.size()) throw bad("exponent without digits");
+    int e = 0;
+    for (; j < suffix.size(); ++j) {
+      char c = suffix[j];
+      if (c < '0' || c > '9') throw bad("unknown suffix \"" + suffix + "\"");
+      if (e > 1000) throw bad("exponent out of range");
+      e = e * 10 + (c - '0');
+    }
+    q.exp10 += neg ? -e : e;
+  } else {
+    throw bad("unknown suffix \"" + suffix + "\"");
+  }
+  // Canonical mantissa: no leading zeros, trailing zeros moved into the exponent.
+  std::size_t start = digits.find_first_not_of('0');
+  if (start == std::string::npos) {
+    q.mantissa = 0;
+    q.exp10 = 0;
+    q.exp2 = 0;
+    return q;
+  }
+  digits = digits.substr(start);
+  while (digits.size() > 1 && digits.back() == '0') {
+    digits.pop_back();
+    ++q.exp10;
+  }
+  if (digits.size() > 18) throw bad("more than 18 significant digits");
+  q.mantissa = std::stoull(digits);
+  return q;
+}
+
+std::int64_t to_milli(const Quantity& q, const std::string& text, const std::string& path) {
+  auto range = [&]() {
+    return InputError(path, "\"" + text + "\" is out of range: at most about 9.2e15 in magnitude (int64 milli-units)");
+  };
+  if (q.mantissa == 0) return 0;
+  const Wide limit = Wide(kInt64Max) + 1;
+  Wide num = Wide(q.mantissa) << q.exp2;  // < 2^60 × 2^60
+  int e = q.exp10 + 3;
+  Wide magnitude;
+  bool inexact = false;
+  if (e >= 0) {
+    for (int k = 0; k < e; ++k) {
+      if (num > limit / 10) throw range();
+      num *= 10;
+    }
+    magnitude = num;
+  } else if (-e > 38) {
+    magnitude = 0;
+    inexact = true;
+  } else {
+    Wide den = 1;
+    for (int k = 0; k < -e; ++k) den *= 10;
+    magnitude = num / den;
+    inexact = num % den != 0;
+  }
+  // MilliValue rounds up (ceil): positive values away from zero, negative values toward zero.
+  if (!q.negative) {
+    if (inexact) magnitude += 1;
+    if (magnitude > Wide(kInt64Max)) throw range();
+    return static_cast<std::int64_t>(magnitude);
+  }
+  if (magnitude > limit) throw range();
+  return static_cast<std::int64_t>(-magnitude);
+}
+
+std::string number_text(const Json& value) {
+  // nlohmann prints the shortest text that round-trips: 0.1 → "0.1", 1e3 → "1000.0".
+  return value.dump();
+}
+
+// Declares every key the object takes and rejects the others before anything else is read, so an
+// unknown (misspelled) field is reported rather than the required field it was meant to be.
+void only_keys(ObjectReader& r, std::initializer_list<const char*> keys) {
+  for (const char* k : keys) r.raw(k);
+  r.finish();
+}
+
+std::string require_string(ObjectReader& r, const std::string& key, std::size_t max_length = 253) {
+  if (!r.has(key)) {
+    r.raw(key);
+    throw InputError(r.child_path(key), "is required (a non-empty string)");
+  }
+  std::string s = r.get_string(key, "", max_length);
+  if (s.empty()) throw InputError(r.child_path(key), "must not be empty");
+  return s;
+}
+
+std::int64_t require_int(ObjectReader& r, const std::string& key, std::int64_t lo, std::int64_t hi) {
+  if (!r.has(key)) {
+    r.raw(key);
+    throw InputError(r.child_path(key),
+                     "is required (a whole number between " + std::to_string(lo) + " and " + std::to_string(hi) + ")");
+  }
+  return r.get_int(key, 0, lo, hi);
+}
+
+std::string require_enum(ObjectReader& r, const std::string& key, std::initializer_list<const char*> allowed) {
+  auto v = r.get_optional_enum(key, allowed);
+  if (!v) {
+    std::string list;
+    for (const char* a : allowed) list += std::string(list.empty() ? "" : ", ") + "\"" + a + "\"";
+    throw InputError(r.child_path(key), "is required; one of " + list);
+  }
+  return *v;
+}
+
+std::optional<std::int64_t> optional_quantity(ObjectReader& r, const std::string& key) {
+  const Json* v = r.raw(key);
+  if (!v) return std::nullopt;
+  return quantity_milli(*v, r.child_path(key));
+}
+
+LabelSelector parse_selector(const Json& value, const std::string& path) {
+  ObjectReader r(value, path);
+  only_keys(r, {"matchLabels", "matchExpressions"});
+  LabelSelector sel;
+  if (const Json* labels = r.raw("matchLabels")) {
+    const std::string lp = r.child_path("matchLabels");
+    expect_object(*labels, lp);
+    if (labels->size() > 100) throw InputError(lp, "has more than 100 labels");
+    for (auto it = labels->begin(); it != labels->end(); ++it) {
+      if (!it.value().is_string()) {
+        throw InputError(lp + "/" + it.key(), "expected a string, found " + type_name(it.value()));
+      }
+      sel.match_labels[it.key()] = it.value().get<std::string>();
+    }
+  }
+  if (const Json* exprs = r.raw("matchExpressions")) {
+    const std::string ep = r.child_path("matchExpressions");
+    expect_array(*exprs, ep, 100);
+    for (std::size_t i = 0; i < exprs->size(); ++i) {
+      ObjectReader er((*exprs)[i], ep + "/" + std::to_string(i));
+      only_keys(er, {"key", "operator", "values"});
+      LabelSelectorRequirement req;
+      req.key = require_string(er, "key");
+      req.op = require_enum(er, "operator", {"In", "NotIn", "Exists", "DoesNotExist"});
+      if (const Json* vals = er.raw("values")) {
+        const std::string vp = er.child_path("values");
+        expect_array(*vals, vp, 100);
+        for (std::size_t j = 0; j < vals->size(); ++j) {
+          if (!(*vals)[j].is_string()) {
+            throw InputError(vp + "/" + std::to_string(j), "expected a string, found " + type_name((*vals)[j]));
+          }
+          req.values.push_back((*vals)[j].get<std::string>());
+        }
+      }
+      er.finish();
+      sel.match_expressions.push_back(req);
+    }
+  }
+  r.finish();
+  return sel;
+}
+
+MetricIdentifier parse_identifier(const Json& value, const std::string& path) {
+  ObjectReader r(value, path);
+  only_keys(r, {"name", "selector"});
+  MetricIdentifier id;
+  id.name = require_string(r, "name");
+  if (const Json* s = r.raw("selector")) {
+    if (!s->is_null()) id.selector = parse_selector(*s, r.child_path("selector"));
+  }
+  r.finish();
+  return id;
+}
+
+CrossVersionObjectReference parse_object_ref(const Json& value, const std::string& path, bool require_fields) {
+  ObjectReader r(value, path);
+  only_keys(r, {"apiVersion", "kind", "name"});
+  CrossVersionObjectReference ref;
+  ref.api_version = r.get_string("apiVersion", "");
+  if (require_fields) {
+    ref.kind = require_string(r, "kind");
+    ref.name = require_string(r, "name");
+  } else {
+    ref.kind = r.get_string("kind", "");
+    ref.name = r.get_string("name", "");
+  }
+  r.finish();
+  return ref;
+}
+
+// MetricTarget, stricter than the API server: the field that goes with `type` is required and the
+// others are rejected (the controller would otherwise pick one silently).
+MetricTarget parse_target(const Json& value, const std::string& path, std::initializer_list<const char*> allowed,
+                          const char* source) {
+  ObjectReader r(value, path);
+  only_keys(r, {"type", "value", "averageValue", "averageUtilization"});
+  MetricTarget t;
+  std::string type = require_enum(r, "type", allowed);
+  t.type = type == "Utilization" ? MetricTargetType::Utilization
+           : type == "Value"     ? MetricTargetType::Value
+                                 : MetricTargetType::AverageValue;
+  t.value_milli = optional_quantity(r, "value");
+  t.average_value_milli = optional_quantity(r, "averageValue");
+  if (auto u = r.get_optional_int("averageUtilization", 1, std::numeric_limits<std::int32_t>::max())) {
+    t.average_utilization = std::int32_t(*u);
+  }
+  r.finish();
+  const char* want = t.type == MetricTargetType::Utilization ? "averageUtilization"
+                     : t.type == MetricTargetType::Value     ? "value"
+                                                             : "averageValue";
+  for (const char* key : {"averageUtilization", "value", "averageValue"}) {
+    bool present = r.has(key);
+    if (std::string(key) == want && !present) {
+      throw InputError(r.child_path(key), std::string("is required when type is ") + type + " (" + source + " metric)");
+    }
+    if (std::string(key) != want && present) {
+      throw InputError(r.child_path(key),
+                       std::string("is not allowed when type is ") + type + "; set only \"" + want + "\"");
+    }
+  }
+  if (t.value_milli && *t.value_milli <= 0) throw InputError(r.child_path("value"), "must be positive");
+  if (t.average_value_milli && *t.average_value_milli <= 0) {
+    throw InputError(r.child_path("averageValue"), "must be positive");
+  }
+  return t;
+}
+
+MetricSpec parse_metric(const Json& value, const std::string& path) {
+  ObjectReader r(value, path);
+  only_keys(r, {"type", "resource", "containerResource", "pods", "object", "external"});
+  MetricSpec m;
+  std::string type = require_enum(r, "type", {"Resource", "ContainerResource", "Pods", "Object", "External"});
+  static const std::pair<const char*, const char*> kSources[] = {{"Resource", "resource"},
+                                                                 {"ContainerResource", "containerResource"},
+                                                                 {"Pods", "pods"},
+                                                                 {"Object", "object"},
+                                                                 {"External", "external"}};
+  std::string want;
+  for (const auto& [t, key] : kSources) {
+    if (type == t) want = key;
+  }
+  for (const auto& [t, key] : kSources) {
+    r.raw(key);
+    if (key != want && r.has(key)) {
+      throw InputError(r.child_path(key), "must not be set when type is " + type + " (set only \"" + want + "\")");
+    }
+  }
+  if (!r.has(want)) throw InputError(r.child_path(want), "is required when type is " + type);
+  const Json& src = *r.raw(want);
+  const std::string sp = r.child_path(want);
+  ObjectReader s(src, sp);
+  if (type == "Resource") {
+    only_keys(s, {"name", "target"});
+  } else if (type == "ContainerResource") {
+    only_keys(s, {"name", "container", "target"});
+  } else if (type == "Object") {
+    only_keys(s, {"describedObject", "metric", "target"});
+  } else {
+    only_keys(s, {"metric", "target"});
+  }
+  if (type == "Resource" || type == "ContainerResource") {
+    m.type = type == "Resource" ? MetricSourceType::Resource : MetricSourceType::ContainerResource;
+    m.resource_name = require_string(s, "name");
+    if (m.type == MetricSourceType::ContainerResource) m.container = require_string(s, "container");
+    if (!s.has("target")) throw InputError(s.child_path("target"), "is required");
+    m.target = parse_target(*s.raw("target"), s.child_path("target"), {"Utilization", "AverageValue"}, type.c_str());
+  } else {
+    m.type = type == "Pods"     ? MetricSourceType::Pods
+             : type == "Object" ? MetricSourceType::Object
+                                : MetricSourceType::External;
+    if (m.type == MetricSourceType::Object) {
+      if (!s.has("describedObject")) throw InputError(s.child_path("describedObject"), "is required");
+      m.described_object = parse_object_ref(*s.raw("describedObject"), s.child_path("describedObject"), true);
+    }
+    if (!s.has("metric")) throw InputError(s.child_path("metric"), "is required");
+    m.metric = parse_identifier(*s.raw("metric"), s.child_path("metric"));
+    if (!s.has("target")) throw InputError(s.child_path("target"), "is required");
+    if (m.type == MetricSourceType::Pods) {
+      m.target = parse_target(*s.raw("target"), s.child_path("target"), {"AverageValue"}, "Pods");
+    } else {
+      m.target = parse_target(*s.raw("target"), s.child_path("target"), {"Value", "AverageValue"}, type.c_str());
+    }
+  }
+  s.finish();
+  r.finish();
+  return m;
+}
+
+HPAScalingRules parse_rules(const Json& value, const std::string& path) {
+  ObjectReader r(value, path);
+  only_keys(r, {"stabilizationWindowSeconds", "selectPolicy", "policies", "tolerance"});
+  HPAScalingRules rules;
+  if (auto w = r.get_optional_int("stabilizationWindowSeconds", 0, 3600))
+    rules.stabilization_window_seconds = std::int32_t(*w);
+  if (auto p = r.get_optional_enum("selectPolicy", {"Max", "Min", "Disabled"})) {
+    rules.select_policy = *p == "Max" ? SelectPolicy::Max : *p == "Min" ? SelectPolicy::Min : SelectPolicy::Disabled;
+  }
+  if (const Json* pols = r.raw("policies")) {
+    const std::string pp = r.child_path("policies");
+    expect_array(*pols, pp, kMaxHpaPolicies);
+    if (pols->empty())
+      throw InputError(pp, "must specify at least one policy (or leave \"policies\" out for the defaults)");
+    std::vector<HPAScalingPolicy> list;
+    for (std::size_t i = 0; i < pols->size(); ++i) {
+      ObjectReader pr((*pols)[i], pp + "/" + std::to_string(i));
+      only_keys(pr, {"type", "value", "periodSeconds"});
+      HPAScalingPolicy pol;
+      pol.type = require_enum(pr, "type", {"Pods", "Percent"}) == "Pods" ? ScalingPolicyType::Pods
+                                                                         : ScalingPolicyType::Percent;
+      pol.value = std::int32_t(require_int(pr, "value", 1, kMaxReplicaCount));
+      pol.period_seconds = std::int32_t(require_int(pr, "periodSeconds", 1, 1800));
+      pr.finish();
+      list.push_back(pol);
+    }
+    rules.policies = list;
+  }
+  if (const Json* tol = r.raw("tolerance")) {
+    const std::string tp = r.child_path("tolerance");
+    std::string text;
+    if (tol->is_string()) {
+      text = tol->get<std::string>();
+    } else if (tol->is_number()) {
+      text = number_text(*tol);
+    } else {
+      throw InputError(tp, "expected a quantity (number or string such as \"0.05\"), found " + type_name(*tol));
+    }
+    double t = parse_quantity_double(text, tp);
+    if (t < 0 || t > 100) throw InputError(tp, "is " + text + "; allowed: between 0 and 100 (a fraction: 0.1 = 10 %)");
+    rules.tolerance = t;
+  }
+  r.finish();
+  return rules;
+}
+
+MetricValue parse_metric_value(const Json& value, const std::string& path) {
+  ObjectReader r(value, path);
+  only_keys(r, {"value", "values", "error"});
+  MetricValue mv;
+  int set = 0;
+  if (const Json* v = r.raw("value")) {
+    mv.value_milli = quantity_milli(*v, r.child_path("value"));
+    ++set;
+  }
+  if (const Json* vs = r.raw("values")) {
+    const std::string vp = r.child_path("values");
+    expect_array(*vs, vp, kMaxHpaMetricSeries);
+    // The External metric is the sum of the series; Go caps a positive overflow at MaxInt64.
+    Wide sum = 0;
+    for (std::size_t i = 0; i < vs->size(); ++i) sum += quantity_milli((*vs)[i], vp + "/" + std::to_string(i));
+    mv.value_milli = sum > Wide(kInt64Max) ? kInt64Max : sum < -Wide(kInt64Max) ? -kInt64Max : std::int64_t(sum);
+    ++set;
+  }
+  if (r.has("error")) {
+    mv.ok = false;
+    mv.error = require_string(r, "error", 1000);
+    ++set;
+  }
+  r.finish();
+  if (set != 1) {
+    throw InputError(path, "set exactly one of \"value\", \"values\" (summed) or \"error\" (the fetch failed)");
+  }
+  return mv;
+}
+
+std::map<std::string, MetricValue> parse_metric_values(const Json& value, const std::string& path) {
+  expect_object(value, path);
+  if (value.size() > kMaxHpaMetrics)
+    throw InputError(path, "has more than " + std::to_string(kMaxHpaMetrics) + " metrics");
+  std::map<std::string, MetricValue> out;
+  for (auto it = value.begin(); it != value.end(); ++it)
+    out[it.key()] = parse_metric_value(it.value(), path + "/" + it.key());
+  return out;
+}
+
+std::map<std::string, std::int64_t> parse_quantity_map(const Json& value, const std::string& path, bool non_negative) {
+  expect_object(value, path);
+  if (value.size() > 100) throw InputError(path, "has more than 100 entries");
+  std::map<std::string, std::int64_t> out;
+  for (auto it = value.begin(); it != value.end(); ++it) {
+    std::int64_t v = quantity_milli(it.value(), path + "/" + it.key());
+    if (non_negative && v < 0) throw InputError(path + "/" + it.key(), "must not be negative");
+    out[it.key()] = v;
+  }
+  return out;
+}
+
+PodSnapshot parse_pod(const Json& value, const std::string& path) {
+  ObjectReader r(value, path);
+  only_keys(r, {"name", "phase", "readyCondition", "deleting", "startAgeSeconds", "readyTransitionAgeSeconds",
+                "requests", "metrics", "metricAgeSeconds", "metricWindowSeconds"});
+  PodSnapshot pod;
+  pod.name = require_string(r, "name");
+  std::string phase = r.get_enum("phase", "Running", {"Pending", "Running", "Succeeded", "Failed", "Unknown"});
+  pod.phase = phase == "Pending"     ? PodPhase::Pending
+              : phase == "Running"   ? PodPhase::Running
+              : phase == "Succeeded" ? PodPhase::Succeeded
+              : phase == "Failed"    ? PodPhase::Failed
+                                     : PodPhase::Unknown;
+  std::string ready = r.get_enum("readyCondition", "True", {"True", "False", "Unknown", "None"});
+  if (ready == "None") {
+    pod.ready_condition.reset();
+  } else {
+    pod.ready_condition = ready == "True"    ? ConditionStatus::True
+                          : ready == "False" ? ConditionStatus::False
+                                             : ConditionStatus::Unknown;
+  }
+  pod.deleting = r.get_bool("deleting", false);
+  if (const Json* s = r.raw("startAgeSeconds")) {
+    if (s->is_null()) {
+      pod.start_age_s.reset();
+    } else {
+      pod.start_age_s = expect_number(*s, r.child_path("startAgeSeconds"), 0, kMaxAgeSeconds);
+    }
+  }
+  pod.readiness_transition_age_s = r.get_optional_number("readyTransitionAgeSeconds", 0, kMaxAgeSeconds);
+  if (const Json* q = r.raw("requests")) pod.requests_milli = parse_quantity_map(*q, r.child_path("requests"), true);
+  if (const Json* m = r.raw("metrics")) pod.metrics_milli = parse_quantity_map(*m, r.child_path("metrics"), false);
+  pod.metric_sample_age_s = r.get_number("metricAgeSeconds", 0.0, 0, kMaxAgeSeconds);
+  pod.metric_window_s = r.get_number("metricWindowSeconds", 15.0, 0, 86400);
+  r.finish();
+  return pod;
+}
+
+std::vector<ScaleEvent> parse_events(const Json& value, const std::string& path, Micros now) {
+  expect_array(value, path, kMaxHpaMemoryEntries);
+  std::vector<ScaleEvent> out;
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    ObjectReader r(value[i], path + "/" + std::to_string(i));
+    only_keys(r, {"change", "ageSeconds", "outdated"});
+    ScaleEvent e;
+    e.change = std::int32_t(require_int(r, "change", 0, kMaxReplicaCount));
+    if (!r.has("ageSeconds")) throw InputError(r.child_path("ageSeconds"), "is required (seconds before now, >= 0)");
+    e.time = now - seconds_to_micros(r.get_number("ageSeconds", 0, 0, kMaxAgeSeconds));
+    e.outdated = r.get_bool("outdated", false);
+    r.finish();
+    out.push_back(e);
+  }
+  return out;
+}
+
+Json quantity_json(std::int64_t milli) { return format_quantity_milli(milli); }
+
+Json proposal_to_json(const MetricProposal& p) {
+  Json j;
+  j["index"] = p.index;
+  j["type"] = to_string(p.source_type);
+  j["metricName"] = p.metric_name;
+  j["description"] = p.description;
+  j["targetType"] = to_string(p.target_type);
+  Json target = Json::object();
+  Json current = Json::object();
+  switch (p.target_type) {
+    case MetricTargetType::Utilization:
+      if (p.target_utilization) target["averageUtilization"] = *p.target_utilization;
+      if (p.current_utilization) current["averageUtilization"] = *p.current_utilization;
+      if (p.ok) current["averageValue"] = quantity_json(p.current_milli);
+      break;
+    case MetricTargetType::Value:
+      target["value"] = quantity_json(p.target_milli);
+      if (p.ok) current["value"] = quantity_json(p.current_milli);
+      break;
+    case MetricTargetType::AverageValue:
+      target["averageValue"] = quantity_json(p.target_milli);
+      if (p.ok) current["averageValue"] = quantity_json(p.current_milli);
+      break;
+  }
+  j["target"] = target;
+  j["current"] = current;
+  j["ok"] = p.ok;
+  if (p.ok) {
+    j["ratio"] = p.ratio;
+    j["rebalancedRatio"] = p.rebalanced_ratio ? Json(*p.rebalanced_ratio) : Json(nullptr);
+    j["replicas"] = p.replicas;
+    j["error"] = nullptr;
+    j["reason"] = nullptr;
+  } else {
+    j["ratio"] = nullptr;
+    j["rebalancedRatio"] = nullptr;
+    j["replicas"] = nullptr;
+    j["error"] = p.error;
+    j["reason"] = p.failure_reason;
+  }
+  j["readyPods"] = p.ready_pods;
+  j["unreadyPods"] = p.unready_pods;
+  j["missingPods"] = p.missing_pods;
+  j["ignoredPods"] = p.ignored_pods;
+  j["explanation"] = p.explanation;
+  return j;
+}
+
+Json age_json(Micros time, Micros now) { return micros_to_seconds(now - time); }
+
+}  // namespace
+
+std::int64_t parse_quantity_milli(const std::string& text, const std::string& path) {
+  return to_milli(parse_quantity(text, path), text, path);
+}
+
+double parse_quantity_double(const std::string& text, const std::string& path) {
+  Quantity q = parse_quantity(text, path);
+  if (q.mantissa == 0) return 0.0;
+  // One correctly rounded multiply or divide by an exact power of ten where possible.
+  double m = double(q.mantissa);
+  int e = q.exp10;
+  double v = m;
+  if (e >= 0) {
+    for (; e > 22; e -= 22) v *= 1e22;
+    double p = 1;
+    for (int k = 0; k < e; ++k) p *= 10;
+    v *= p;
+  } else {
+    e = -e;
+    for (; e > 22; e -= 22) v /= 1e22;
+    double p = 1;
+    for (int k = 0; k < e; ++k) p *= 10;
+    v /= p;
+  }
+  v = std::ldexp(v, q.exp2);  // exact
+  if (!std::isfinite(v)) throw InputError(path, "\"" + text + "\" is out of range");
+  return q.negative ? -v : v;
+}
+
+std::int64_t quantity_milli(const Json& value, const std::string& path) {
+  if (value.is_string()) return parse_quantity_milli(value.get<std::string>(), path);
+  if (value.is_number()) {
+    if (value.is_number_float() && !std::isfinite(value.get<double>())) throw InputError(path, "must be finite");
+    return parse_quantity_milli(number_text(value), path);
+  }
+  throw InputError(path, std::string("expected a quantity (a number or a string), found ") + type_name(value) + "; " +
+                             kQuantityHelp);
+}
+
+std::string format_quantity_milli(std::int64_t milli) {
+  if (milli % 1000 != 0) return std::to_string(milli) + "m";
+  std::int64_t v = milli / 1000;
+  static const char* kSuffix[] = {"", "k", "M", "G", "T", "P", "E"};
+  int idx = 0;
+  while (v != 0 && v % 1000 == 0 && idx < 6) {
+    v /= 1000;
+    ++idx;
+  }
+  return std::to_string(v) + kSuffix[idx];
+}
+
+HorizontalPodAutoscalerSpec parse_hpa_spec(const Json& value, const std::string& path) {
+  ObjectReader r(value, path);
+  only_keys(r, {"scaleTargetRef", "minReplicas", "maxReplicas", "metrics", "behavior"});
+  HorizontalPodAutoscalerSpec spec;
+  if (const Json* ref = r.raw("scaleTargetRef"))
+    spec.scale_target_ref = parse_object_ref(*ref, r.child_path("scaleTargetRef"), false);
+  if (auto m = r.get_optional_int("minReplicas", 0, kMaxReplicaCount)) spec.min_replicas = std::int32_t(*m);
+  spec.max_replicas = std::int32_t(require_int(r, "maxReplicas", 1, kMaxReplicaCount));
+  if (const Json* ms = r.raw("metrics")) {
+    const std::string mp = r.child_path("metrics");
+    expect_array(*ms, mp, kMaxHpaMetrics);
+    for (std::size_t i = 0; i < ms->size(); ++i)
+      spec.metrics.push_back(parse_metric((*ms)[i], mp + "/" + std::to_string(i)));
+  }
+  if (const Json* b = r.raw("behavior")) {
+    if (!b->is_null()) {
+      const std::string bp = r.child_path("behavior");
+      ObjectReader br(*b, bp);
+      only_keys(br, {"scaleUp", "scaleDown"});
+      HorizontalPodAutoscalerBehavior behavior;
+      if (const Json* up = br.raw("scaleUp")) behavior.scale_up = parse_rules(*up, br.child_path("scaleUp"));
+      if (const Json* down = br.raw("scaleDown")) behavior.scale_down = parse_rules(*down, br.child_path("scaleDown"));
+      br.finish();
+      spec.behavior = behavior;
+    }
+  }
+  r.finish();
+  std::int32_t min_replicas = spec.min_replicas.value_or(1);
+  if (min_replicas > spec.max_replicas) {
+    throw InputError(r.child_path("maxReplicas"), "is " + std::to_string(spec.max_replicas) +
+                                                      "; must be greater than or equal to minReplicas (" +
+                                                      std::to_string(min_replicas) + ")");
+  }
+  if (min_replicas == 0) {
+    bool object_or_external = false;
+    for (const auto& m : spec.metrics) {
+      if (m.type == MetricSourceType::Object || m.type == MetricSourceType::External) object_or_external = true;
+    }
+    if (!object_or_external) {
+      throw InputError(r.child_path("minReplicas"),
+                       "0 is allowed only with at least one Object or External metric (the HPAScaleToZero gate)");
+    }
+  }
+  return spec;
+}
+
+Observed parse_observed(const Json& value, const std::string& path) {
+  ObjectReader r(value, path);
+  only_keys(r, {"specReplicas", "statusReplicas", "pods", "podMetricErrors", "objectMetrics", "externalMetrics"});
+  Observed obs;
+  obs.spec_replicas = std::int32_t(require_int(r, "specReplicas", 0, kMaxReplicaCount));
+  obs.status_replicas = std::int32_t(r.get_int("statusReplicas", obs.spec_replicas, 0, kMaxReplicaCount));
+  if (const Json* pods = r.raw("pods")) {
+    const std::string pp = r.child_path("pods");
+    expect_array(*pods, pp, kMaxHpaPods);
+    std::set<std::string> names;
+    for (std::size_t i = 0; i < pods->size(); ++i) {
+      const std::string ip = pp + "/" + std::to_string(i);
+      PodSnapshot pod = parse_pod((*pods)[i], ip);
+      if (!names.insert(pod.name).second) throw InputError(ip + "/name", "duplicate pod name \"" + pod.name + "\"");
+      obs.pods.push_back(pod);
+    }
+  }
+  if (const Json* errs = r.raw("podMetricErrors")) {
+    const std::string ep = r.child_path("podMetricErrors");
+    expect_object(*errs, ep);
+    if (errs->size() > kMaxHpaMetrics)
+      throw InputError(ep, "has more than " + std::to_string(kMaxHpaMetrics) + " entries");
+    for (auto it = errs->begin(); it != errs->end(); ++it) {
+      if (!it.value().is_string() || it.value().get<std::string>().empty()) {
+        throw InputError(ep + "/" + it.key(),
+                         "expected a non-empty string (the fetch error), found " + type_name(it.value()));
+      }
+      obs.pod_metric_errors[it.key()] = it.value().get<std::string>();
+    }
+  }
+  if (const Json* om = r.raw("objectMetrics"))
+    obs.object_metrics = parse_metric_values(*om, r.child_path("objectMetrics"));
+  if (const Json* em = r.raw("externalMetrics"))
+    obs.external_metrics = parse_metric_values(*em, r.child_path("externalMetrics"));
+  r.finish();
+  return obs;
+}
+
+Memory parse_memory(const Json& value, const std::string& path, Micros now) {
+  ObjectReader r(value, path);
+  only_keys(r, {"recommendations", "scaleUpEvents", "scaleDownEvents"});
+  Memory mem;
+  if (const Json* recs = r.raw("recommendations")) {
+    const std::string rp = r.child_path("recommendations");
+    expect_array(*recs, rp, kMaxHpaMemoryEntries);
+    for (std::size_t i = 0; i < recs->size(); ++i) {
+      ObjectReader rr((*recs)[i], rp + "/" + std::to_string(i));
+      only_keys(rr, {"replicas", "ageSeconds"});
+      Recommendation rec;
+      rec.replicas = std::int32_t(require_int(rr, "replicas", 0, kMaxReplicaCount));
+      if (!rr.has("ageSeconds"))
+        throw InputError(rr.child_path("ageSeconds"), "is required (seconds before now, >= 0)");
+      rec.time = now - seconds_to_micros(rr.get_number("ageSeconds", 0, 0, kMaxAgeSeconds));
+      rr.finish();
+      mem.recommendations.push_back(rec);
+    }
+  }
+  if (const Json* up = r.raw("scaleUpEvents"))
+    mem.scale_up_events = parse_events(*up, r.child_path("scaleUpEvents"), now);
+  if (const Json* down = r.raw("scaleDownEvents")) {
+    mem.scale_down_events = parse_events(*down, r.child_path("scaleDownEvents"), now);
+  }
+  r.finish();
+  return mem;
+}
+
+ControllerFlags parse_controller_flags(const Json& value, const std::string& path) {
+  ObjectReader r(value, path);
+  only_keys(r, {"tolerance", "downscaleStabilizationSeconds", "cpuInitializationPeriodSeconds",
+                "initialReadinessDelaySeconds", "configurableTolerance"});
+  ControllerFlags f;
+  f.tolerance = r.get_number("tolerance", f.tolerance, 0, 100);
+  f.downscale_stabilization_s = r.get_number("downscaleStabilizationSeconds", f.downscale_stabilization_s, 0, 86400);
+  f.cpu_initialization_period_s =
+      r.get_number("cpuInitializationPeriodSeconds", f.cpu_initialization_period_s, 0, 86400);
+  f.initial_readiness_delay_s = r.get_number("initialReadinessDelaySeconds", f.initial_readiness_delay_s, 0, 86400);
+  f.configurable_tolerance = r.get_bool("configurableTolerance", f.configurable_tolerance);
+  r.finish();
+  return f;
+}
+
+Json decision_to_json(const Decision& d) {
+  Json j;
+  j["currentReplicas"] = d.current_replicas;
+  j["desiredReplicas"] = d.desired_replicas;
+  j["minReplicas"] = d.min_replicas;
+  j["maxReplicas"] = d.max_replicas;
+  j["rescale"] = d.rescale;
+  j["ableToScale"] = d.able_to_scale;
+  j["path"] = d.path;
+  j["metricDesiredReplicas"] = d.metric_desired_replicas >= 0 ? Json(d.metric_desired_replicas) : Json(nullptr);
+  j["metricName"] = d.metric_name.empty() ? Json(nullptr) : Json(d.metric_name);
+  j["stabilizedReplicas"] = d.stabilized_replicas >= 0 ? Json(d.stabilized_replicas) : Json(nullptr);
+  j["stabilizationReason"] = d.stabilization_reason.empty() ? Json(nullptr) : Json(d.stabilization_reason);
+  j["limitedReplicas"] = d.limited_replicas >= 0 ? Json(d.limited_replicas) : Json(nullptr);
+  j["limitReason"] = d.limit_reason.empty() ? Json(nullptr) : Json(d.limit_reason);
+  j["rescaleReason"] = d.rescale_reason.empty() ? Json(nullptr) : Json(d.rescale_reason);
+  j["error"] = d.error.empty() ? Json(nullptr) : Json(d.error);
+  Json conds = Json::array();
+  for (const auto& c : d.conditions) {
+    conds.push_back(Json{{"type", c.type}, {"status", c.status}, {"reason", c.reason}, {"message", c.message}});
+  }
+  j["conditions"] = conds;
+  Json props = Json::array();
+  for (const auto& p : d.proposals) props.push_back(proposal_to_json(p));
+  j["proposals"] = props;
+  j["explanation"] = d.explanation;
+  return j;
+}
+
+Json memory_to_json(const Memory& m, Micros now) {
+  Json recs = Json::array();
+  for (const auto& r : m.recommendations)
+    recs.push_back(Json{{"replicas", r.replicas}, {"ageSeconds", age_json(r.time, now)}});
+  auto events = [&](const std::vector<ScaleEvent>& list) {
+    Json out = Json::array();
+    for (const auto& e : list) {
+      out.push_back(Json{{"change", e.change}, {"ageSeconds", age_json(e.time, now)}, {"outdated", e.outdated}});
+    }
+    return out;
+  };
+  return Json{{"recommendations", recs},
+              {"scaleUpEvents", events(m.scale_up_events)},
+              {"scaleDownEvents", events(m.scale_down_events)}};
+}
+
+std::string evaluate_hpa_document(const std::string& json_text) {
+  Json doc = parse_json_text(json_text);
+  ObjectReader r(doc, "");
+  only_keys(r, {"spec", "observed", "memory", "controller"});
+  const Micros now = 0;  // ages in the document are relative to this sync
+  if (!r.has("spec")) throw InputError("/spec", "is required (an autoscaling/v2 HorizontalPodAutoscalerSpec)");
+  if (!r.has("observed")) throw InputError("/observed", "is required (scale replicas, pods and metric values)");
+  HorizontalPodAutoscalerSpec spec = parse_hpa_spec(*r.raw("spec"), "/spec");
+  Observed obs = parse_observed(*r.raw("observed"), "/observed");
+  Memory mem;
+  if (const Json* m = r.raw("memory")) mem = parse_memory(*m, "/memory", now);
+  ControllerFlags flags;
+  if (const Json* c = r.raw("controller")) flags = parse_controller_flags(*c, "/controller");
+  r.finish();
+  Decision d = reconcile(spec, obs, mem, now, flags);
+  Json out = decision_to_json(d);
+  out["memory"] = memory_to_json(mem, now);
+  return out.dump(2);
+}
+
+}  // namespace gpuscale::hpa

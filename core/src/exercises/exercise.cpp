@@ -1,0 +1,95 @@
+// Shared exercise machinery: seeded variant parameters, text templates, JSON merging.
+#include "exercises/exercise.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+#include "kernel/rng.hpp"
+
+namespace gpuscale {
+
+Json draw_variant_params(const Json& definition, std::uint64_t seed) {
+  const std::string id = definition.value("id", std::string("?"));
+  Rng rng = Rng::stream(seed, "exercise." + id + ".variant");
+  Json params = Json::object();
+  if (!definition.contains("variant")) return params;
+  const Json& ranges = expect_object(definition["variant"], "/variant");
+  // nlohmann's objects iterate in key order, so the draws do not depend on the file's layout.
+  for (auto it = ranges.begin(); it != ranges.end(); ++it) {
+    const std::string path = "/variant/" + it.key();
+    ObjectReader r(it.value(), path);
+    double lo = r.get_number("min", 0, -1e9, 1e9);
+    double hi = r.get_number("max", lo, lo, 1e9);
+    double step = r.get_number("step", 1, 1e-9, 1e9);
+    r.finish();
+    auto steps = static_cast<std::int64_t>(std::floor((hi - lo) / step + 1e-9));
+    double v = lo + step * static_cast<double>(rng.uniform_int(std::int64_t(0), steps));
+    // Keep decimal steps exact enough to print: round to 1e-9.
+    v = std::round(v * 1e9) / 1e9;
+    params[it.key()] = v;
+  }
+  return params;
+}
+
+static std::string format_value(const Json& v) {
+  if (v.is_number_integer() || v.is_number_unsigned()) return v.dump();
+  if (v.is_number()) {
+    double d = v.get<double>();
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.4f", d);
+    std::string s = buf;
+    while (!s.empty() && s.back() == '0') s.pop_back();
+    if (!s.empty() && s.back() == '.') s.pop_back();
+    return s;
+  }
+  if (v.is_string()) return v.get<std::string>();
+  return v.dump();
+}
+
+std::string fill_template(const std::string& text, const Json& params) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '{') {
+      auto close = text.find('}', i);
+      if (close != std::string::npos) {
+        std::string key = text.substr(i + 1, close - i - 1);
+        if (params.contains(key)) {
+          out += format_value(params[key]);
+          i = close;
+          continue;
+        }
+      }
+    }
+    out += text[i];
+  }
+  return out;
+}
+
+void merge_json(Json& base, const Json& patch) {
+  if (!patch.is_object() || !base.is_object()) {
+    base = patch;
+    return;
+  }
+  for (auto it = patch.begin(); it != patch.end(); ++it) {
+    if (base.contains(it.key())) {
+      merge_json(base[it.key()], it.value());
+    } else {
+      base[it.key()] = it.value();
+    }
+  }
+}
+
+const ExerciseOps* find_exercise(const std::string& id) {
+  static const ExerciseOps one{exercise1::variant, exercise1::grade, exercise1::explain, exercise1::solve};
+  static const ExerciseOps two{exercise2::variant, exercise2::grade, exercise2::explain, exercise2::solve};
+  static const ExerciseOps five{exercise5::variant, exercise5::grade, exercise5::explain, exercise5::solve};
+  if (id == "1") return &one;
+  if (id == "2") return &two;
+  if (id == "5") return &five;
+  return nullptr;
+}
+
+std::string known_exercise_ids() { return "\"1\", \"2\", \"5\""; }
+
+}  // namespace gpuscale

@@ -1,0 +1,222 @@
+// Exercise 2: design the GPU NodePool. Four criteria read from the learner's NodePool (the taint one
+// checked by simulation), then three outcomes from simulating a day of the variant's traffic on it,
+// against a reference pool. Every outcome comes from the simulation.
+#include <algorithm>
+#include <cstdio>
+
+#include "exercises/exercise.hpp"
+#include "provisioning/karpenter/nodepool.hpp"
+#include "sim/simulation.hpp"
+
+namespace gpuscale::exercise2 {
+
+namespace {
+
+std::string num(double v, int decimals) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+Json params_for(const Json& def, std::uint64_t seed) {
+  Json p = draw_variant_params(def, seed);
+  // One variant in four is a batch pipeline (a latency SLO of minutes, where spot is defensible).
+  const bool batch = p.at("slo_kind").get<double>() == 0;
+  p["batch"] = batch;
+  p["slo_kind_text"] = batch ? "a batch summarization pipeline (a job, not a person, waits for the answer)"
+                             : "an interactive chat assistant (a person waits for every answer)";
+  if (batch) p["ttft_target_s"] = p.at("ttft_target_s").get<double>() * 6;
+  p["model_load_s"] = def.at("base_scenario").at("cold_start").at("model_load_s");
+  return p;
+}
+
+// The variant's day with the given GPU NodePool in front of the general CPU pool.
+Json scenario_for(const Json& def, const Json& params, std::uint64_t seed, const Json& gpu_pool) {
+  Json sc = def.at("base_scenario");
+  sc["seed"] = seed;
+  sc["slo"] = {{"ttft_s", params.at("ttft_target_s")}, {"itl_s", 0.2}};
+  Json pools = Json::array({gpu_pool});
+  for (const auto& p : sc["cluster"]["nodepools"]) pools.push_back(p);
+  sc["cluster"]["nodepools"] = pools;
+  sc["cluster"]["workloads"] = Json::array({{{"name", "web"},
+                                             {"replicas", params.at("web_replicas")},
+                                             {"pod", {{"cpu", num(params.at("web_cpu").get<double>(), 0)},
+                                                      {"memory", num(params.at("web_memory_gib").get<double>(), 0) + "Gi"}}}}});
+  return sc;
+}
+
+Json def_scenario_without_gpu_pool(const Json& def, const Json& params, std::uint64_t seed) {
+  Json sc = scenario_for(def, params, seed, Json::object());
+  sc["cluster"]["nodepools"].erase(0);
+  return sc;
+}
+
+struct Outcome {
+  Summary summary;
+  bool replicas_blocked = false;  // no replica was ever Ready: the pool's taint or requirements keep them off
+};
+
+Outcome simulate(const Json& scenario) {
+  Scenario s = parse_scenario(scenario);
+  s.output.decisions = false;
+  RunResult r = run_simulation(s);
+  Outcome o;
+  o.summary = r.summary;
+  o.replicas_blocked = std::all_of(r.series.ready_replicas.begin(), r.series.ready_replicas.end(), [](std::int32_t n) { return n == 0; });
+  return o;
+}
+
+Json criterion(const Json& def, const char* id, bool ok, double fraction, const std::string& feedback) {
+  const Json& c = def.at("criteria").at(id);
+  const double points = c.at("points").get<double>();
+  return {{"id", id}, {"label", c.at("label")}, {"ok", ok}, {"points", points * fraction}, {"max_points", points}, {"feedback", feedback}};
+}
+
+std::string message(const Json& def, const char* key, const Json& params) {
+  return fill_template(def.at("messages").at(key).get<std::string>(), params);
+}
+
+}  // namespace
+
+Json variant(const Json& def, std::uint64_t seed) {
+  Json params = params_for(def, seed);
+  Json criteria = Json::array();
+  for (auto it = def.at("criteria").begin(); it != def.at("criteria").end(); ++it) {
+    criteria.push_back({{"id", it.key()}, {"label", it.value().at("label")}, {"points", it.value().at("points")}});
+  }
+  return {{"id", def.at("id")},
+          {"seed", seed},
+          {"title", def.at("title")},
+          {"text", fill_template(def.at("text").get<std::string>(), params)},
+          {"params", params},
+          {"starter_yaml", def.at("starter_yaml")},
+          {"criteria", criteria},
+          {"questions", Json::array({{{"id", "nodepool"}, {"type", "nodepool"},
+                                      {"prompt", "Your GPU NodePool (YAML); the lab converts it to JSON and sends {\"nodepool\": {...}}."}}})},
+          // The day the learner's pool runs in; "nodepools" holds only the cluster's CPU pool: the
+          // learner's GPU pool goes first (the reference answer is never sent).
+          {"scenario", def_scenario_without_gpu_pool(def, params, seed)}};
+}
+
+Json solve(const Json& def, std::uint64_t /*seed*/) {
+  return {{"answers", {{"nodepool", def.at("reference_nodepool")}}}};
+}
+
+Json grade(const Json& def, std::uint64_t seed, const Json& answer) {
+  ObjectReader r(answer, "");
+  const Json* pool_json = r.raw("nodepool");
+  r.finish();
+  if (!pool_json) throw InputError("/nodepool", "the answer needs the NodePool object: {\"nodepool\": {...}}");
+  Json params = params_for(def, seed);
+  Json criteria = Json::array();
+
+  NodePool pool;
+  try {
+    pool = parse_nodepool(*pool_json, "/nodepool");
+    if (pool.name == "general") throw InputError("/nodepool/metadata/name", "\"general\" is the cluster's CPU pool; name yours differently");
+  } catch (const InputError& e) {
+    params["error"] = e.what();
+    criteria.push_back(criterion(def, "valid", false, 0, message(def, "invalid", params)));
+    return {{"score", 0.0}, {"correct", false}, {"criteria", criteria}};
+  }
+  criteria.push_back(criterion(def, "valid", true, 1, "Valid karpenter.sh/v1 NodePool \"" + pool.name + "\"."));
+
+  // Capacity type, judged against the variant's SLO.
+  const bool batch = params.at("batch").get<bool>();
+  const Requirement* capacity = nullptr;
+  for (const auto& q : pool.requirements) {
+    if (q.key == "karpenter.sh/capacity-type") capacity = &q;
+  }
+  // Whether the requirement lets Karpenter pick spot: In [.., spot], NotIn without spot, or Exists.
+  const bool lists_spot = capacity && std::find(capacity->values.begin(), capacity->values.end(), "spot") != capacity->values.end();
+  const bool allows_spot = capacity && ((capacity->op == "In" && lists_spot) || (capacity->op == "NotIn" && !lists_spot) ||
+                                        capacity->op == "Exists");
+  params["capacity"] = allows_spot ? "spot allowed" : "on-demand only";
+  if (!capacity) {
+    criteria.push_back(criterion(def, "capacity", false, 0.5, message(def, "capacity_missing", params)));
+  } else if (allows_spot && !batch) {
+    criteria.push_back(criterion(def, "capacity", false, 0, message(def, "capacity_spot_interactive", params)));
+  } else {
+    criteria.push_back(criterion(def, "capacity", true, 1,
+                                 message(def, batch ? (allows_spot ? "capacity_spot_batch" : "capacity_ok_batch") : "capacity_ok_interactive", params)));
+  }
+
+  // Disruption: never evict running replicas.
+  params["policy"] = pool.consolidation_policy;
+  params["after"] = pool.consolidate_after ? format_duration(*pool.consolidate_after) : std::string("Never");
+  if (pool.consolidation_policy != "WhenEmpty") {
+    criteria.push_back(criterion(def, "disruption", false, 0, message(def, "disruption_underutilized", params)));
+  } else if (!pool.consolidate_after) {
+    criteria.push_back(criterion(def, "disruption", false, 0.5, message(def, "disruption_never", params)));
+  } else if (*pool.consolidate_after == 0) {
+    criteria.push_back(criterion(def, "disruption", false, 0.5, message(def, "disruption_zero", params)));
+  } else {
+    criteria.push_back(criterion(def, "disruption", true, 1, message(def, "disruption_ok", params)));
+  }
+
+  // The rest by simulation: the learner's pool and the reference pool on the same day.
+  const Outcome mine = simulate(scenario_for(def, params, seed, *pool_json));
+  const Outcome ref = simulate(scenario_for(def, params, seed, def.at("reference_nodepool")));
+  const Summary& s = mine.summary;
+  params["non_gpu"] = s.non_gpu_pods_on_gpu_nodes;
+  params["pending"] = "all";
+  bool has_taint = false;
+  for (const auto& t : pool.taints) has_taint = has_taint || t.effect == "NoSchedule" || t.effect == "NoExecute";
+  if (mine.replicas_blocked) {
+    criteria.push_back(criterion(def, "taint", false, 0, message(def, "taint_blocks_replicas", params)));
+  } else if (!has_taint) {
+    criteria.push_back(criterion(def, "taint", false, 0, message(def, "taint_missing", params)));
+  } else if (s.non_gpu_pods_on_gpu_nodes > 0) {
+    criteria.push_back(criterion(def, "taint", false, 0, message(def, "taint_leaky", params)));
+  } else {
+    criteria.push_back(criterion(def, "taint", true, 1, message(def, "taint_ok", params)));
+  }
+
+  params["evictions"] = s.num_replica_evictions;
+  params["failed"] = s.num_requests_failed_by_eviction;
+  criteria.push_back(criterion(def, "no_evictions", s.num_replica_evictions == 0, s.num_replica_evictions == 0 ? 1 : 0,
+                               message(def, s.num_replica_evictions == 0 ? "no_evictions_ok" : "evictions", params)));
+
+  const double target = params.at("attainment_pct").get<double>() / 100.0;
+  params["attainment_pct_run"] = num(s.slo_attainment * 100, 1);
+  params["ttft_p99_s"] = num(s.ttft_p99_s, 2);
+  const bool slo_ok = !mine.replicas_blocked && s.slo_attainment >= target;
+  criteria.push_back(criterion(def, "slo", slo_ok, slo_ok ? 1 : 0, message(def, slo_ok ? "slo_ok" : "slo_miss", params)));
+
+  const double margin = params.at("cost_margin_pct").get<double>() / 100.0;
+  params["cost"] = num(s.node_cost_usd, 2);
+  params["reference_cost"] = num(ref.summary.node_cost_usd, 2);
+  const bool cost_ok = !mine.replicas_blocked && s.node_cost_usd <= ref.summary.node_cost_usd * (1 + margin);
+  criteria.push_back(criterion(def, "cost", cost_ok, cost_ok ? 1 : 0,
+                               mine.replicas_blocked ? std::string("No replica ever ran on this pool, so its cost compares nothing.")
+                                                     : message(def, cost_ok ? "cost_ok" : "cost_high", params)));
+
+  double points = 0, max_points = 0;
+  bool all = true;
+  for (const auto& c : criteria) {
+    points += c.at("points").get<double>();
+    max_points += c.at("max_points").get<double>();
+    all = all && c.at("ok").get<bool>();
+  }
+  Json run{{"num_requests", s.num_requests},          {"num_dropped", s.num_dropped},
+           {"slo_attainment", s.slo_attainment},      {"ttft_p99_s", s.ttft_p99_s},
+           {"node_cost_usd", s.node_cost_usd},        {"num_replica_evictions", s.num_replica_evictions},
+           {"non_gpu_pods_on_gpu_nodes", s.non_gpu_pods_on_gpu_nodes}, {"nodes_launched", s.nodes_launched}};
+  return {{"score", max_points > 0 ? points / max_points : 0.0},
+          {"correct", all},
+          {"criteria", criteria},
+          {"run", run},
+          {"reference", {{"node_cost_usd", ref.summary.node_cost_usd}, {"slo_attainment", ref.summary.slo_attainment}}},
+          {"scenario", scenario_for(def, params, seed, *pool_json)}};
+}
+
+Json explain(const Json& def, std::uint64_t seed) {
+  Json params = params_for(def, seed);
+  std::string text =
+      "A reference answer: on-demand capacity" + std::string(params.at("batch").get<bool>() ? " (spot would also do for this batch SLO)" : "") +
+      ", consolidationPolicy: WhenEmpty with consolidateAfter: 1h (only empty nodes go, after a quiet hour), and the taint nvidia.com/gpu=true:NoSchedule, "
+      "which GPU pods tolerate automatically (ExtendedResourceToleration) and the web tier does not. A GPU limit caps runaway cost; expireAfter 720h keeps forced drains rare.";
+  return {{"text", text}, {"answers", {{"nodepool", def.at("reference_nodepool")}}}};
+}
+
+}  // namespace gpuscale::exercise2

@@ -1,0 +1,205 @@
+// Strict JSON object reading with path-named errors (see json_reader.hpp).
+#include "io/json_reader.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+namespace gpuscale {
+
+namespace {
+
+std::string format_number(double v) {
+  std::ostringstream out;
+  out.precision(12);
+  out << v;
+  return out.str();
+}
+
+std::string range_text(double lo, double hi) {
+  return "between " + format_number(lo) + " and " + format_number(hi);
+}
+
+}  // namespace
+
+std::string type_name(const Json& value) {
+  switch (value.type()) {
+    case Json::value_t::null: return "null";
+    case Json::value_t::object: return "an object";
+    case Json::value_t::array: return "an array";
+    case Json::value_t::string: return "a string";
+    case Json::value_t::boolean: return "a boolean";
+    case Json::value_t::binary: return "binary data";
+    case Json::value_t::discarded: return "nothing";
+    default: return "a number";
+  }
+}
+
+Json parse_json_text(const std::string& text, std::size_t max_bytes) {
+  if (text.size() > max_bytes) {
+    throw InputError("", "input is " + std::to_string(text.size()) + " bytes; at most " +
+                             std::to_string(max_bytes) + " bytes are accepted");
+  }
+  try {
+    return Json::parse(text);
+  } catch (const Json::parse_error& e) {
+    // nlohmann's message already carries line and column; strip its "[json.exception...]" prefix.
+    std::string what = e.what();
+    auto pos = what.find("] ");
+    throw InputError("", "malformed JSON: " + (pos == std::string::npos ? what : what.substr(pos + 2)));
+  }
+}
+
+const Json& expect_object(const Json& value, const std::string& path) {
+  if (!value.is_object()) throw InputError(path, "expected an object, found " + type_name(value));
+  return value;
+}
+
+const Json& expect_array(const Json& value, const std::string& path, std::size_t max_items) {
+  if (!value.is_array()) throw InputError(path, "expected an array, found " + type_name(value));
+  if (value.size() > max_items) {
+    throw InputError(path, "has " + std::to_string(value.size()) + " items; at most " +
+                               std::to_string(max_items) + " are allowed");
+  }
+  return value;
+}
+
+double expect_number(const Json& value, const std::string& path, double lo, double hi) {
+  if (!value.is_number()) throw InputError(path, "expected a number " + range_text(lo, hi) + ", found " + type_name(value));
+  double v = value.get<double>();
+  if (!std::isfinite(v) || v < lo || v > hi) {
+    throw InputError(path, "is " + format_number(v) + "; allowed: " + range_text(lo, hi));
+  }
+  return v;
+}
+
+std::int64_t expect_int(const Json& value, const std::string& path, std::int64_t lo, std::int64_t hi) {
+  if (!value.is_number()) {
+    throw InputError(path, "expected a whole number " + range_text(double(lo), double(hi)) + ", found " + type_name(value));
+  }
+  double v = value.get<double>();
+  if (value.is_number_float() && (!std::isfinite(v) || std::floor(v) != v)) {
+    throw InputError(path, "is " + format_number(v) + "; expected a whole number");
+  }
+  // Compare integers as integers: a double cannot tell 2^53 from 2^53 + 1.
+  bool in_range;
+  if (value.is_number_unsigned()) {
+    const std::uint64_t u = value.get<std::uint64_t>();
+    in_range = hi >= 0 && u <= static_cast<std::uint64_t>(hi) && (lo <= 0 || u >= static_cast<std::uint64_t>(lo));
+  } else if (value.is_number_integer()) {
+    const std::int64_t i = value.get<std::int64_t>();
+    in_range = i >= lo && i <= hi;
+  } else {
+    in_range = v >= double(lo) && v <= double(hi);
+  }
+  if (!in_range) {
+    throw InputError(path, "is " + (value.is_number_float() ? format_number(v) : value.dump()) +
+                               "; allowed: " + range_text(double(lo), double(hi)));
+  }
+  if (value.is_number_unsigned()) return static_cast<std::int64_t>(value.get<std::uint64_t>());
+  if (value.is_number_integer()) return value.get<std::int64_t>();
+  return static_cast<std::int64_t>(v);
+}
+
+ObjectReader::ObjectReader(const Json& value, std::string path)
+    : value_(expect_object(value, path)), path_(std::move(path)) {}
+
+bool ObjectReader::has(const std::string& key) const { return value_.contains(key); }
+
+const Json* ObjectReader::raw(const std::string& key) {
+  // Every key asked about is a known key, present or not: finish() lists them for the learner.
+  if (std::find(known_.begin(), known_.end(), key) == known_.end()) known_.push_back(key);
+  auto it = value_.find(key);
+  if (it == value_.end()) return nullptr;
+  return &*it;
+}
+
+double ObjectReader::get_number(const std::string& key, double fallback, double lo, double hi) {
+  auto v = get_optional_number(key, lo, hi);
+  return v ? *v : fallback;
+}
+
+std::optional<double> ObjectReader::get_optional_number(const std::string& key, double lo, double hi) {
+  const Json* v = raw(key);
+  if (!v) return std::nullopt;
+  return expect_number(*v, child_path(key), lo, hi);
+}
+
+std::int64_t ObjectReader::get_int(const std::string& key, std::int64_t fallback, std::int64_t lo,
+                                   std::int64_t hi) {
+  auto v = get_optional_int(key, lo, hi);
+  return v ? *v : fallback;
+}
+
+std::optional<std::int64_t> ObjectReader::get_optional_int(const std::string& key, std::int64_t lo,
+                                                           std::int64_t hi) {
+  const Json* v = raw(key);
+  if (!v) return std::nullopt;
+  return expect_int(*v, child_path(key), lo, hi);
+}
+
+bool ObjectReader::get_bool(const std::string& key, bool fallback) {
+  const Json* v = raw(key);
+  if (!v) return fallback;
+  if (!v->is_boolean()) throw InputError(child_path(key), "expected true or false, found " + type_name(*v));
+  return v->get<bool>();
+}
+
+std::string ObjectReader::get_string(const std::string& key, const std::string& fallback,
+                                     std::size_t max_length) {
+  const Json* v = raw(key);
+  if (!v) return fallback;
+  if (!v->is_string()) throw InputError(child_path(key), "expected a string, found " + type_name(*v));
+  std::string s = v->get<std::string>();
+  if (s.size() > max_length) {
+    throw InputError(child_path(key), "is " + std::to_string(s.size()) + " characters; at most " +
+                                          std::to_string(max_length) + " are allowed");
+  }
+  return s;
+}
+
+static std::string allowed_list(std::initializer_list<const char*> allowed) {
+  std::string out;
+  for (const char* a : allowed) {
+    if (!out.empty()) out += ", ";
+    out += '"';
+    out += a;
+    out += '"';
+  }
+  return out;
+}
+
+std::optional<std::string> ObjectReader::get_optional_enum(const std::string& key,
+                                                           std::initializer_list<const char*> allowed) {
+  const Json* v = raw(key);
+  if (!v) return std::nullopt;
+  if (!v->is_string()) {
+    throw InputError(child_path(key), "expected one of " + allowed_list(allowed) + ", found " + type_name(*v));
+  }
+  std::string s = v->get<std::string>();
+  for (const char* a : allowed) {
+    if (s == a) return s;
+  }
+  throw InputError(child_path(key), "\"" + s.substr(0, 64) + "\" is not allowed; expected one of " + allowed_list(allowed));
+}
+
+std::string ObjectReader::get_enum(const std::string& key, const std::string& fallback,
+                                   std::initializer_list<const char*> allowed) {
+  auto v = get_optional_enum(key, allowed);
+  return v ? *v : fallback;
+}
+
+void ObjectReader::finish() const {
+  for (auto it = value_.begin(); it != value_.end(); ++it) {
+    if (std::find(known_.begin(), known_.end(), it.key()) != known_.end()) continue;
+    std::vector<std::string> sorted = known_;
+    std::sort(sorted.begin(), sorted.end());
+    std::string list;
+    for (const auto& k : sorted) list += (list.empty() ? "" : ", ") + k;
+    throw InputError(child_path(it.key().substr(0, 64)),
+                     "unknown field \"" + it.key().substr(0, 64) + "\"" +
+                         (list.empty() ? std::string("; this object takes no fields") : "; allowed fields: " + list));
+  }
+}
+
+}  // namespace gpuscale

@@ -1,0 +1,1122 @@
+// Karpenter NodePool (karpenter.sh/v1): strict parsing with the API server's own rules (CRD schema, CEL
+// rules, Karpenter's runtime validation), Go durations, and the lab's GPU-pool lint. docs/nodepool.md
+// lists every rule with its source.
+#include "provisioning/karpenter/nodepool.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <limits>
+#include <string_view>
+
+#include "autoscaling/hpa_json.hpp"
+
+namespace gpuscale {
+
+namespace {
+
+constexpr std::size_t kMaxRequirements = 100;  // CRD maxItems
+constexpr std::size_t kMaxBudgets = 50;        // CRD maxItems
+constexpr std::size_t kMaxReasons = 50;        // CRD maxItems
+constexpr std::size_t kMaxLabels = 100;        // CRD maxProperties
+constexpr std::size_t kMaxTaints = 100;        // no CRD bound; a sanity cap
+constexpr std::size_t kMaxValues = 1000;       // no CRD bound; a sanity cap
+constexpr std::size_t kMaxMapEntries = 1000;   // annotations, limits
+constexpr Micros kHour = 3600 * kMicrosPerSecond;
+
+const char* kGoDurationHelp =
+    "a Go duration is one or more numbers, each with a unit (ns, us, µs, ms, s, m, h), written without "
+    "spaces: \"90s\", \"1.5h\", \"1h30m\"";
+
+// ---- small text helpers ----------------------------------------------------------------------------
+
+std::string shown(const std::string& s) {
+  return "\"" + (s.size() > 64 ? s.substr(0, 64) + "..." : s) + "\"";
+}
+
+// JSON Pointer escaping for map keys in paths: label keys hold '/' ("nvidia.com/gpu" → "nvidia.com~1gpu").
+std::string pointer_token(const std::string& key) {
+  std::string out;
+  for (char c : key.substr(0, 128)) {
+    if (c == '~') out += "~0";
+    else if (c == '/') out += "~1";
+    else out += c;
+  }
+  return out;
+}
+
+bool is_alnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
+bool is_lower_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+
+// DNS-1123 label: [a-z0-9]([-a-z0-9]*[a-z0-9])?, at most 63 characters.
+bool is_dns1123_label(std::string_view s) {
+  if (s.empty() || s.size() > 63) return false;
+  if (!is_lower_alnum(s.front()) || !is_lower_alnum(s.back())) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return is_lower_alnum(c) || c == '-'; });
+}
+
+// DNS-1123 subdomain: dot-separated DNS-1123 labels, at most 253 characters.
+bool is_dns1123_subdomain(std::string_view s) {
+  if (s.empty() || s.size() > 253) return false;
+  std::size_t start = 0;
+  while (true) {
+    std::size_t dot = s.find('.', start);
+    if (!is_dns1123_label(s.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start)))
+      return false;
+    if (dot == std::string_view::npos) return true;
+    start = dot + 1;
+  }
+}
+
+// ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9], at most 63 characters (non-empty).
+bool is_name_part(std::string_view s) {
+  if (s.empty() || s.size() > 63) return false;
+  if (!is_alnum(s.front()) || !is_alnum(s.back())) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) { return is_alnum(c) || c == '-' || c == '_' || c == '.'; });
+}
+
+// k8s.io/apimachinery validation.IsQualifiedName: [prefix/]name, prefix a DNS-1123 subdomain.
+// Returns "" when valid, else why not.
+std::string qualified_name_problem(const std::string& key) {
+  if (key.empty()) return "must not be empty";
+  auto slash = key.find('/');
+  std::string name = key;
+  if (slash != std::string::npos) {
+    if (key.find('/', slash + 1) != std::string::npos) return "has more than one '/'";
+    std::string prefix = key.substr(0, slash);
+    name = key.substr(slash + 1);
+    if (prefix.empty()) return "has an empty prefix before '/'";
+    if (!is_dns1123_subdomain(prefix))
+      return "prefix " + shown(prefix) + " is not a DNS-1123 subdomain (lowercase letters, digits, '-' and '.')";
+  }
+  if (name.size() > 63) return "name part is longer than 63 characters";
+  if (!is_name_part(name))
+    return "name part " + shown(name) +
+           " must start and end with a letter or digit and contain only letters, digits, '-', '_' and '.'";
+  return "";
+}
+
+// validation.IsValidLabelValue: empty, or a name part (at most 63 characters).
+std::string label_value_problem(const std::string& v) {
+  if (v.empty()) return "";
+  if (v.size() > 63) return "is longer than 63 characters";
+  if (!is_name_part(v)) return "must start and end with a letter or digit and contain only letters, digits, '-', '_' and '.'";
+  return "";
+}
+
+std::string label_domain(const std::string& key) {
+  auto slash = key.find('/');
+  return slash == std::string::npos ? std::string() : key.substr(0, slash);
+}
+
+// The CRD's x-kubernetes-validations on label keys (template labels and requirement keys), in the order
+// the CRD lists them; karpenter.k8s.aws is the AWS provider's addition (the lab's node class is an
+// EC2NodeClass). Returns the CEL rule's message, or "".
+std::string restricted_label_problem(const std::string& key) {
+  static const char* kKubernetesAllowed[] = {
+      "beta.kubernetes.io/instance-type", "failure-domain.beta.kubernetes.io/region", "beta.kubernetes.io/os",
+      "beta.kubernetes.io/arch", "failure-domain.beta.kubernetes.io/zone", "topology.kubernetes.io/zone",
+      "topology.kubernetes.io/region", "node.kubernetes.io/instance-type", "kubernetes.io/arch",
+      "kubernetes.io/os", "node.kubernetes.io/windows-build"};
+  static const char* kAwsAllowed[] = {
+      "karpenter.k8s.aws/ec2nodeclass", "karpenter.k8s.aws/instance-encryption-in-transit-supported",
+      "karpenter.k8s.aws/instance-category", "karpenter.k8s.aws/instance-hypervisor",
+      "karpenter.k8s.aws/instance-family", "karpenter.k8s.aws/instance-generation",
+      "karpenter.k8s.aws/instance-local-nvme", "karpenter.k8s.aws/instance-size", "karpenter.k8s.aws/instance-cpu",
+      "karpenter.k8s.aws/instance-cpu-manufacturer", "karpenter.k8s.aws/instance-cpu-sustained-clock-speed-mhz",
+      "karpenter.k8s.aws/instance-memory", "karpenter.k8s.aws/instance-ebs-bandwidth",
+      "karpenter.k8s.aws/instance-network-bandwidth", "karpenter.k8s.aws/instance-gpu-name",
+      "karpenter.k8s.aws/instance-gpu-manufacturer", "karpenter.k8s.aws/instance-gpu-count",
+      "karpenter.k8s.aws/instance-gpu-memory", "karpenter.k8s.aws/instance-accelerator-name",
+      "karpenter.k8s.aws/instance-accelerator-manufacturer", "karpenter.k8s.aws/instance-accelerator-count"};
+  auto in = [&](const auto& list) {
+    return std::any_of(std::begin(list), std::end(list), [&](const char* k) { return key == k; });
+  };
+  const std::string domain = label_domain(key);
+  // The hostname rule comes last in the CRD; checking it first gives the more specific message.
+  if (key == "kubernetes.io/hostname")
+    return "label \"kubernetes.io/hostname\" is restricted (Karpenter cannot know a node's hostname before it exists)";
+  if (key == "karpenter.sh/nodepool")
+    return "label \"karpenter.sh/nodepool\" is restricted (Karpenter sets it to the NodePool's name)";
+  // Template labels may not use node.kubernetes.io/instance-type by name, but the suffix rule allows it.
+  bool k8s_ok = in(kKubernetesAllowed) || ends_with(domain, "node.kubernetes.io") ||
+                ends_with(domain, "node-restriction.kubernetes.io") || !ends_with(domain, "kubernetes.io");
+  if (!k8s_ok) return "label domain \"kubernetes.io\" is restricted";
+  if (!(ends_with(domain, "kops.k8s.io") || !ends_with(domain, "k8s.io"))) return "label domain \"k8s.io\" is restricted";
+  if (!(key == "karpenter.sh/capacity-type" || !ends_with(domain, "karpenter.sh")))
+    return "label domain \"karpenter.sh\" is restricted (only karpenter.sh/capacity-type is allowed)";
+  if (!(in(kAwsAllowed) || !ends_with(domain, "karpenter.k8s.aws")))
+    return "label domain \"karpenter.k8s.aws\" is restricted (only the well-known instance labels such as "
+           "karpenter.k8s.aws/instance-family are allowed)";
+  return "";
+}
+
+// Karpenter normalises deprecated aliases to the stable well-known labels (pkg/apis/v1/labels.go
+// NormalizedLabels) before it uses a requirement.
+std::string normalized_label(const std::string& key) {
+  if (key == "failure-domain.beta.kubernetes.io/zone") return "topology.kubernetes.io/zone";
+  if (key == "failure-domain.beta.kubernetes.io/region") return "topology.kubernetes.io/region";
+  if (key == "beta.kubernetes.io/arch") return "kubernetes.io/arch";
+  if (key == "beta.kubernetes.io/os") return "kubernetes.io/os";
+  if (key == "beta.kubernetes.io/instance-type") return "node.kubernetes.io/instance-type";
+  return key;
+}
+
+// ---- JSON value helpers ----------------------------------------------------------------------------
+
+// A string field. Numbers and booleans get a hint: in YAML, 64, true and yes are not strings.
+std::string expect_string(const Json& v, const std::string& path, std::size_t max_length = 256) {
+  if (!v.is_string()) {
+    std::string found = type_name(v);
+    if (v.is_number() || v.is_boolean()) {
+      found += " (" + v.dump() + "); Kubernetes declares this field a string: quote the value (in YAML, unquoted "
+               "numbers and yes/no/on/off/true/false are not strings)";
+    }
+    throw InputError(path, "expected a string, found " + found);
+  }
+  std::string s = v.get<std::string>();
+  if (s.size() > max_length) {
+    throw InputError(path, "is " + std::to_string(s.size()) + " characters; at most " + std::to_string(max_length) +
+                               " are allowed");
+  }
+  return s;
+}
+
+const Json& require(ObjectReader& r, const std::string& key, const std::string& what) {
+  const Json* v = r.raw(key);
+  if (!v || v->is_null()) throw InputError(r.child_path(key), "is required (" + what + ")");
+  return *v;
+}
+
+std::string require_nonempty_string(ObjectReader& r, const std::string& key, const std::string& what,
+                                    std::size_t max_length = 253) {
+  std::string s = expect_string(require(r, key, what), r.child_path(key), max_length);
+  if (s.empty()) throw InputError(r.child_path(key), "must not be empty (" + what + ")");
+  return s;
+}
+
+std::string enum_list(std::initializer_list<const char*> allowed) {
+  std::string out;
+  for (const char* a : allowed) out += (out.empty() ? "" : ", ") + std::string("\"") + a + "\"";
+  return out;
+}
+
+std::string expect_enum(const Json& v, const std::string& path, std::initializer_list<const char*> allowed,
+                        const std::string& extra_hint = "") {
+  if (!v.is_string()) throw InputError(path, "expected one of " + enum_list(allowed) + ", found " + type_name(v));
+  std::string s = v.get<std::string>();
+  for (const char* a : allowed)
+    if (s == a) return s;
+  throw InputError(path, shown(s) + " is not allowed; expected one of " + enum_list(allowed) + extra_hint);
+}
+
+// A map of string → string (labels, annotations).
+std::map<std::string, std::string> read_string_map(const Json& v, const std::string& path, std::size_t max_entries,
+                                                   bool labels) {
+  expect_object(v, path);
+  if (v.size() > max_entries) {
+    throw InputError(path, "has " + std::to_string(v.size()) + " entries; at most " + std::to_string(max_entries) +
+                               " are allowed");
+  }
+  std::map<std::string, std::string> out;
+  for (auto it = v.begin(); it != v.end(); ++it) {
+    const std::string& key = it.key();
+    const std::string p = path + "/" + pointer_token(key);
+    if (std::string why = qualified_name_problem(key); !why.empty())
+      throw InputError(p, "key " + shown(key) + " is not a valid " + (labels ? "label" : "annotation") + " key: " + why);
+    std::string value = expect_string(it.value(), p, labels ? 63 : 64 * 1024);
+    if (labels) {
+      if (std::string why = label_value_problem(value); !why.empty())
+        throw InputError(p, "label value " + shown(value) + " " + why);
+      if (std::string why = restricted_label_problem(key); !why.empty()) throw InputError(p, why);
+    }
+    out[key] = value;
+  }
+  return out;
+}
+
+// ---- durations -------------------------------------------------------------------------------------
+
+// Go's time.ParseDuration (src/time/format.go), in nanoseconds. nullopt with `why` on error.
+std::optional<std::int64_t> go_duration_ns(const std::string& orig, std::string& why) {
+  constexpr std::uint64_t kLimit = std::uint64_t(1) << 63;
+  std::string_view s = orig;
+  bool neg = false;
+  if (!s.empty() && (s[0] == '-' || s[0] == '+')) {
+    neg = s[0] == '-';
+    s.remove_prefix(1);
+  }
+  if (s == "0") return 0;  // Go's special case: a bare 0 needs no unit
+  if (s.empty()) {
+    why = "it is empty";
+    return std::nullopt;
+  }
+  std::uint64_t d = 0;
+  while (!s.empty()) {
+    if (!(s[0] == '.' || is_digit(s[0]))) {
+      why = "expected a number at " + shown(std::string(s));
+      return std::nullopt;
+    }
+    // leadingInt
+    std::uint64_t v = 0;
+    const std::size_t pl = s.size();
+    std::size_t i = 0;
+    for (; i < s.size() && is_digit(s[i]); ++i) {
+      if (v > kLimit / 10) {
+        why = "it is too large";
+        return std::nullopt;
+      }
+      v = v * 10 + std::uint64_t(s[i] - '0');
+      if (v > kLimit) {
+        why = "it is too large";
+        return std::nullopt;
+      }
+    }
+    s.remove_prefix(i);
+    const bool pre = pl != s.size();
+    // leadingFraction: digits past the int64 range are dropped, as in Go.
+    bool post = false;
+    std::uint64_t f = 0;
+    double scale = 1;
+    if (!s.empty() && s[0] == '.') {
+      s.remove_prefix(1);
+      const std::size_t pl2 = s.size();
+      bool overflow = false;
+      std::size_t j = 0;
+      for (; j < s.size() && is_digit(s[j]); ++j) {
+        if (overflow) continue;
+        if (f > (kLimit - 1) / 10) {
+          overflow = true;
+          continue;
+        }
+        std::uint64_t y = f * 10 + std::uint64_t(s[j] - '0');
+        if (y > kLimit) {
+          overflow = true;
+          continue;
+        }
+        f = y;
+        scale *= 10;
+      }
+      s.remove_prefix(j);
+      post = pl2 != s.size();
+    }
+    if (!pre && !post) {
+      why = "a '.' has no digits around it";
+      return std::nullopt;
+    }
+    std::size_t k = 0;
+    for (; k < s.size(); ++k) {
+      if (s[k] == '.' || is_digit(s[k])) break;
+    }
+    if (k == 0) {
+      why = "a number has no unit";
+      return std::nullopt;
+    }
+    const std::string u(s.substr(0, k));
+    s.remove_prefix(k);
+    std::uint64_t unit = 0;
+    if (u == "ns") unit = 1;
+    else if (u == "us" || u == "\xC2\xB5s" || u == "\xCE\xBCs") unit = 1000;  // U+00B5 and U+03BC, as Go
+    else if (u == "ms") unit = 1000000;
+    else if (u == "s") unit = 1000000000;
+    else if (u == "m") unit = 60ULL * 1000000000;
+    else if (u == "h") unit = 3600ULL * 1000000000;
+    if (unit == 0) {
+      why = "unknown unit " + shown(u);
+      if (u.find(' ') != std::string::npos) why += " (spaces are not allowed)";
+      return std::nullopt;
+    }
+    if (v > kLimit / unit) {
+      why = "it is too large";
+      return std::nullopt;
+    }
+    v *= unit;
+    if (f > 0) {
+      // float64 arithmetic, exactly as Go does it.
+      v += std::uint64_t(double(f) * (double(unit) / scale));
+      if (v > kLimit) {
+        why = "it is too large";
+        return std::nullopt;
+      }
+    }
+    d += v;
+    if (d > kLimit) {
+      why = "it is too large";
+      return std::nullopt;
+    }
+  }
+  if (neg) return d == kLimit ? std::numeric_limits<std::int64_t>::min() : -std::int64_t(d);
+  if (d > kLimit - 1) {
+    why = "it is too large";
+    return std::nullopt;
+  }
+  return std::int64_t(d);
+}
+
+Micros ns_to_micros(std::int64_t ns) { return ns / 1000 + (ns % 1000 >= 500 ? 1 : 0); }
+
+// The CRD patterns of the NodePool's duration fields (kubebuilder markers in pkg/apis/v1/nodepool.go).
+// ^([0-9]+(s|m|h))+$  (expireAfter, consolidateAfter, terminationGracePeriod)
+bool matches_smh_pattern(const std::string& s) {
+  std::size_t i = 0;
+  if (s.empty()) return false;
+  while (i < s.size()) {
+    std::size_t start = i;
+    while (i < s.size() && is_digit(s[i])) ++i;
+    if (i == start || i == s.size()) return false;
+    if (s[i] != 's' && s[i] != 'm' && s[i] != 'h') return false;
+    ++i;
+  }
+  return true;
+}
+
+// ^((([0-9]+(h|m))|([0-9]+h[0-9]+m))(0s)?)$  (budget duration: cron has no seconds)
+bool matches_budget_pattern(std::string s) {
+  auto core = [](const std::string& t) {
+    std::size_t i = 0;
+    auto digits = [&] {
+      std::size_t start = i;
+      while (i < t.size() && is_digit(t[i])) ++i;
+      return i > start;
+    };
+    if (!digits() || i == t.size()) return false;
+    if (t[i] == 'm') return i + 1 == t.size();
+    if (t[i] != 'h') return false;
+    ++i;
+    if (i == t.size()) return true;
+    if (!digits() || i + 1 != t.size()) return false;
+    return t[i] == 'm';
+  };
+  if (core(s)) return true;
+  return s.size() > 2 && ends_with(s, "0s") && core(s.substr(0, s.size() - 2));
+}
+
+enum class DurationForm { SecondsMinutesHours, HoursMinutes };
+
+// A NodePool duration field: a string, "Never" where allowed (→ nullopt), else a duration that both Go and
+// the field's CRD pattern accept.
+std::optional<Micros> read_field_duration(const Json& v, const std::string& path, bool allow_never, DurationForm form) {
+  const char* accepted =
+      form == DurationForm::HoursMinutes
+          ? "this field takes whole hours and/or minutes: \"30m\", \"8h\", \"1h30m\" (cron has no seconds)"
+          : (allow_never ? "this field takes whole numbers with the units s, m or h, chained: \"30s\", \"10m\", "
+                           "\"1h30m\", \"720h\"; or \"Never\""
+                         : "this field takes whole numbers with the units s, m or h, chained: \"30s\", \"10m\", "
+                           "\"1h30m\", \"2h\" (no \"Never\")");
+  if (!v.is_string()) {
+    std::string found = type_name(v);
+    if (v.is_number()) found += " (" + v.dump() + ", which has no unit)";
+    throw InputError(path, std::string("expected a duration string, found ") + found + "; " + accepted);
+  }
+  const std::string text = v.get<std::string>();
+  if (text == "Never") {
+    if (allow_never) return std::nullopt;
+    throw InputError(path, "\"Never\" is not allowed here; " + std::string(accepted));
+  }
+  std::string why;
+  auto ns = go_duration_ns(text, why);
+  if (!ns) {
+    throw InputError(path, shown(text) + " is not a valid duration: " + why + "; " + kGoDurationHelp + ". " +
+                               "The NodePool CRD narrows it further: " + accepted);
+  }
+  if (*ns < 0) throw InputError(path, shown(text) + " is negative; " + accepted);
+  bool ok = form == DurationForm::HoursMinutes ? matches_budget_pattern(text) : matches_smh_pattern(text);
+  if (!ok) {
+    Micros us = ns_to_micros(*ns);
+    std::string suggestion;
+    if (us % (form == DurationForm::HoursMinutes ? 60 * kMicrosPerSecond : kMicrosPerSecond) == 0) {
+      suggestion = "; write " + shown(format_duration(us));
+    }
+    throw InputError(path, shown(text) + " is a Go duration, but the NodePool CRD's pattern for this field (" +
+                               (form == DurationForm::HoursMinutes ? "^((([0-9]+(h|m))|([0-9]+h[0-9]+m))(0s)?)$"
+                                                                   : "^(([0-9]+(s|m|h))+|Never)$") +
+                               ") rejects it: " + accepted + suggestion);
+  }
+  return ns_to_micros(*ns);
+}
+
+// ---- cron (robfig/cron v3 ParseStandard, which Karpenter uses for budget schedules) ----------------
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+struct CronField {
+  const char* name;
+  int lo, hi;
+  std::vector<const char*> names;  // names[i] ↔ lo + i
+};
+
+// "" if the field parses, else why not. Grammar: list of (* | ? | N | N-M)[/step], names allowed.
+// Sets `bits` (bit v for each value v it matches) and `star` (robfig's starBit: * or ? without a step
+// above 1); "N/step" means N-max/step, as in robfig/cron getRange.
+std::string cron_field_problem(const std::string& field, const CronField& spec, std::uint64_t& bits, bool& star) {
+  auto value = [&](const std::string& t, int& out) -> bool {
+    if (!t.empty() && std::all_of(t.begin(), t.end(), is_digit)) {
+      if (t.size() > 4) return false;
+      out = std::stoi(t);
+      return true;
+    }
+    const std::string l = lower(t);
+    for (std::size_t i = 0; i < spec.names.size(); ++i) {
+      if (l == spec.names[i]) {
+        out = spec.lo + int(i);
+        return true;
+      }
+    }
+    return false;
+  };
+  std::size_t start = 0;
+  while (true) {
+    std::size_t comma = field.find(',', start);
+    std::string part = field.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    std::string range = part, step_text;
+    int step = 1;
+    if (auto slash = part.find('/'); slash != std::string::npos) {
+      range = part.substr(0, slash);
+      step_text = part.substr(slash + 1);
+      if (step_text.empty() || !std::all_of(step_text.begin(), step_text.end(), is_digit) || step_text.size() > 4 ||
+          (step = std::stoi(step_text)) <= 0)
+        return "step " + shown(step_text) + " must be a positive whole number";
+    }
+    int a = spec.lo, b = spec.hi;
+    if (range != "*" && range != "?") {
+      auto dash = range.find('-');
+      std::string at = range.substr(0, dash);
+      if (!value(at, a)) return shown(at) + " is not a number or name";
+      b = a;
+      if (dash != std::string::npos) {
+        std::string bt = range.substr(dash + 1);
+        if (!value(bt, b)) return shown(bt) + " is not a number or name";
+      } else if (!step_text.empty()) {
+        b = spec.hi;  // "N/step" is "N-max/step"
+      }
+      if (a < spec.lo || b > spec.hi) return shown(range) + " is outside " + std::to_string(spec.lo) + "-" + std::to_string(spec.hi);
+      if (a > b) return shown(range) + " starts after it ends";
+    } else if (step <= 1) {
+      star = true;
+    }
+    for (int v = a; v <= b; v += step) bits |= std::uint64_t(1) << v;
+    if (comma == std::string::npos) return "";
+    start = comma + 1;
+  }
+}
+
+}  // namespace
+
+CronSchedule parse_cron(const std::string& text, const std::string& path) {
+  const char* help = "expected a 5-field cron schedule in UTC (minute hour day-of-month month day-of-week, e.g. "
+                     "\"0 9 * * mon-fri\") or one of @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly";
+  // robfig/cron parser.go parseDescriptor, written as the 5-field schedules they stand for.
+  static const std::pair<const char*, const char*> kDescriptors[] = {
+      {"@yearly", "0 0 1 1 *"}, {"@annually", "0 0 1 1 *"}, {"@monthly", "0 0 1 * *"}, {"@weekly", "0 0 * * 0"},
+      {"@daily", "0 0 * * *"},  {"@midnight", "0 0 * * *"}, {"@hourly", "0 * * * *"}};
+  std::string spec = text;
+  if (!text.empty() && text[0] == '@') {
+    spec.clear();
+    for (const auto& [name, fields] : kDescriptors)
+      if (text == name) spec = fields;
+    if (spec.empty()) throw InputError(path, shown(text) + " is not a supported descriptor; " + help);
+  }
+  if (starts_with(text, "TZ=") || starts_with(text, "CRON_TZ="))
+    throw InputError(path, shown(text) + ": time zones are not supported (Karpenter evaluates budgets in UTC); " + help);
+  std::vector<std::string> fields;
+  std::size_t i = 0;
+  while (i < spec.size()) {
+    while (i < spec.size() && std::isspace(static_cast<unsigned char>(spec[i]))) ++i;
+    std::size_t start = i;
+    while (i < spec.size() && !std::isspace(static_cast<unsigned char>(spec[i]))) ++i;
+    if (i > start) fields.push_back(spec.substr(start, i - start));
+  }
+  if (fields.size() != 5) {
+    throw InputError(path, shown(text) + " has " + std::to_string(fields.size()) + " fields; " + help);
+  }
+  static const CronField kSpecs[5] = {
+      {"minute", 0, 59, {}},
+      {"hour", 0, 23, {}},
+      {"day-of-month", 1, 31, {}},
+      {"month", 1, 12, {"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"}},
+      {"day-of-week", 0, 6, {"sun", "mon", "tue", "wed", "thu", "fri", "sat"}},
+  };
+  std::uint64_t bits[5] = {};
+  bool star[5] = {};
+  for (int f = 0; f < 5; ++f) {
+    if (std::string why = cron_field_problem(fields[f], kSpecs[f], bits[f], star[f]); !why.empty())
+      throw InputError(path, shown(text) + ": " + kSpecs[f].name + " field " + shown(fields[f]) + ": " + why + "; " + help);
+  }
+  CronSchedule c;
+  c.minutes = bits[0];
+  c.hours = static_cast<std::uint32_t>(bits[1]);
+  c.days_of_month = static_cast<std::uint32_t>(bits[2]);
+  c.months = static_cast<std::uint32_t>(bits[3]);
+  c.days_of_week = static_cast<std::uint32_t>(bits[4]);
+  c.dom_star = star[2];
+  c.dow_star = star[4];
+  return c;
+}
+
+namespace {
+
+// ---- the parts of a NodePool -------------------------------------------------------------------------
+
+Requirement parse_requirement(const Json& v, const std::string& path) {
+  ObjectReader r(v, path);
+  for (const char* k : {"key", "operator", "values", "minValues"}) r.raw(k);
+  r.finish();
+  Requirement req;
+  std::string key = require_nonempty_string(r, "key", "a node label key such as node.kubernetes.io/instance-type", 316);
+  if (std::string why = qualified_name_problem(key); !why.empty())
+    throw InputError(r.child_path("key"), shown(key) + " is not a valid label key: " + why);
+  if (std::string why = restricted_label_problem(key); !why.empty()) throw InputError(r.child_path("key"), why);
+  req.key = normalized_label(key);
+  req.op = expect_enum(require(r, "operator", "In, NotIn, Exists, DoesNotExist, Gt, Lt, Gte or Lte"),
+                       r.child_path("operator"), {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Gte", "Lte"});
+  if (const Json* vals = r.raw("values"); vals && !vals->is_null()) {
+    const std::string vp = r.child_path("values");
+    expect_array(*vals, vp, kMaxValues);
+    for (std::size_t i = 0; i < vals->size(); ++i) {
+      const std::string ip = vp + "/" + std::to_string(i);
+      req.values.push_back(expect_string((*vals)[i], ip, 63));
+    }
+  }
+  const std::string vp = r.child_path("values");
+  const std::size_t n = req.values.size();
+  if ((req.op == "In" || req.op == "NotIn") && n == 0) {
+    throw InputError(vp, "operator " + req.op + " needs at least one value");
+  }
+  if ((req.op == "Exists" || req.op == "DoesNotExist") && n != 0) {
+    throw InputError(vp, "operator " + req.op + " takes no values (found " + std::to_string(n) + ")");
+  }
+  if (req.op == "Gt" || req.op == "Lt" || req.op == "Gte" || req.op == "Lte") {
+    if (n != 1) {
+      throw InputError(vp, "operator " + req.op + " needs exactly one value, a non-negative whole number such as \"0\" (found " +
+                               std::to_string(n) + " values)");
+    }
+    const std::string& s = req.values[0];
+    if (s.empty() || s.size() > 18 || !std::all_of(s.begin(), s.end(), is_digit)) {
+      throw InputError(vp + "/0", "operator " + req.op + " needs a non-negative whole number, found " + shown(s));
+    }
+  }
+  // Label-value syntax after the operator rules: "Lt needs a whole number" says more than "-1 is no label value".
+  for (std::size_t i = 0; i < n; ++i) {
+    if (std::string why = label_value_problem(req.values[i]); !why.empty())
+      throw InputError(vp + "/" + std::to_string(i), "label value " + shown(req.values[i]) + " " + why);
+  }
+  if (auto mv = r.get_optional_int("minValues", 1, 50)) {
+    req.min_values = int(*mv);
+    if (req.op == "In" && n < std::size_t(*mv)) {
+      throw InputError(r.child_path("minValues"), "is " + std::to_string(*mv) + " but values lists only " +
+                                                      std::to_string(n) + "; an In requirement needs at least minValues values");
+    }
+  }
+  return req;
+}
+
+// Stricter than cluster.hpp's parse_taints (a pod-side reader): the NodePool CRD and Karpenter's runtime
+// validation check the key and value syntax too.
+std::vector<Taint> parse_nodepool_taints(const Json& v, const std::string& path) {
+  expect_array(v, path, kMaxTaints);
+  std::vector<Taint> out;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const std::string p = path + "/" + std::to_string(i);
+    ObjectReader r(v[i], p);
+    for (const char* k : {"key", "value", "effect", "timeAdded"}) r.raw(k);
+    r.finish();
+    Taint t;
+    t.key = require_nonempty_string(r, "key", "a taint key such as nvidia.com/gpu", 316);
+    if (std::string why = qualified_name_problem(t.key); !why.empty())
+      throw InputError(r.child_path("key"), shown(t.key) + " is not a valid taint key: " + why);
+    if (const Json* val = r.raw("value"); val && !val->is_null()) {
+      t.value = expect_string(*val, r.child_path("value"), 316);
+      if (!t.value.empty()) {
+        if (std::string why = qualified_name_problem(t.value); !why.empty())
+          throw InputError(r.child_path("value"), shown(t.value) + " is not a valid taint value: " + why);
+      }
+    }
+    t.effect = expect_enum(require(r, "effect", "NoSchedule, PreferNoSchedule or NoExecute"), r.child_path("effect"),
+                           {"NoSchedule", "PreferNoSchedule", "NoExecute"});
+    if (const Json* ta = r.raw("timeAdded"); ta && !ta->is_null()) expect_string(*ta, r.child_path("timeAdded"), 64);
+    out.push_back(t);
+  }
+  return out;
+}
+
+DisruptionBudget parse_budget(const Json& v, const std::string& path) {
+  ObjectReader r(v, path);
+  for (const char* k : {"nodes", "reasons", "schedule", "duration"}) r.raw(k);
+  r.finish();
+  DisruptionBudget b;
+  if (const Json* nodes = r.raw("nodes"); nodes && !nodes->is_null()) {
+    const std::string np = r.child_path("nodes");
+    if (!nodes->is_string()) {
+      throw InputError(np, "expected a string, found " + type_name(*nodes) +
+                               (nodes->is_number() ? " (" + nodes->dump() + "); the CRD declares nodes a string: write \"" +
+                                                         nodes->dump() + "\""
+                                                   : std::string()) +
+                               "; a node count (\"5\") or a percentage from \"0%\" to \"100%\"");
+    }
+    b.nodes = nodes->get<std::string>();
+    // ^((100|[0-9]{1,2})%|[0-9]+)$
+    bool ok = false;
+    const std::string& s = b.nodes;
+    if (!s.empty() && s.back() == '%') {
+      std::string digits = s.substr(0, s.size() - 1);
+      ok = (digits == "100") || (!digits.empty() && digits.size() <= 2 && std::all_of(digits.begin(), digits.end(), is_digit));
+    } else {
+      ok = !s.empty() && s.size() <= 9 && std::all_of(s.begin(), s.end(), is_digit);
+    }
+    if (!ok) {
+      throw InputError(np, shown(s) + " is not allowed; expected a node count (\"5\") or a percentage from \"0%\" to \"100%\"");
+    }
+  }
+  if (const Json* reasons = r.raw("reasons"); reasons && !reasons->is_null()) {
+    const std::string rp = r.child_path("reasons");
+    expect_array(*reasons, rp, kMaxReasons);
+    for (std::size_t i = 0; i < reasons->size(); ++i) {
+      const std::string ip = rp + "/" + std::to_string(i);
+      std::string reason = expect_enum((*reasons)[i], ip, {"Underutilized", "Empty", "Drifted"});
+      if (std::find(b.reasons.begin(), b.reasons.end(), reason) != b.reasons.end())
+        throw InputError(ip, shown(reason) + " is listed twice (reasons is a set)");
+      b.reasons.push_back(reason);
+    }
+  }
+  const Json* schedule = r.raw("schedule");
+  const Json* duration = r.raw("duration");
+  const bool has_schedule = schedule && !schedule->is_null();
+  const bool has_duration = duration && !duration->is_null();
+  if (has_schedule != has_duration) {
+    throw InputError(has_schedule ? r.child_path("duration") : r.child_path("schedule"),
+                     "'schedule' must be set with 'duration': a scheduled budget is active for `duration` after each "
+                     "cron hit, so give both or neither");
+  }
+  if (has_schedule) {
+    b.schedule = expect_string(*schedule, r.child_path("schedule"), 256);
+    b.cron = parse_cron(b.schedule, r.child_path("schedule"));
+    b.duration = read_field_duration(*duration, r.child_path("duration"), false, DurationForm::HoursMinutes);
+  }
+  return b;
+}
+
+void parse_limits(const Json& v, const std::string& path, NodePool& pool) {
+  expect_object(v, path);
+  if (v.size() > kMaxMapEntries) throw InputError(path, "has too many entries");
+  for (auto it = v.begin(); it != v.end(); ++it) {
+    const std::string& name = it.key();
+    const std::string p = path + "/" + pointer_token(name);
+    if (std::string why = qualified_name_problem(name); !why.empty())
+      throw InputError(p, shown(name) + " is not a valid resource name: " + why);
+    if (it.value().is_boolean() || it.value().is_null() || it.value().is_object() || it.value().is_array()) {
+      throw InputError(p, "expected a quantity such as \"64\", \"1000\" or \"1000Gi\", found " + type_name(it.value()));
+    }
+    const std::int64_t milli = hpa::quantity_milli(it.value(), p);
+    pool.limits[name] = it.value().is_string() ? it.value().get<std::string>() : it.value().dump();
+    // Karpenter compares usage with the limit as quantities; usage is in whole GPUs / nodes / bytes, so a
+    // fractional limit acts as its floor.
+    auto floor_div = [](std::int64_t a, std::int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); };
+    if (name == "nvidia.com/gpu") pool.limit_gpus = floor_div(milli, 1000);
+    else if (name == "cpu") pool.limit_cpu_milli = milli;
+    else if (name == "memory") pool.limit_memory_mib = floor_div(milli, 1000LL * 1024 * 1024);
+    else if (name == "nodes") pool.limit_nodes = floor_div(milli, 1000);
+  }
+}
+
+// Hints for fields that moved between karpenter.sh/v1beta1 and v1 (the upgrade guide), given instead of
+// the bare "unknown field" message.
+void reject_moved_field(ObjectReader& r, const std::string& key, const std::string& hint) {
+  if (r.has(key)) throw InputError(r.child_path(key), "unknown field " + shown(key) + " in karpenter.sh/v1: " + hint);
+}
+
+}  // namespace
+
+// ---- public API ------------------------------------------------------------------------------------
+
+Micros parse_duration(const std::string& text, const std::string& path) {
+  std::string why;
+  auto ns = go_duration_ns(text, why);
+  if (!ns) throw InputError(path, shown(text) + " is not a valid duration: " + why + "; " + kGoDurationHelp);
+  if (*ns < 0) throw InputError(path, shown(text) + " is negative; durations here must be 0 or more");
+  return ns_to_micros(*ns);
+}
+
+std::string format_duration(Micros d) {
+  if (d == 0) return "0s";
+  std::string out;
+  if (d < 0) {
+    out = "-";
+    d = -d;
+  }
+  const Micros h = d / kHour, m = d % kHour / (60 * kMicrosPerSecond), s = d % (60 * kMicrosPerSecond) / kMicrosPerSecond;
+  const Micros ms = d % kMicrosPerSecond / 1000, us = d % 1000;
+  if (h) out += std::to_string(h) + "h";
+  if (m) out += std::to_string(m) + "m";
+  if (s) out += std::to_string(s) + "s";
+  if (ms) out += std::to_string(ms) + "ms";
+  if (us) out += std::to_string(us) + "us";
+  return out;
+}
+
+NodePool parse_nodepool(const Json& doc, const std::string& path) {
+  ObjectReader top(doc, path);
+  NodePool pool;
+  {
+    const Json& av = require(top, "apiVersion", "\"karpenter.sh/v1\"");
+    std::string api_version = expect_string(av, top.child_path("apiVersion"));
+    if (api_version != "karpenter.sh/v1") {
+      std::string hint = api_version == "karpenter.sh/v1beta1"
+                             ? "; v1beta1 was removed in Karpenter 1.1: see the v1 upgrade guide (expireAfter moved to "
+                               "spec.template.spec, WhenUnderutilized became WhenEmptyOrUnderutilized, nodeClassRef needs group)"
+                             : "";
+      throw InputError(top.child_path("apiVersion"), shown(api_version) + " is not allowed; expected \"karpenter.sh/v1\"" + hint);
+    }
+    std::string kind = expect_string(require(top, "kind", "\"NodePool\""), top.child_path("kind"));
+    if (kind != "NodePool") throw InputError(top.child_path("kind"), shown(kind) + " is not allowed; expected \"NodePool\"");
+  }
+  top.raw("metadata");
+  top.raw("spec");
+  top.finish();
+
+  {  // metadata
+    const std::string mp = top.child_path("metadata");
+    ObjectReader m(require(top, "metadata", "an object with at least a name"), mp);
+    for (const char* k : {"name", "labels", "annotations"}) m.raw(k);
+    m.finish();
+    pool.name = require_nonempty_string(m, "name", "the NodePool's name, a DNS-1123 subdomain such as gpu-h100");
+    if (!is_dns1123_subdomain(pool.name)) {
+      throw InputError(m.child_path("name"), shown(pool.name) + " is not a valid name: lowercase letters, digits, '-' and '.', "
+                                                               "starting and ending with a letter or digit (DNS-1123 subdomain)");
+    }
+    if (const Json* l = m.raw("labels"); l && !l->is_null()) read_string_map(*l, m.child_path("labels"), kMaxMapEntries, false);
+    if (const Json* a = m.raw("annotations"); a && !a->is_null())
+      read_string_map(*a, m.child_path("annotations"), kMaxMapEntries, false);
+  }
+
+  const std::string sp = top.child_path("spec");
+  ObjectReader spec(require(top, "spec", "the NodePoolSpec"), sp);
+  reject_moved_field(spec, "replicas",
+                     "static NodePools (spec.replicas, alpha since Karpenter 1.8) are not modelled by the lab; remove it");
+  for (const char* k : {"template", "disruption", "limits", "weight"}) spec.raw(k);
+  spec.finish();
+
+  if (auto w = spec.get_optional_int("weight", 1, 100)) pool.weight = int(*w);
+  if (const Json* l = spec.raw("limits"); l && !l->is_null()) parse_limits(*l, spec.child_path("limits"), pool);
+
+  {  // template
+    const std::string tp = spec.child_path("template");
+    ObjectReader t(require(spec, "template", "an object with metadata and spec"), tp);
+    for (const char* k : {"metadata", "spec"}) t.raw(k);
+    t.finish();
+    if (const Json* md = t.raw("metadata"); md && !md->is_null()) {
+      ObjectReader m(*md, t.child_path("metadata"));
+      for (const char* k : {"labels", "annotations"}) m.raw(k);
+      m.finish();
+      if (const Json* l = m.raw("labels"); l && !l->is_null())
+        pool.template_labels = read_string_map(*l, m.child_path("labels"), kMaxLabels, true);
+      if (const Json* a = m.raw("annotations"); a && !a->is_null())
+        pool.template_annotations = read_string_map(*a, m.child_path("annotations"), kMaxMapEntries, false);
+    }
+    const std::string tsp = t.child_path("spec");
+    ObjectReader ts(require(t, "spec", "the NodeClaim template spec: nodeClassRef and requirements"), tsp);
+    reject_moved_field(ts, "kubelet", "kubelet settings moved to the EC2NodeClass (spec.kubelet) in v1");
+    reject_moved_field(ts, "resources", "a NodePool template cannot set resource requests (NodeClaimTemplateSpec omits them)");
+    for (const char* k : {"nodeClassRef", "requirements", "taints", "startupTaints", "expireAfter", "terminationGracePeriod"})
+      ts.raw(k);
+    ts.finish();
+
+    {  // nodeClassRef
+      const std::string np = ts.child_path("nodeClassRef");
+      ObjectReader n(require(ts, "nodeClassRef",
+                             "{group, kind, name}, e.g. {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}"),
+                     np);
+      reject_moved_field(n, "apiVersion", "v1beta1's nodeClassRef.apiVersion is replaced by group (e.g. karpenter.k8s.aws) in v1");
+      for (const char* k : {"group", "kind", "name"}) n.raw(k);
+      n.finish();
+      pool.node_class_ref.group = require_nonempty_string(n, "group", "the node class API group, e.g. karpenter.k8s.aws");
+      if (pool.node_class_ref.group.find('/') != std::string::npos) {
+        throw InputError(n.child_path("group"), shown(pool.node_class_ref.group) +
+                                                    " must not contain '/': give the API group without a version, e.g. karpenter.k8s.aws");
+      }
+      pool.node_class_ref.kind = require_nonempty_string(n, "kind", "the node class kind, e.g. EC2NodeClass");
+      pool.node_class_ref.name = require_nonempty_string(n, "name", "the node class's metadata.name");
+    }
+
+    {  // requirements (required by the CRD; may be an empty list)
+      const std::string rp = ts.child_path("requirements");
+      const Json& reqs = require(ts, "requirements", "a list of node selector requirements; [] is allowed");
+      expect_array(reqs, rp, kMaxRequirements);
+      for (std::size_t i = 0; i < reqs.size(); ++i) pool.requirements.push_back(parse_requirement(reqs[i], rp + "/" + std::to_string(i)));
+    }
+
+    if (const Json* taints = ts.raw("taints"); taints && !taints->is_null())
+      pool.taints = parse_nodepool_taints(*taints, ts.child_path("taints"));
+    if (const Json* st = ts.raw("startupTaints"); st && !st->is_null())
+      pool.startup_taints = parse_nodepool_taints(*st, ts.child_path("startupTaints"));
+    {  // Karpenter's runtime validation: no duplicate key/effect pair across taints and startupTaints.
+      std::vector<std::pair<std::string, std::string>> seen;
+      auto check = [&](const std::vector<Taint>& list, const std::string& field) {
+        for (std::size_t i = 0; i < list.size(); ++i) {
+          std::pair<std::string, std::string> ke{list[i].key, list[i].effect};
+          if (std::find(seen.begin(), seen.end(), ke) != seen.end()) {
+            throw InputError(ts.child_path(field) + "/" + std::to_string(i),
+                             "duplicate taint key/effect pair " + list[i].key + ":" + list[i].effect +
+                                 " (across taints and startupTaints)");
+          }
+          seen.push_back(ke);
+        }
+      };
+      check(pool.taints, "taints");
+      check(pool.startup_taints, "startupTaints");
+    }
+
+    if (const Json* ea = ts.raw("expireAfter"); ea && !ea->is_null())
+      pool.expire_after = read_field_duration(*ea, ts.child_path("expireAfter"), true, DurationForm::SecondsMinutesHours);
+    if (const Json* tgp = ts.raw("terminationGracePeriod"); tgp && !tgp->is_null())
+      pool.termination_grace_period =
+          read_field_duration(*tgp, ts.child_path("terminationGracePeriod"), false, DurationForm::SecondsMinutesHours);
+  }
+
+  if (const Json* d = spec.raw("disruption"); d && !d->is_null()) {
+    const std::string dp = spec.child_path("disruption");
+    ObjectReader dr(*d, dp);
+    reject_moved_field(dr, "expireAfter", "expireAfter moved to spec.template.spec.expireAfter in v1");
+    for (const char* k : {"consolidationPolicy", "consolidateAfter", "budgets"}) dr.raw(k);
+    dr.finish();
+    if (const Json* cp = dr.raw("consolidationPolicy"); cp && !cp->is_null()) {
+      std::string hint = cp->is_string() && cp->get<std::string>() == "WhenUnderutilized"
+                             ? " (v1beta1's WhenUnderutilized is WhenEmptyOrUnderutilized in v1)"
+                             : "";
+      pool.consolidation_policy = expect_enum(*cp, dr.child_path("consolidationPolicy"),
+                                              {"WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced"}, hint);
+    }
+    // consolidateAfter is +required: the API server fills in 0s only when the whole disruption block is absent.
+    const Json& ca = require(dr, "consolidateAfter",
+                             "a duration such as \"0s\", \"10m\" or \"Never\"; the API server defaults it to 0s only "
+                             "when spec.disruption is absent altogether");
+    pool.consolidate_after = read_field_duration(ca, dr.child_path("consolidateAfter"), true, DurationForm::SecondsMinutesHours);
+    if (const Json* bs = dr.raw("budgets"); bs && !bs->is_null()) {
+      const std::string bp = dr.child_path("budgets");
+      expect_array(*bs, bp, kMaxBudgets);
+      pool.budgets.clear();
+      for (std::size_t i = 0; i < bs->size(); ++i) pool.budgets.push_back(parse_budget((*bs)[i], bp + "/" + std::to_string(i)));
+    }
+  }
+  return pool;
+}
+
+bool selects_gpu_instances(const std::vector<Requirement>& requirements) {
+  auto gpu_family = [](const std::string& family) {
+    for (const auto& t : default_instance_types())
+      if (t.family == family) return t.gpus > 0;
+    // p2…p6 and g3…g6e/gr6 are the EC2 GPU families.
+    auto digit_at = [&](std::size_t i) { return family.size() > i && is_digit(family[i]); };
+    return (family[0] == 'p' && digit_at(1)) || (family[0] == 'g' && digit_at(1)) ||
+           (starts_with(family, "gr") && digit_at(2));
+  };
+  auto gpu_type = [&](const std::string& name) {
+    if (const InstanceType* t = find_instance_type(default_instance_types(), name)) return t->gpus > 0;
+    auto dot = name.find('.');
+    return dot != std::string::npos && dot > 0 && gpu_family(name.substr(0, dot));
+  };
+  auto any_value = [](const Requirement& r, auto pred) { return std::any_of(r.values.begin(), r.values.end(), pred); };
+  for (const Requirement& r : requirements) {
+    const bool positive = r.op == "In" || r.op == "Exists" || r.op == "Gt" || r.op == "Gte";
+    if (!positive) continue;
+    if (r.key == "karpenter.k8s.aws/instance-gpu-count") {
+      if (r.op == "Exists" || r.op == "Gt") return true;
+      if (r.op == "Gte" && !r.values.empty() && r.values[0] != "0") return true;
+      if (r.op == "In" && any_value(r, [](const std::string& v) {
+            return !v.empty() && std::all_of(v.begin(), v.end(), is_digit) && v.find_first_not_of('0') != std::string::npos;
+          }))
+        return true;
+    } else if (r.key == "karpenter.k8s.aws/instance-gpu-name" || r.key == "karpenter.k8s.aws/instance-gpu-manufacturer" ||
+               r.key == "karpenter.k8s.aws/instance-gpu-memory") {
+      return true;
+    } else if (r.key == "karpenter.k8s.aws/instance-family" && r.op == "In") {
+      if (any_value(r, [&](const std::string& v) { return !v.empty() && gpu_family(v); })) return true;
+    } else if (r.key == "karpenter.k8s.aws/instance-category" && r.op == "In") {
+      if (any_value(r, [](const std::string& v) { return v == "p" || v == "g"; })) return true;
+    } else if (r.key == "node.kubernetes.io/instance-type" && r.op == "In") {
+      if (any_value(r, gpu_type)) return true;
+    }
+  }
+  return false;
+}
+
+Json nodepool_to_json(const NodePool& pool) {
+  Json requirements = Json::array();
+  for (const Requirement& r : pool.requirements) {
+    Json j{{"key", r.key}, {"operator", r.op}, {"values", r.values}};
+    if (r.min_values > 0) j["minValues"] = r.min_values;
+    requirements.push_back(j);
+  }
+  Json template_spec{
+      {"nodeClassRef",
+       {{"group", pool.node_class_ref.group}, {"kind", pool.node_class_ref.kind}, {"name", pool.node_class_ref.name}}},
+      {"requirements", requirements},
+      {"taints", taints_to_json(pool.taints)},
+      {"startupTaints", taints_to_json(pool.startup_taints)},
+      {"expireAfter", pool.expire_after ? format_duration(*pool.expire_after) : "Never"},
+  };
+  if (pool.termination_grace_period) template_spec["terminationGracePeriod"] = format_duration(*pool.termination_grace_period);
+  Json budgets = Json::array();
+  for (const DisruptionBudget& b : pool.budgets) {
+    Json j{{"nodes", b.nodes}};
+    if (!b.reasons.empty()) j["reasons"] = b.reasons;
+    if (!b.schedule.empty()) j["schedule"] = b.schedule;
+    if (b.duration) j["duration"] = format_duration(*b.duration);
+    budgets.push_back(j);
+  }
+  Json spec{
+      {"template",
+       {{"metadata", {{"labels", Json(pool.template_labels)}, {"annotations", Json(pool.template_annotations)}}},
+        {"spec", template_spec}}},
+      {"disruption",
+       {{"consolidationPolicy", pool.consolidation_policy},
+        {"consolidateAfter", pool.consolidate_after ? format_duration(*pool.consolidate_after) : "Never"},
+        {"budgets", budgets}}},
+  };
+  if (pool.weight > 0) spec["weight"] = pool.weight;
+  if (!pool.limits.empty()) spec["limits"] = Json(pool.limits);
+  return Json{{"apiVersion", "karpenter.sh/v1"}, {"kind", "NodePool"}, {"metadata", {{"name", pool.name}}}, {"spec", spec}};
+}
+
+std::vector<NodePoolWarning> lint_nodepool(const NodePool& pool, const Json& doc) {
+  (void)doc;  // every rule reads the parsed pool; the document is kept for rules that need the raw text
+  std::vector<NodePoolWarning> out;
+  const bool gpu = selects_gpu_instances(pool.requirements);
+  const bool consolidates_underutilized =
+      pool.consolidate_after.has_value() && pool.consolidation_policy != "WhenEmpty";
+  const std::string tps = "/spec/template/spec";
+
+  if (gpu && consolidates_underutilized) {
+    const bool balanced = pool.consolidation_policy == "Balanced";
+    out.push_back({"/spec/disruption/consolidationPolicy", "consolidation-evicts-replicas",
+                   "consolidationPolicy " + pool.consolidation_policy + " on a GPU pool lets Karpenter delete or replace a "
+                   "node that still runs inference replicas whenever their pods fit elsewhere or on a cheaper node" +
+                       std::string(balanced ? " (Balanced only when the savings outweigh the disruption score, but it still evicts)" : "") +
+                       ". Every evicted replica is a full restart: image pull, weight load and warm-up (minutes for a 70B "
+                       "model) during which it serves nothing while its queue moves to the others. Use WhenEmpty for GPU "
+                       "pools that serve live traffic."});
+  }
+  if (gpu && pool.consolidate_after && *pool.consolidate_after == 0) {
+    out.push_back({"/spec/disruption/consolidateAfter", "consolidate-after-zero",
+                   "consolidateAfter 0s: a GPU node is deleted the moment its last replica leaves. A scale-down followed by "
+                   "a scale-up minutes later then pays a new node launch (several minutes until the GPUs register) plus a "
+                   "model load, instead of reusing the warm node. Give it a window longer than a typical traffic dip, "
+                   "e.g. 10m-30m."});
+  }
+  if (gpu && !pool.consolidate_after) {
+    out.push_back({"/spec/disruption/consolidateAfter", "consolidate-after-never",
+                   "consolidateAfter Never disables consolidation entirely, including the deletion of empty nodes: once "
+                   "the HPA scales down, the idle GPU nodes stay up (and billed) until expireAfter or manual deletion. "
+                   "Use WhenEmpty with a finite consolidateAfter to keep replicas safe and still release idle GPUs."});
+  }
+  if (gpu) {
+    bool blocking = std::any_of(pool.taints.begin(), pool.taints.end(),
+                                [](const Taint& t) { return t.effect == "NoSchedule" || t.effect == "NoExecute"; });
+    if (!blocking) {
+      out.push_back({tps + "/taints", "no-gpu-taint",
+                     "no NoSchedule taint on a GPU pool: pods that need no GPU (web tiers, batch jobs, controllers) can be "
+                     "scheduled onto these nodes. They pay nothing for the GPUs but keep a node non-empty, so WhenEmpty "
+                     "consolidation never removes it and the GPUs are billed idle. Add e.g. {key: nvidia.com/gpu, value: "
+                     "\"true\", effect: NoSchedule}; GPU pods tolerate it (the ExtendedResourceToleration admission plugin "
+                     "adds the toleration to pods that request nvidia.com/gpu)."});
+    }
+  }
+  if (gpu) {
+    // Without a capacity-type requirement the AWS provider defaults the pool to on-demand.
+    std::optional<std::size_t> first;
+    bool spot = true;
+    for (std::size_t i = 0; i < pool.requirements.size(); ++i) {
+      const Requirement& r = pool.requirements[i];
+      if (r.key != "karpenter.sh/capacity-type") continue;
+      if (!first) first = i;
+      const bool listed = std::find(r.values.begin(), r.values.end(), "spot") != r.values.end();
+      if ((r.op == "In" && !listed) || (r.op == "NotIn" && listed) || r.op == "DoesNotExist") spot = false;
+    }
+    // A template label pins the capacity type of every node (Karpenter treats labels as In requirements).
+    auto label = pool.template_labels.find("karpenter.sh/capacity-type");
+    if (label != pool.template_labels.end()) spot = spot && label->second == "spot";
+    const bool has_constraint = first.has_value() || label != pool.template_labels.end();
+    if (has_constraint && spot) {
+      std::string path = first ? tps + "/requirements/" + std::to_string(*first)
+                               : "/spec/template/metadata/labels/karpenter.sh~1capacity-type";
+      out.push_back({path, "spot-for-latency-slo",
+                     "spot capacity is allowed on a GPU pool. A spot interruption gives a 2-minute notice, less than "
+                     "launching a replacement node and loading the model, so every interruption removes serving "
+                     "capacity for several minutes and requests queue up: TTFT breaks the latency SLO. Keep spot for "
+                     "batch or overflow pools; serve the SLO from on-demand (or reserved) capacity."});
+    }
+  }
+  if (!pool.limit_gpus && !pool.limit_cpu_milli && !pool.limit_memory_mib && !pool.limit_nodes) {
+    out.push_back({"/spec/limits", "no-limits",
+                   std::string("no limits: nothing caps how many nodes this pool launches. A runaway HPA (a metric stuck "
+                               "high, a retry storm) or pods that never schedule turn into one node per batch") +
+                       (gpu ? ", at tens of dollars per hour per 8-GPU node. Set nvidia.com/gpu (and nodes) to what the "
+                              "budget allows."
+                            : ". Set cpu/memory or nodes limits.")});
+  }
+  auto blocked = [&](const char* name) {
+    out.push_back({"/spec/limits/" + pointer_token(name), "limit-blocks-launches",
+                   std::string("limits.") + name + " is 0 or less: Karpenter refuses every launch from this pool, so its "
+                   "pods stay Pending."});
+  };
+  if (pool.limit_gpus && *pool.limit_gpus <= 0 && gpu) blocked("nvidia.com/gpu");
+  if (pool.limit_nodes && *pool.limit_nodes <= 0) blocked("nodes");
+  if (gpu && pool.expire_after && *pool.expire_after < 24 * kHour) {
+    out.push_back({tps + "/expireAfter", "expire-after-short",
+                   "expireAfter " + format_duration(*pool.expire_after) + " on a GPU pool: every node is drained when it "
+                   "reaches that age. Expiration is forceful: it ignores disruption budgets and does not launch a "
+                   "replacement first, so each expiry takes replicas offline for a node launch plus a model load. Use "
+                   "720h (the default) or more, and roll AMIs through drift, which budgets do limit."});
+  }
+  {
+    // The reasons whose disruptions evict running replicas: Drifted always, Underutilized when the policy
+    // consolidates non-empty nodes. (Empty nodes run no replicas; budgets never cover expiration.)
+    std::vector<std::string> reasons = {"Drifted"};
+    if (consolidates_underutilized) reasons.insert(reasons.begin(), "Underutilized");
+    std::vector<std::string> unbounded;
+    for (const std::string& reason : reasons) {
+      bool bounded = false;
+      for (const DisruptionBudget& b : pool.budgets) {
+        if (!b.schedule.empty()) continue;  // only active during its window
+        if (!b.reasons.empty() && std::find(b.reasons.begin(), b.reasons.end(), reason) == b.reasons.end()) continue;
+        if (b.nodes != "100%") bounded = true;
+      }
+      if (!bounded) unbounded.push_back(reason);
+    }
+    if (!unbounded.empty()) {
+      std::string list;
+      for (const auto& r : unbounded) list += (list.empty() ? "" : " and ") + r;
+      out.push_back({"/spec/disruption/budgets", "budget-allows-all",
+                     "the budgets let " + list + " disruptions take 100% of this pool's nodes at once (no always-active "
+                     "budget below 100% covers them). One AMI drift or consolidation pass can drain every node together "
+                     "and every replica reloads at the same time. Keep an always-active budget such as {nodes: \"10%\"} "
+                     "or {nodes: \"1\"}."});
+    }
+  }
+  return out;
+}
+
+Json check_nodepool_document(const Json& doc) {
+  NodePool pool = parse_nodepool(doc, "");
+  Json normalised = nodepool_to_json(pool);
+  // The NodePool object's own labels and annotations are passed through (validated by parse_nodepool).
+  const Json& md = doc.at("metadata");
+  for (const char* k : {"labels", "annotations"}) {
+    if (md.contains(k) && !md.at(k).is_null()) normalised["metadata"][k] = md.at(k);
+  }
+  Json warnings = Json::array();
+  for (const NodePoolWarning& w : lint_nodepool(pool, doc)) {
+    warnings.push_back({{"path", w.path}, {"code", w.code}, {"message", w.message}});
+  }
+  return Json{{"valid", true}, {"nodepool", normalised}, {"warnings", warnings}};
+}
+
+}  // namespace gpuscale

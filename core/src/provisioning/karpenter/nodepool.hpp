@@ -1,0 +1,89 @@
+// A Karpenter NodePool (karpenter.sh/v1) as a plain struct, its strict parser with field-path errors,
+// and the GPU-pool lint the lab adds on top (real-systems.md §3.3, §3.4).
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cluster/cluster.hpp"
+#include "k8s/cron.hpp"
+#include "io/json_reader.hpp"
+#include "kernel/time.hpp"
+
+namespace gpuscale {
+
+struct DisruptionBudget {
+  std::string nodes = "10%";          // "N" or "P%" (percentages round up)
+  std::vector<std::string> reasons;   // subset of Underutilized, Empty, Drifted; empty = all
+  std::string schedule;               // cron, UTC (optional; needs duration)
+  std::optional<Micros> duration;     // with schedule
+  std::optional<CronSchedule> cron;   // `schedule`, parsed
+};
+
+// A budget `schedule` (robfig/cron ParseStandard: 5 fields or a descriptor such as @daily), with an
+// error naming `path` and what is allowed.
+CronSchedule parse_cron(const std::string& text, const std::string& path);
+
+// spec.template.spec.nodeClassRef (all three required in v1).
+struct NodeClassRef {
+  std::string group;  // e.g. "karpenter.k8s.aws"
+  std::string kind;   // e.g. "EC2NodeClass"
+  std::string name;   // e.g. "gpu"
+};
+
+struct NodePool {
+  std::string name;                          // metadata.name
+  int weight = 0;                            // spec.weight, 1..100 (unset = 0)
+  // spec.limits: a ResourceList; absent = unlimited. Keys used by the simulator:
+  std::optional<std::int64_t> limit_gpus;    // nvidia.com/gpu
+  std::optional<std::int64_t> limit_cpu_milli;  // cpu
+  std::optional<std::int64_t> limit_memory_mib; // memory
+  std::optional<std::int64_t> limit_nodes;   // nodes
+  std::map<std::string, std::string> limits; // spec.limits as written (quantity text), every resource name
+  Labels template_labels;                    // spec.template.metadata.labels
+  Labels template_annotations;               // spec.template.metadata.annotations
+  NodeClassRef node_class_ref;               // spec.template.spec.nodeClassRef
+  std::vector<Requirement> requirements;     // spec.template.spec.requirements
+  std::vector<Taint> taints;                 // spec.template.spec.taints
+  std::vector<Taint> startup_taints;         // spec.template.spec.startupTaints
+  std::optional<Micros> expire_after = 720LL * 3600 * kMicrosPerSecond;  // nullopt = "Never"
+  std::optional<Micros> termination_grace_period;  // nullopt = wait forever
+  // spec.disruption
+  std::string consolidation_policy = "WhenEmptyOrUnderutilized";  // | "WhenEmpty" | "Balanced"
+  std::optional<Micros> consolidate_after = 0;  // nullopt = "Never"
+  std::vector<DisruptionBudget> budgets = {DisruptionBudget{}};
+};
+
+struct NodePoolWarning {
+  std::string path;     // JSON path of the field the warning is about
+  std::string code;     // e.g. "consolidation-evicts-replicas"
+  std::string message;
+};
+
+// Parses a karpenter.sh/v1 NodePool object (apiVersion, kind, metadata, spec). Unknown fields,
+// wrong enums and malformed durations ("1hr") are InputErrors naming the JSON path.
+NodePool parse_nodepool(const Json& doc, const std::string& path);
+// Go time.ParseDuration syntax ("300ms", "1.5h", "1h30m", "720h"; units ns us µs ms s m h), in
+// microseconds (rounded to the nearest µs). Negative durations and malformed text ("1hr", "10 minutes")
+// are InputErrors at `path`. "Never" is not a duration: callers whose field allows it handle that word.
+// NodePool fields are narrower than Go (the CRD patterns take whole numbers of s, m, h); parse_nodepool
+// enforces that on top.
+Micros parse_duration(const std::string& text, const std::string& path);
+// The shortest whole-unit text of a duration: 0 → "0s", 5400 s → "1h30m", 720 h → "720h" (sub-second
+// parts as "ms"/"us").
+std::string format_duration(Micros d);
+// Does a requirement list select instance types with GPUs (instance-gpu-count Gt 0, a GPU name,
+// manufacturer or memory, a p/g instance family or category, a GPU instance type)?
+bool selects_gpu_instances(const std::vector<Requirement>& requirements);
+// The NodePool as karpenter.sh/v1 JSON, defaults filled in (the `nodepool` of check_nodepool_document).
+Json nodepool_to_json(const NodePool& pool);
+// GPU-pool lint: advice, not errors (WhenEmptyOrUnderutilized on a GPU pool, consolidateAfter 0s,
+// no GPU taint, spot for a latency SLO, no limits, ...).
+std::vector<NodePoolWarning> lint_nodepool(const NodePool& pool, const Json& doc);
+
+// `gpuscale nodepool check` / WASM nodepool_check: {"valid", "nodepool" (normalised), "warnings"} or an InputError.
+Json check_nodepool_document(const Json& doc);
+
+}  // namespace gpuscale

@@ -1,0 +1,85 @@
+// Node provisioning behind one interface. The simulation tells a provisioner when pods become
+// unschedulable and wakes it when it asks; the provisioner reads the ClusterState and returns
+// launches and removals with the reasons, which the simulation applies and logs. Implementations:
+// FixedDelayProvisioner (below), Karpenter (karpenter.hpp), Cluster Autoscaler (cluster_autoscaler.hpp).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "cluster/cluster.hpp"
+#include "kernel/time.hpp"
+
+namespace gpuscale {
+
+struct NodeLaunch {
+  std::string owner;                 // NodePool or node group
+  int type_index = 0;                // into ClusterState::types
+  std::string capacity_type;         // "on-demand" | "spot"
+  std::string zone;
+  Labels labels;                     // template labels (well-known labels are added by the simulation)
+  std::vector<Taint> taints;
+  std::vector<Taint> startup_taints; // removed when the node is initialized
+  Micros expire_after = -1;          // µs after launch; -1: never
+  std::int32_t replaces = -1;        // the node this launch replaces (consolidation), -1: none
+};
+
+struct NodeRemoval {
+  std::uint32_t node = 0;
+  std::string reason;    // "Empty" | "Underutilized" | "Expired" | "Interrupted" | "ScaleDown" | "RegistrationTimeout"
+  bool drain = true;     // evict pods first (they get their grace period); false: terminate at once
+  // A drain that a PodDisruptionBudget still holds up this long after it began is abandoned and the
+  // node put back in service (Cluster Autoscaler's --max-pod-eviction-time); -1: keep trying.
+  Micros give_up_after = -1;
+};
+
+// One logged decision, with its inputs and arithmetic.
+struct ProvisionerLog {
+  std::string controller;   // "karpenter.provisioner", "karpenter.disruption", "cluster-autoscaler", ...
+  std::string action;       // "launch", "delete", "replace", "none", ...
+  std::string reason;
+  std::string explanation;
+};
+
+struct ProvisionerActions {
+  std::vector<NodeLaunch> launches;
+  std::vector<NodeRemoval> removals;
+  // Nodes to taint karpenter.sh/disrupted:NoSchedule (no new pods; what runs stays) and to untaint.
+  std::vector<std::uint32_t> cordons, uncordons;
+  std::vector<ProvisionerLog> log;
+};
+
+class NodeProvisioner {
+ public:
+  virtual ~NodeProvisioner() = default;
+  virtual const char* name() const = 0;
+  // A pod was marked PodScheduled=False, reason Unschedulable, at `now`.
+  virtual void on_unschedulable(const ClusterState& cluster, std::uint32_t pod, Micros now) = 0;
+  // When to call wake() next (a batch window's end, the disruption poll, the scan interval); -1: no need.
+  virtual Micros next_wakeup() const = 0;
+  // Decide at `now` (== next_wakeup()); only reads the cluster.
+  virtual void wake(const ClusterState& cluster, Micros now, ProvisionerActions& out) = 0;
+  // A removal with give_up_after was abandoned at `now` (the node is back in service).
+  virtual void on_drain_failed(std::uint32_t node, Micros now) {
+    (void)node;
+    (void)now;
+  }
+};
+
+// The lab's simplest node layer, used when a scenario names no provisioner: every replica gets a
+// node of its own after the same delay (0 when nodes are kept warm), with no cluster model.
+struct FixedDelayDecision {
+  Micros node_ready_at = 0;  // when the replica's container can start
+  std::string explanation;   // the inputs and arithmetic, for the decision log
+};
+
+class FixedDelayNodes {
+ public:
+  explicit FixedDelayNodes(Micros delay) : delay_(delay) {}
+  FixedDelayDecision provision(std::uint32_t replica, int gpus, Micros now) const;
+
+ private:
+  Micros delay_;
+};
+
+}  // namespace gpuscale

@@ -1,0 +1,76 @@
+// Piecewise-constant Poisson arrivals and token-count draws.
+#include "serving/workload.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "kernel/detmath.hpp"
+
+namespace gpuscale {
+
+TokenSampler::TokenSampler(const TokenDistribution& d) : dist(d) {
+  // Lognormal with the given mean and coefficient of variation:
+  // sigma^2 = ln(1 + cv^2), mu = ln(mean) - sigma^2 / 2.
+  const double sigma2 = det_log(1.0 + d.cv * d.cv);
+  mu = det_log(d.mean) - sigma2 / 2;
+  sigma = std::sqrt(sigma2);
+}
+
+std::int32_t draw_tokens(const TokenDistribution& d, Rng& rng) { return TokenSampler(d).draw(rng); }
+
+std::int32_t TokenSampler::draw(Rng& rng) const {
+  const TokenDistribution& d = dist;
+  for (int attempt = 0; attempt < 64; ++attempt) {
+    double v;
+    if (d.kind == "fixed") {
+      v = d.mean;
+    } else if (d.kind == "uniform") {
+      v = static_cast<double>(rng.uniform_int(d.min, d.max));
+    } else {
+      v = rng.lognormal(mu, sigma);
+    }
+    auto n = static_cast<std::int64_t>(v + 0.5);
+    if (n >= d.min && n <= d.max) return static_cast<std::int32_t>(n);
+    if (d.kind == "fixed") break;
+  }
+  return static_cast<std::int32_t>(d.kind == "fixed" ? std::min(std::max<std::int64_t>(std::int64_t(d.mean + 0.5), d.min), d.max) : d.max);
+}
+
+Workload::Workload(const WorkloadConfig& config, std::uint64_t seed, Micros end)
+    : config_(config),
+      phases_(effective_phases(config)),
+      end_(end),
+      arrivals_(Rng::stream(seed, "workload.arrivals")),
+      prompts_(Rng::stream(seed, "workload.prompt_tokens")),
+      outputs_(Rng::stream(seed, "workload.output_tokens")),
+      prompt_sampler_(config.prompt_tokens),
+      output_sampler_(config.output_tokens) {
+  phase_end_ = phases_.empty() ? 0 : phases_[0].duration_s;
+}
+
+bool Workload::next(Request& out) {
+  if (phases_.empty()) return false;
+  const double end_s = micros_to_seconds(end_);
+  // Poisson with a piecewise-constant rate: draw a gap at the current phase's rate; if it crosses
+  // the phase end, restart from the boundary at the next phase's rate (memorylessness makes this exact).
+  for (;;) {
+    if (t_ >= end_s) return false;
+    double rate = phases_[phase_].rate_rps;
+    double candidate = rate > 0 ? t_ + arrivals_.exponential(rate) : phase_end_;
+    if (rate > 0 && candidate < phase_end_) {
+      t_ = candidate;
+      break;
+    }
+    t_ = phase_end_;
+    phase_ = (phase_ + 1) % phases_.size();  // phases repeat to fill the duration
+    phase_end_ += phases_[phase_].duration_s;
+  }
+  if (t_ >= end_s) return false;
+  out.id = next_id_++;
+  out.arrived_at = seconds_to_micros(t_);
+  out.prompt_tokens = prompt_sampler_.draw(prompts_);
+  out.output_tokens = output_sampler_.draw(outputs_);
+  return true;
+}
+
+}  // namespace gpuscale

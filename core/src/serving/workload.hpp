@@ -1,0 +1,49 @@
+// The request stream: Poisson arrivals with a piecewise-constant rate and per-request token counts.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "kernel/rng.hpp"
+#include "scenario/scenario.hpp"
+#include "kernel/time.hpp"
+
+namespace gpuscale {
+
+struct Request {
+  std::uint32_t id = 0;
+  Micros arrived_at = 0;
+  std::int32_t prompt_tokens = 0;
+  std::int32_t output_tokens = 0;
+};
+
+// Draws token counts; values outside [min, max] are redrawn (at most 64 times, then the bound).
+struct TokenSampler {
+  explicit TokenSampler(const TokenDistribution& d);
+  std::int32_t draw(Rng& rng) const;
+  TokenDistribution dist;
+  double mu = 0, sigma = 0;  // lognormal parameters from mean and cv
+};
+std::int32_t draw_tokens(const TokenDistribution& d, Rng& rng);
+
+// Generates arrivals lazily in time order. Arrival times and token counts come from separate
+// streams, so two scenarios with the same seed and workload see identical requests whatever their
+// autoscalers do.
+class Workload {
+ public:
+  Workload(const WorkloadConfig& config, std::uint64_t seed, Micros end);
+  // The next request, or false once the run's end is reached.
+  bool next(Request& out);
+
+ private:
+  WorkloadConfig config_;
+  std::vector<Phase> phases_;
+  Micros end_;
+  Rng arrivals_, prompts_, outputs_;
+  TokenSampler prompt_sampler_, output_sampler_;
+  double t_ = 0;              // seconds: time of the last arrival
+  std::size_t phase_ = 0;     // index of the phase containing t_
+  double phase_end_ = 0;      // seconds: end of that phase
+  std::uint32_t next_id_ = 0;
+};
+
+}  // namespace gpuscale
