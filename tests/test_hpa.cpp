@@ -168,51 +168,6 @@ InputError json_error(const std::string& text) {
 // Quantities
 // ---------------------------------------------------------------------------------------------
 
-TEST_CASE("quantities parse to milli-units like Quantity.MilliValue", "[hpa]") {
-  CHECK(parse_quantity_milli("500m", "/q") == 500);
-  CHECK(parse_quantity_milli("2", "/q") == 2000);
-  CHECK(parse_quantity_milli("1.5", "/q") == 1500);
-  CHECK(parse_quantity_milli("10Ki", "/q") == 10240000);
-  CHECK(parse_quantity_milli("1Gi", "/q") == 1073741824000);
-  CHECK(parse_quantity_milli("1k", "/q") == 1000000);
-  CHECK(parse_quantity_milli("1M", "/q") == 1000000000);
-  CHECK(parse_quantity_milli("1e3", "/q") == 1000000);
-  CHECK(parse_quantity_milli("1E3", "/q") == 1000000);
-  CHECK(parse_quantity_milli("+.5", "/q") == 500);
-  CHECK(parse_quantity_milli("-1.5", "/q") == -1500);
-  CHECK(parse_quantity_milli("0.1m", "/q") == 1);   // rounded up
-  CHECK(parse_quantity_milli("1n", "/q") == 1);     // rounded up
-  CHECK(parse_quantity_milli("-0.1m", "/q") == 0);  // ceil of a negative
-  CHECK(parse_quantity_milli("0", "/q") == 0);
-  CHECK(parse_quantity_double("0.05", "/q") == 0.05);
-  CHECK(parse_quantity_double("10m", "/q") == 0.01);
-  CHECK(quantity_milli(Json(20), "/q") == 20000);
-  CHECK(quantity_milli(Json(0.1), "/q") == 100);
-  CHECK(quantity_milli(Json(2.5e3), "/q") == 2500000);
-
-  for (const char* bad : {"5x", "", "1.2.3", "m", "1e", "1Ki5", " 1", "1 "}) {
-    try {
-      parse_quantity_milli(bad, "/spec/x");
-      FAIL(std::string("accepted ") + bad);
-    } catch (const InputError& e) {
-      CHECK(e.path() == "/spec/x");
-      CHECK(std::string(e.what()).find("not a valid quantity") != std::string::npos);
-    }
-  }
-  CHECK_THROWS_AS(parse_quantity_milli("1E", "/q"), InputError);  // 1 exa = 1e21 milli: out of int64
-  CHECK_THROWS_AS(quantity_milli(Json(true), "/q"), InputError);
-
-  CHECK(format_quantity_milli(1500) == "1500m");
-  CHECK(format_quantity_milli(2000) == "2");
-  CHECK(format_quantity_milli(10000000) == "10k");
-  CHECK(format_quantity_milli(6667) == "6667m");
-  CHECK(format_quantity_milli(0) == "0");
-}
-
-// ---------------------------------------------------------------------------------------------
-// Tolerance
-// ---------------------------------------------------------------------------------------------
-
 TEST_CASE("tolerance band is inclusive at exactly 0.9 and 1.1", "[hpa]") {
   auto with_usage = [](std::int64_t usage) {
     std::vector<PodSnapshot> pods;

@@ -336,46 +336,6 @@ TEST_CASE("deprecated label aliases are normalised like Karpenter does", "[nodep
   CHECK(p.requirements[1].values.empty());
 }
 
-TEST_CASE("Go durations parse to microseconds", "[nodepool]") {
-  CHECK(parse_duration("1h30m", "/d") == 90 * kMinute);
-  CHECK(parse_duration("1.5h", "/d") == 90 * kMinute);
-  CHECK(parse_duration("720h", "/d") == 720 * kHour);
-  CHECK(parse_duration("0s", "/d") == 0);
-  CHECK(parse_duration("0", "/d") == 0);  // Go's one unit-less duration
-  CHECK(parse_duration("10m", "/d") == 10 * kMinute);
-  CHECK(parse_duration("300ms", "/d") == 300000);
-  CHECK(parse_duration(".5s", "/d") == 500000);
-  CHECK(parse_duration("1.h", "/d") == kHour);
-  CHECK(parse_duration("2h45m30.5s", "/d") == 2 * kHour + 45 * kMinute + 30500000);
-  CHECK(parse_duration("1us", "/d") == 1);
-  CHECK(parse_duration("1\xC2\xB5s", "/d") == 1);  // µ (U+00B5)
-  CHECK(parse_duration("1\xCE\xBCs", "/d") == 1);  // μ (U+03BC)
-  CHECK(parse_duration("1500ns", "/d") == 2);      // rounded to the nearest µs
-  CHECK(parse_duration("1400ns", "/d") == 1);
-  CHECK(parse_duration("+5m", "/d") == 5 * kMinute);
-  CHECK(parse_duration("2562047h", "/d") == 2562047 * kHour);  // near Go's int64-nanosecond limit
-
-  for (const char* bad : {"1hr", "10 minutes", "-5m", "", "h", ".s", "1.5.h", "5", "1h 30m", "2562048h", "1d", "-"}) {
-    INFO(bad);
-    try {
-      parse_duration(bad, "/spec/x");
-      FAIL("accepted");
-    } catch (const InputError& e) {
-      CHECK(e.path() == "/spec/x");
-      if (std::string(bad) != "-5m") CHECK(contains(e.message(), "ns, us, µs, ms, s, m, h"));
-    }
-  }
-}
-
-TEST_CASE("durations format to the shortest whole-unit text", "[nodepool]") {
-  CHECK(format_duration(0) == "0s");
-  CHECK(format_duration(90 * kMinute) == "1h30m");
-  CHECK(format_duration(720 * kHour) == "720h");
-  CHECK(format_duration(kHour + 30 * kMicrosPerSecond) == "1h30s");
-  CHECK(format_duration(1500) == "1ms500us");
-  for (const char* text : {"1h30m", "720h", "10m", "45s", "1h1m1s"}) CHECK(format_duration(parse_duration(text, "")) == text);
-}
-
 TEST_CASE("GPU pools are recognised from their requirements", "[nodepool]") {
   auto reqs = [](const char* json) {
     Json doc = with(minimal(), kTps + "/requirements", Json::parse(json));

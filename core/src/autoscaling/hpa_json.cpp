@@ -2,6 +2,8 @@
 // decision as JSON. Format: docs/hpa-cli.md.
 #include "autoscaling/hpa_json.hpp"
 
+#include "k8s/quantity.hpp"
+
 #include <cmath>
 #include <limits>
 #include <set>
@@ -15,168 +17,6 @@ constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
 constexpr std::int64_t kMaxReplicaCount = 1'000'000;
 constexpr double kMaxAgeSeconds = 1e9;
 
-const char* kQuantityHelp =
-    "expected a Kubernetes quantity: a number with an optional suffix (n, u, m, k, M, G, T, P, E, Ki, Mi, Gi, Ti, "
-    "Pi, Ei) or exponent, e.g. \"500m\", \"2\", \"1.5\", \"10Gi\", \"1e3\"";
-
-// A quantity as mantissa × 10^exp10 × 2^exp2.
-struct Quantity {
-  bool negative = false;
-  std::uint64_t mantissa = 0;
-  int exp10 = 0;
-  int exp2 = 0;
-};
-
-Quantity parse_quantity(const std::string& text, const std::string& path) {
-  auto bad = [&](const std::string& why) -> InputError {
-    std::string shown = text.size() > 64 ? text.substr(0, 64) + "..." : text;
-    return InputError(path, "\"" + shown + "\" is not a valid quantity (" + why + "); " + kQuantityHelp);
-  };
-  if (text.empty()) throw bad("empty");
-  if (text.size() > 64) throw bad("longer than 64 characters");
-  Quantity q;
-  std::size_t i = 0;
-  if (text[i] == '+' || text[i] == '-') {
-    q.negative = text[i] == '-';
-    ++i;
-  }
-  std::string digits;
-  int frac_digits = 0;
-  bool any_digit = false, seen_point = false;
-  for (; i < text.size(); ++i) {
-    char c = text[i];
-    if (c >= '0' && c <= '9') {
-      digits += c;
-      any_digit = true;
-      if (seen_point) ++frac_digits;
-    } else if (c == '.' && !seen_point) {
-      seen_point = true;
-    } else {
-      break;
-    }
-  }
-  if (!any_digit) throw bad("no digits");
-  q.exp10 = -frac_digits;
-  std::string suffix = text.substr(i);
-  if (suffix.empty()) {
-  } else if (suffix.size() == 2 && suffix[1] == 'i' && std::string("KMGTPE").find(suffix[0]) != std::string::npos) {
-    q.exp2 = 10 * int(std::string("KMGTPE").find(suffix[0]) + 1);
-  } else if (suffix.size() == 1 && std::string("numkMGTPE").find(suffix[0]) != std::string::npos) {
-    static const int kExp[] = {-9, -6, -3, 3, 6, 9, 12, 15, 18};
-    q.exp10 += kExp[std::string("numkMGTPE").find(suffix[0])];
-  } else if ((suffix[0] == 'e' || suffix[0] == 'E') && suffix.size() > 1) {
-    std::size_t j = 1;
-    bool neg = false;
-    if (suffix[j] == '+' || suffix[j] == '-') {
-      neg = suffix[j] == '-';
-      ++j;
-    }
-    if (j >= suffix.size()) throw bad("exponent without digits");
-    int e = 0;
-    for (; j < suffix.size(); ++j) {
-      char c = suffix[j];
-      if (c < '0' || c > '9') throw bad("unknown suffix \"" + suffix + "\"");
-      if (e > 1000) throw bad("exponent out of range");
-      e = e * 10 + (c - '0');
-    }
-    q.exp10 += neg ? -e : e;
-  } else {
-    throw bad("unknown suffix \"" + suffix + "\"");
-  }
-  // Canonical mantissa: no leading zeros, trailing zeros moved into the exponent.
-  std::size_t start = digits.find_first_not_of('0');
-  if (start == std::string::npos) {
-    q.mantissa = 0;
-    q.exp10 = 0;
-    q.exp2 = 0;
-    return q;
-  }
-  digits = digits.substr(start);
-  while (digits.size() > 1 && digits.back() == '0') {
-    digits.pop_back();
-    ++q.exp10;
-  }
-  if (digits.size() > 18) throw bad("more than 18 significant digits");
-  q.mantissa = std::stoull(digits);
-  return q;
-}
-
-std::int64_t to_milli(const Quantity& q, const std::string& text, const std::string& path) {
-  auto range = [&]() {
-    return InputError(path, "\"" + text + "\" is out of range: at most about 9.2e15 in magnitude (int64 milli-units)");
-  };
-  if (q.mantissa == 0) return 0;
-  const Wide limit = Wide(kInt64Max) + 1;
-  Wide num = Wide(q.mantissa) << q.exp2;  // < 2^60 × 2^60
-  int e = q.exp10 + 3;
-  Wide magnitude;
-  bool inexact = false;
-  if (e >= 0) {
-    for (int k = 0; k < e; ++k) {
-      if (num > limit / 10) throw range();
-      num *= 10;
-    }
-    magnitude = num;
-  } else if (-e > 38) {
-    magnitude = 0;
-    inexact = true;
-  } else {
-    Wide den = 1;
-    for (int k = 0; k < -e; ++k) den *= 10;
-    magnitude = num / den;
-    inexact = num % den != 0;
-  }
-  // MilliValue rounds up (ceil): positive values away from zero, negative values toward zero.
-  if (!q.negative) {
-    if (inexact) magnitude += 1;
-    if (magnitude > Wide(kInt64Max)) throw range();
-    return static_cast<std::int64_t>(magnitude);
-  }
-  if (magnitude > limit) throw range();
-  return static_cast<std::int64_t>(-magnitude);
-}
-
-std::string number_text(const Json& value) {
-  // nlohmann prints the shortest text that round-trips: 0.1 → "0.1", 1e3 → "1000.0".
-  return value.dump();
-}
-
-// Declares every key the object takes and rejects the others before anything else is read, so an
-// unknown (misspelled) field is reported rather than the required field it was meant to be.
-void only_keys(ObjectReader& r, std::initializer_list<const char*> keys) {
-  for (const char* k : keys) r.raw(k);
-  r.finish();
-}
-
-std::string require_string(ObjectReader& r, const std::string& key, std::size_t max_length = 253) {
-  if (!r.has(key)) {
-    r.raw(key);
-    throw InputError(r.child_path(key), "is required (a non-empty string)");
-  }
-  std::string s = r.get_string(key, "", max_length);
-  if (s.empty()) throw InputError(r.child_path(key), "must not be empty");
-  return s;
-}
-
-std::int64_t require_int(ObjectReader& r, const std::string& key, std::int64_t lo, std::int64_t hi) {
-  if (!r.has(key)) {
-    r.raw(key);
-    throw InputError(r.child_path(key),
-                     "is required (a whole number between " + std::to_string(lo) + " and " + std::to_string(hi) + ")");
-  }
-  return r.get_int(key, 0, lo, hi);
-}
-
-std::string require_enum(ObjectReader& r, const std::string& key, std::initializer_list<const char*> allowed) {
-  auto v = r.get_optional_enum(key, allowed);
-  if (!v) {
-    std::string list;
-    for (const char* a : allowed) list += std::string(list.empty() ? "" : ", ") + "\"" + a + "\"";
-    throw InputError(r.child_path(key), "is required; one of " + list);
-  }
-  return *v;
-}
-
 std::optional<std::int64_t> optional_quantity(ObjectReader& r, const std::string& key) {
   const Json* v = r.raw(key);
   if (!v) return std::nullopt;
@@ -185,7 +25,7 @@ std::optional<std::int64_t> optional_quantity(ObjectReader& r, const std::string
 
 LabelSelector parse_selector(const Json& value, const std::string& path) {
   ObjectReader r(value, path);
-  only_keys(r, {"matchLabels", "matchExpressions"});
+  r.only_keys({"matchLabels", "matchExpressions"});
   LabelSelector sel;
   if (const Json* labels = r.raw("matchLabels")) {
     const std::string lp = r.child_path("matchLabels");
@@ -203,10 +43,10 @@ LabelSelector parse_selector(const Json& value, const std::string& path) {
     expect_array(*exprs, ep, 100);
     for (std::size_t i = 0; i < exprs->size(); ++i) {
       ObjectReader er((*exprs)[i], ep + "/" + std::to_string(i));
-      only_keys(er, {"key", "operator", "values"});
+      er.only_keys({"key", "operator", "values"});
       LabelSelectorRequirement req;
-      req.key = require_string(er, "key");
-      req.op = require_enum(er, "operator", {"In", "NotIn", "Exists", "DoesNotExist"});
+      req.key = er.require_string("key");
+      req.op = er.require_enum("operator", {"In", "NotIn", "Exists", "DoesNotExist"});
       if (const Json* vals = er.raw("values")) {
         const std::string vp = er.child_path("values");
         expect_array(*vals, vp, 100);
@@ -227,9 +67,9 @@ LabelSelector parse_selector(const Json& value, const std::string& path) {
 
 MetricIdentifier parse_identifier(const Json& value, const std::string& path) {
   ObjectReader r(value, path);
-  only_keys(r, {"name", "selector"});
+  r.only_keys({"name", "selector"});
   MetricIdentifier id;
-  id.name = require_string(r, "name");
+  id.name = r.require_string("name");
   if (const Json* s = r.raw("selector")) {
     if (!s->is_null()) id.selector = parse_selector(*s, r.child_path("selector"));
   }
@@ -239,12 +79,12 @@ MetricIdentifier parse_identifier(const Json& value, const std::string& path) {
 
 CrossVersionObjectReference parse_object_ref(const Json& value, const std::string& path, bool require_fields) {
   ObjectReader r(value, path);
-  only_keys(r, {"apiVersion", "kind", "name"});
+  r.only_keys({"apiVersion", "kind", "name"});
   CrossVersionObjectReference ref;
   ref.api_version = r.get_string("apiVersion", "");
   if (require_fields) {
-    ref.kind = require_string(r, "kind");
-    ref.name = require_string(r, "name");
+    ref.kind = r.require_string("kind");
+    ref.name = r.require_string("name");
   } else {
     ref.kind = r.get_string("kind", "");
     ref.name = r.get_string("name", "");
@@ -258,9 +98,9 @@ CrossVersionObjectReference parse_object_ref(const Json& value, const std::strin
 MetricTarget parse_target(const Json& value, const std::string& path, std::initializer_list<const char*> allowed,
                           const char* source) {
   ObjectReader r(value, path);
-  only_keys(r, {"type", "value", "averageValue", "averageUtilization"});
+  r.only_keys({"type", "value", "averageValue", "averageUtilization"});
   MetricTarget t;
-  std::string type = require_enum(r, "type", allowed);
+  std::string type = r.require_enum("type", allowed);
   t.type = type == "Utilization" ? MetricTargetType::Utilization
            : type == "Value"     ? MetricTargetType::Value
                                  : MetricTargetType::AverageValue;
@@ -292,9 +132,9 @@ MetricTarget parse_target(const Json& value, const std::string& path, std::initi
 
 MetricSpec parse_metric(const Json& value, const std::string& path) {
   ObjectReader r(value, path);
-  only_keys(r, {"type", "resource", "containerResource", "pods", "object", "external"});
+  r.only_keys({"type", "resource", "containerResource", "pods", "object", "external"});
   MetricSpec m;
-  std::string type = require_enum(r, "type", {"Resource", "ContainerResource", "Pods", "Object", "External"});
+  std::string type = r.require_enum("type", {"Resource", "ContainerResource", "Pods", "Object", "External"});
   static const std::pair<const char*, const char*> kSources[] = {{"Resource", "resource"},
                                                                  {"ContainerResource", "containerResource"},
                                                                  {"Pods", "pods"},
@@ -315,18 +155,18 @@ MetricSpec parse_metric(const Json& value, const std::string& path) {
   const std::string sp = r.child_path(want);
   ObjectReader s(src, sp);
   if (type == "Resource") {
-    only_keys(s, {"name", "target"});
+    s.only_keys({"name", "target"});
   } else if (type == "ContainerResource") {
-    only_keys(s, {"name", "container", "target"});
+    s.only_keys({"name", "container", "target"});
   } else if (type == "Object") {
-    only_keys(s, {"describedObject", "metric", "target"});
+    s.only_keys({"describedObject", "metric", "target"});
   } else {
-    only_keys(s, {"metric", "target"});
+    s.only_keys({"metric", "target"});
   }
   if (type == "Resource" || type == "ContainerResource") {
     m.type = type == "Resource" ? MetricSourceType::Resource : MetricSourceType::ContainerResource;
-    m.resource_name = require_string(s, "name");
-    if (m.type == MetricSourceType::ContainerResource) m.container = require_string(s, "container");
+    m.resource_name = s.require_string("name");
+    if (m.type == MetricSourceType::ContainerResource) m.container = s.require_string("container");
     if (!s.has("target")) throw InputError(s.child_path("target"), "is required");
     m.target = parse_target(*s.raw("target"), s.child_path("target"), {"Utilization", "AverageValue"}, type.c_str());
   } else {
@@ -353,7 +193,7 @@ MetricSpec parse_metric(const Json& value, const std::string& path) {
 
 HPAScalingRules parse_rules(const Json& value, const std::string& path) {
   ObjectReader r(value, path);
-  only_keys(r, {"stabilizationWindowSeconds", "selectPolicy", "policies", "tolerance"});
+  r.only_keys({"stabilizationWindowSeconds", "selectPolicy", "policies", "tolerance"});
   HPAScalingRules rules;
   if (auto w = r.get_optional_int("stabilizationWindowSeconds", 0, 3600))
     rules.stabilization_window_seconds = std::int32_t(*w);
@@ -368,12 +208,12 @@ HPAScalingRules parse_rules(const Json& value, const std::string& path) {
     std::vector<HPAScalingPolicy> list;
     for (std::size_t i = 0; i < pols->size(); ++i) {
       ObjectReader pr((*pols)[i], pp + "/" + std::to_string(i));
-      only_keys(pr, {"type", "value", "periodSeconds"});
+      pr.only_keys({"type", "value", "periodSeconds"});
       HPAScalingPolicy pol;
-      pol.type = require_enum(pr, "type", {"Pods", "Percent"}) == "Pods" ? ScalingPolicyType::Pods
+      pol.type = pr.require_enum("type", {"Pods", "Percent"}) == "Pods" ? ScalingPolicyType::Pods
                                                                          : ScalingPolicyType::Percent;
-      pol.value = std::int32_t(require_int(pr, "value", 1, kMaxReplicaCount));
-      pol.period_seconds = std::int32_t(require_int(pr, "periodSeconds", 1, 1800));
+      pol.value = std::int32_t(pr.require_int("value", 1, kMaxReplicaCount));
+      pol.period_seconds = std::int32_t(pr.require_int("periodSeconds", 1, 1800));
       pr.finish();
       list.push_back(pol);
     }
@@ -385,7 +225,7 @@ HPAScalingRules parse_rules(const Json& value, const std::string& path) {
     if (tol->is_string()) {
       text = tol->get<std::string>();
     } else if (tol->is_number()) {
-      text = number_text(*tol);
+      text = tol->dump();  // the shortest text that round-trips
     } else {
       throw InputError(tp, "expected a quantity (number or string such as \"0.05\"), found " + type_name(*tol));
     }
@@ -399,7 +239,7 @@ HPAScalingRules parse_rules(const Json& value, const std::string& path) {
 
 MetricValue parse_metric_value(const Json& value, const std::string& path) {
   ObjectReader r(value, path);
-  only_keys(r, {"value", "values", "error"});
+  r.only_keys({"value", "values", "error"});
   MetricValue mv;
   int set = 0;
   if (const Json* v = r.raw("value")) {
@@ -417,7 +257,7 @@ MetricValue parse_metric_value(const Json& value, const std::string& path) {
   }
   if (r.has("error")) {
     mv.ok = false;
-    mv.error = require_string(r, "error", 1000);
+    mv.error = r.require_string("error", "a non-empty string", 1000);
     ++set;
   }
   r.finish();
@@ -451,10 +291,10 @@ std::map<std::string, std::int64_t> parse_quantity_map(const Json& value, const 
 
 PodSnapshot parse_pod(const Json& value, const std::string& path) {
   ObjectReader r(value, path);
-  only_keys(r, {"name", "phase", "readyCondition", "deleting", "startAgeSeconds", "readyTransitionAgeSeconds",
+  r.only_keys({"name", "phase", "readyCondition", "deleting", "startAgeSeconds", "readyTransitionAgeSeconds",
                 "requests", "metrics", "metricAgeSeconds", "metricWindowSeconds"});
   PodSnapshot pod;
-  pod.name = require_string(r, "name");
+  pod.name = r.require_string("name");
   std::string phase = r.get_enum("phase", "Running", {"Pending", "Running", "Succeeded", "Failed", "Unknown"});
   pod.phase = phase == "Pending"     ? PodPhase::Pending
               : phase == "Running"   ? PodPhase::Running
@@ -491,9 +331,9 @@ std::vector<ScaleEvent> parse_events(const Json& value, const std::string& path,
   std::vector<ScaleEvent> out;
   for (std::size_t i = 0; i < value.size(); ++i) {
     ObjectReader r(value[i], path + "/" + std::to_string(i));
-    only_keys(r, {"change", "ageSeconds", "outdated"});
+    r.only_keys({"change", "ageSeconds", "outdated"});
     ScaleEvent e;
-    e.change = std::int32_t(require_int(r, "change", 0, kMaxReplicaCount));
+    e.change = std::int32_t(r.require_int("change", 0, kMaxReplicaCount));
     if (!r.has("ageSeconds")) throw InputError(r.child_path("ageSeconds"), "is required (seconds before now, >= 0)");
     e.time = now - seconds_to_micros(r.get_number("ageSeconds", 0, 0, kMaxAgeSeconds));
     e.outdated = r.get_bool("outdated", false);
@@ -557,64 +397,14 @@ Json age_json(Micros time, Micros now) { return micros_to_seconds(now - time); }
 
 }  // namespace
 
-std::int64_t parse_quantity_milli(const std::string& text, const std::string& path) {
-  return to_milli(parse_quantity(text, path), text, path);
-}
-
-double parse_quantity_double(const std::string& text, const std::string& path) {
-  Quantity q = parse_quantity(text, path);
-  if (q.mantissa == 0) return 0.0;
-  // One correctly rounded multiply or divide by an exact power of ten where possible.
-  double m = double(q.mantissa);
-  int e = q.exp10;
-  double v = m;
-  if (e >= 0) {
-    for (; e > 22; e -= 22) v *= 1e22;
-    double p = 1;
-    for (int k = 0; k < e; ++k) p *= 10;
-    v *= p;
-  } else {
-    e = -e;
-    for (; e > 22; e -= 22) v /= 1e22;
-    double p = 1;
-    for (int k = 0; k < e; ++k) p *= 10;
-    v /= p;
-  }
-  v = std::ldexp(v, q.exp2);  // exact
-  if (!std::isfinite(v)) throw InputError(path, "\"" + text + "\" is out of range");
-  return q.negative ? -v : v;
-}
-
-std::int64_t quantity_milli(const Json& value, const std::string& path) {
-  if (value.is_string()) return parse_quantity_milli(value.get<std::string>(), path);
-  if (value.is_number()) {
-    if (value.is_number_float() && !std::isfinite(value.get<double>())) throw InputError(path, "must be finite");
-    return parse_quantity_milli(number_text(value), path);
-  }
-  throw InputError(path, std::string("expected a quantity (a number or a string), found ") + type_name(value) + "; " +
-                             kQuantityHelp);
-}
-
-std::string format_quantity_milli(std::int64_t milli) {
-  if (milli % 1000 != 0) return std::to_string(milli) + "m";
-  std::int64_t v = milli / 1000;
-  static const char* kSuffix[] = {"", "k", "M", "G", "T", "P", "E"};
-  int idx = 0;
-  while (v != 0 && v % 1000 == 0 && idx < 6) {
-    v /= 1000;
-    ++idx;
-  }
-  return std::to_string(v) + kSuffix[idx];
-}
-
 HorizontalPodAutoscalerSpec parse_hpa_spec(const Json& value, const std::string& path) {
   ObjectReader r(value, path);
-  only_keys(r, {"scaleTargetRef", "minReplicas", "maxReplicas", "metrics", "behavior"});
+  r.only_keys({"scaleTargetRef", "minReplicas", "maxReplicas", "metrics", "behavior"});
   HorizontalPodAutoscalerSpec spec;
   if (const Json* ref = r.raw("scaleTargetRef"))
     spec.scale_target_ref = parse_object_ref(*ref, r.child_path("scaleTargetRef"), false);
   if (auto m = r.get_optional_int("minReplicas", 0, kMaxReplicaCount)) spec.min_replicas = std::int32_t(*m);
-  spec.max_replicas = std::int32_t(require_int(r, "maxReplicas", 1, kMaxReplicaCount));
+  spec.max_replicas = std::int32_t(r.require_int("maxReplicas", 1, kMaxReplicaCount));
   if (const Json* ms = r.raw("metrics")) {
     const std::string mp = r.child_path("metrics");
     expect_array(*ms, mp, kMaxHpaMetrics);
@@ -625,7 +415,7 @@ HorizontalPodAutoscalerSpec parse_hpa_spec(const Json& value, const std::string&
     if (!b->is_null()) {
       const std::string bp = r.child_path("behavior");
       ObjectReader br(*b, bp);
-      only_keys(br, {"scaleUp", "scaleDown"});
+      br.only_keys({"scaleUp", "scaleDown"});
       HorizontalPodAutoscalerBehavior behavior;
       if (const Json* up = br.raw("scaleUp")) behavior.scale_up = parse_rules(*up, br.child_path("scaleUp"));
       if (const Json* down = br.raw("scaleDown")) behavior.scale_down = parse_rules(*down, br.child_path("scaleDown"));
@@ -655,9 +445,9 @@ HorizontalPodAutoscalerSpec parse_hpa_spec(const Json& value, const std::string&
 
 Observed parse_observed(const Json& value, const std::string& path) {
   ObjectReader r(value, path);
-  only_keys(r, {"specReplicas", "statusReplicas", "pods", "podMetricErrors", "objectMetrics", "externalMetrics"});
+  r.only_keys({"specReplicas", "statusReplicas", "pods", "podMetricErrors", "objectMetrics", "externalMetrics"});
   Observed obs;
-  obs.spec_replicas = std::int32_t(require_int(r, "specReplicas", 0, kMaxReplicaCount));
+  obs.spec_replicas = std::int32_t(r.require_int("specReplicas", 0, kMaxReplicaCount));
   obs.status_replicas = std::int32_t(r.get_int("statusReplicas", obs.spec_replicas, 0, kMaxReplicaCount));
   if (const Json* pods = r.raw("pods")) {
     const std::string pp = r.child_path("pods");
@@ -693,16 +483,16 @@ Observed parse_observed(const Json& value, const std::string& path) {
 
 Memory parse_memory(const Json& value, const std::string& path, Micros now) {
   ObjectReader r(value, path);
-  only_keys(r, {"recommendations", "scaleUpEvents", "scaleDownEvents"});
+  r.only_keys({"recommendations", "scaleUpEvents", "scaleDownEvents"});
   Memory mem;
   if (const Json* recs = r.raw("recommendations")) {
     const std::string rp = r.child_path("recommendations");
     expect_array(*recs, rp, kMaxHpaMemoryEntries);
     for (std::size_t i = 0; i < recs->size(); ++i) {
       ObjectReader rr((*recs)[i], rp + "/" + std::to_string(i));
-      only_keys(rr, {"replicas", "ageSeconds"});
+      rr.only_keys({"replicas", "ageSeconds"});
       Recommendation rec;
-      rec.replicas = std::int32_t(require_int(rr, "replicas", 0, kMaxReplicaCount));
+      rec.replicas = std::int32_t(rr.require_int("replicas", 0, kMaxReplicaCount));
       if (!rr.has("ageSeconds"))
         throw InputError(rr.child_path("ageSeconds"), "is required (seconds before now, >= 0)");
       rec.time = now - seconds_to_micros(rr.get_number("ageSeconds", 0, 0, kMaxAgeSeconds));
@@ -721,7 +511,7 @@ Memory parse_memory(const Json& value, const std::string& path, Micros now) {
 
 ControllerFlags parse_controller_flags(const Json& value, const std::string& path) {
   ObjectReader r(value, path);
-  only_keys(r, {"tolerance", "downscaleStabilizationSeconds", "cpuInitializationPeriodSeconds",
+  r.only_keys({"tolerance", "downscaleStabilizationSeconds", "cpuInitializationPeriodSeconds",
                 "initialReadinessDelaySeconds", "configurableTolerance"});
   ControllerFlags f;
   f.tolerance = r.get_number("tolerance", f.tolerance, 0, 100);
@@ -782,7 +572,7 @@ Json memory_to_json(const Memory& m, Micros now) {
 std::string evaluate_hpa_document(const std::string& json_text) {
   Json doc = parse_json_text(json_text);
   ObjectReader r(doc, "");
-  only_keys(r, {"spec", "observed", "memory", "controller"});
+  r.only_keys({"spec", "observed", "memory", "controller"});
   const Micros now = 0;  // ages in the document are relative to this sync
   if (!r.has("spec")) throw InputError("/spec", "is required (an autoscaling/v2 HorizontalPodAutoscalerSpec)");
   if (!r.has("observed")) throw InputError("/observed", "is required (scale replicas, pods and metric values)");

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "autoscaling/hpa_json.hpp"
+#include "k8s/quantity.hpp"
 
 namespace gpuscale {
 
@@ -293,17 +293,11 @@ std::vector<Requirement> parse_requirements(const Json& doc, const std::string& 
   return out;
 }
 
-static std::int64_t mib_from_quantity(const Json& v, const std::string& path) {
-  // Quantities are bytes: "200Gi" → 200 × 1024 MiB.
-  const std::int64_t milli = hpa::quantity_milli(v, path);
-  return milli / 1000 / (1024 * 1024);
-}
-
 PodTemplate parse_pod_template(const Json& doc, const std::string& path, const std::string& name, PodTemplate t) {
   ObjectReader r(doc, path);
   t.name = name;
-  if (const Json* v = r.raw("cpu")) t.cpu_milli = hpa::quantity_milli(*v, path + "/cpu");
-  if (const Json* v = r.raw("memory")) t.memory_mib = mib_from_quantity(*v, path + "/memory");
+  if (const Json* v = r.raw("cpu")) t.cpu_milli = quantity_milli(*v, path + "/cpu");
+  if (const Json* v = r.raw("memory")) t.memory_mib = quantity_mib(*v, path + "/memory");
   t.gpus = static_cast<int>(r.get_int("gpus", t.gpus, 0, 64));
   if (const Json* v = r.raw("tolerations")) t.tolerations = parse_tolerations(*v, path + "/tolerations");
   if (const Json* v = r.raw("nodeSelector")) {

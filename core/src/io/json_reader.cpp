@@ -101,6 +101,46 @@ std::int64_t expect_int(const Json& value, const std::string& path, std::int64_t
   return static_cast<std::int64_t>(v);
 }
 
+std::string enum_list(std::initializer_list<const char*> allowed) {
+  std::string out;
+  for (const char* a : allowed) out += (out.empty() ? "" : ", ") + std::string("\"") + a + "\"";
+  return out;
+}
+
+std::string expect_string(const Json& v, const std::string& path, std::size_t max_length) {
+  if (!v.is_string()) {
+    std::string found = type_name(v);
+    if (v.is_number() || v.is_boolean()) {
+      found += " (" + v.dump() + "); Kubernetes declares this field a string: quote the value (in YAML, unquoted "
+               "numbers and yes/no/on/off/true/false are not strings)";
+    }
+    throw InputError(path, "expected a string, found " + found);
+  }
+  std::string s = v.get<std::string>();
+  if (s.size() > max_length) {
+    throw InputError(path, "is " + std::to_string(s.size()) + " characters; at most " + std::to_string(max_length) +
+                               " are allowed");
+  }
+  return s;
+}
+
+std::string expect_enum_of(const Json& v, const std::string& path, const std::vector<std::string>& allowed,
+                           const std::string& hint) {
+  std::string list;
+  for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + ("\"" + a + "\"");
+  if (!v.is_string()) throw InputError(path, "expected one of " + list + ", found " + type_name(v));
+  std::string s = v.get<std::string>();
+  for (const auto& a : allowed) {
+    if (s == a) return s;
+  }
+  throw InputError(path, "\"" + (s.size() > 64 ? s.substr(0, 64) + "..." : s) + "\" is not allowed; expected one of " + list + hint);
+}
+
+std::string expect_enum(const Json& v, const std::string& path, std::initializer_list<const char*> allowed,
+                        const std::string& hint) {
+  return expect_enum_of(v, path, std::vector<std::string>(allowed.begin(), allowed.end()), hint);
+}
+
 ObjectReader::ObjectReader(const Json& value, std::string path)
     : value_(expect_object(value, path)), path_(std::move(path)) {}
 
@@ -158,35 +198,45 @@ std::string ObjectReader::get_string(const std::string& key, const std::string& 
   return s;
 }
 
-static std::string allowed_list(std::initializer_list<const char*> allowed) {
-  std::string out;
-  for (const char* a : allowed) {
-    if (!out.empty()) out += ", ";
-    out += '"';
-    out += a;
-    out += '"';
-  }
-  return out;
-}
 
 std::optional<std::string> ObjectReader::get_optional_enum(const std::string& key,
                                                            std::initializer_list<const char*> allowed) {
   const Json* v = raw(key);
   if (!v) return std::nullopt;
-  if (!v->is_string()) {
-    throw InputError(child_path(key), "expected one of " + allowed_list(allowed) + ", found " + type_name(*v));
-  }
-  std::string s = v->get<std::string>();
-  for (const char* a : allowed) {
-    if (s == a) return s;
-  }
-  throw InputError(child_path(key), "\"" + s.substr(0, 64) + "\" is not allowed; expected one of " + allowed_list(allowed));
+  return expect_enum(*v, child_path(key), allowed);
 }
 
 std::string ObjectReader::get_enum(const std::string& key, const std::string& fallback,
                                    std::initializer_list<const char*> allowed) {
   auto v = get_optional_enum(key, allowed);
   return v ? *v : fallback;
+}
+
+const Json& ObjectReader::require(const std::string& key, const std::string& what) {
+  const Json* v = raw(key);
+  if (!v || v->is_null()) throw InputError(child_path(key), "is required (" + what + ")");
+  return *v;
+}
+
+std::string ObjectReader::require_string(const std::string& key, const std::string& what, std::size_t max_length) {
+  std::string s = expect_string(require(key, what), child_path(key), max_length);
+  if (s.empty()) throw InputError(child_path(key), "must not be empty (" + what + ")");
+  return s;
+}
+
+std::int64_t ObjectReader::require_int(const std::string& key, std::int64_t lo, std::int64_t hi) {
+  return expect_int(require(key, "a whole number between " + std::to_string(lo) + " and " + std::to_string(hi)),
+                    child_path(key), lo, hi);
+}
+
+std::string ObjectReader::require_enum(const std::string& key, std::initializer_list<const char*> allowed,
+                                       const std::string& hint) {
+  return expect_enum(require(key, "one of " + enum_list(allowed)), child_path(key), allowed, hint);
+}
+
+void ObjectReader::only_keys(std::initializer_list<const char*> keys) {
+  for (const char* k : keys) raw(k);
+  finish();
 }
 
 void ObjectReader::finish() const {

@@ -1,8 +1,8 @@
 // Cron schedules as Karpenter evaluates disruption budgets: robfig/cron v3 (ParseStandard, 5 fields,
 // UTC, minute resolution) and Budget.IsActive (kubernetes-sigs/karpenter pkg/apis/v1/nodepool.go).
-// Parsing with path-named errors lives with the NodePool parser (nodepool.cpp); this is the evaluation.
 #pragma once
 #include <cstdint>
+#include <string>
 
 #include "kernel/time.hpp"
 
@@ -18,6 +18,10 @@ struct CronSchedule {
   // must match both day fields; with both restricted it may match either.
   bool dom_star = false, dow_star = false;
 };
+
+// A schedule as Karpenter's budgets write it (robfig/cron ParseStandard: 5 fields or a descriptor such as
+// @daily), with an InputError naming `path` and what is allowed.
+CronSchedule parse_cron(const std::string& text, const std::string& path);
 
 // The first whole minute strictly after `after_unix_us` (µs since 1970-01-01T00:00:00Z) at which the
 // schedule fires, in µs since the epoch; -1 if none within five years (robfig's Next gives up there).

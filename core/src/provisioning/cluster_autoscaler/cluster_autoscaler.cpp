@@ -13,7 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "provisioning/karpenter/nodepool.hpp"  // parse_duration / format_duration: Go durations, shared with Karpenter
+#include "k8s/duration.hpp"
 
 namespace gpuscale {
 

@@ -8,7 +8,10 @@
 #include <limits>
 #include <string_view>
 
-#include "autoscaling/hpa_json.hpp"
+#include "k8s/cron.hpp"
+#include "k8s/duration.hpp"
+#include "k8s/names.hpp"
+#include "k8s/quantity.hpp"
 
 namespace gpuscale {
 
@@ -23,92 +26,6 @@ constexpr std::size_t kMaxValues = 1000;       // no CRD bound; a sanity cap
 constexpr std::size_t kMaxMapEntries = 1000;   // annotations, limits
 constexpr Micros kHour = 3600 * kMicrosPerSecond;
 
-const char* kGoDurationHelp =
-    "a Go duration is one or more numbers, each with a unit (ns, us, µs, ms, s, m, h), written without "
-    "spaces: \"90s\", \"1.5h\", \"1h30m\"";
-
-// ---- small text helpers ----------------------------------------------------------------------------
-
-std::string shown(const std::string& s) {
-  return "\"" + (s.size() > 64 ? s.substr(0, 64) + "..." : s) + "\"";
-}
-
-// JSON Pointer escaping for map keys in paths: label keys hold '/' ("nvidia.com/gpu" → "nvidia.com~1gpu").
-std::string pointer_token(const std::string& key) {
-  std::string out;
-  for (char c : key.substr(0, 128)) {
-    if (c == '~') out += "~0";
-    else if (c == '/') out += "~1";
-    else out += c;
-  }
-  return out;
-}
-
-bool is_alnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
-bool is_lower_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
-
-// DNS-1123 label: [a-z0-9]([-a-z0-9]*[a-z0-9])?, at most 63 characters.
-bool is_dns1123_label(std::string_view s) {
-  if (s.empty() || s.size() > 63) return false;
-  if (!is_lower_alnum(s.front()) || !is_lower_alnum(s.back())) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) { return is_lower_alnum(c) || c == '-'; });
-}
-
-// DNS-1123 subdomain: dot-separated DNS-1123 labels, at most 253 characters.
-bool is_dns1123_subdomain(std::string_view s) {
-  if (s.empty() || s.size() > 253) return false;
-  std::size_t start = 0;
-  while (true) {
-    std::size_t dot = s.find('.', start);
-    if (!is_dns1123_label(s.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start)))
-      return false;
-    if (dot == std::string_view::npos) return true;
-    start = dot + 1;
-  }
-}
-
-// ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9], at most 63 characters (non-empty).
-bool is_name_part(std::string_view s) {
-  if (s.empty() || s.size() > 63) return false;
-  if (!is_alnum(s.front()) || !is_alnum(s.back())) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) { return is_alnum(c) || c == '-' || c == '_' || c == '.'; });
-}
-
-// k8s.io/apimachinery validation.IsQualifiedName: [prefix/]name, prefix a DNS-1123 subdomain.
-// Returns "" when valid, else why not.
-std::string qualified_name_problem(const std::string& key) {
-  if (key.empty()) return "must not be empty";
-  auto slash = key.find('/');
-  std::string name = key;
-  if (slash != std::string::npos) {
-    if (key.find('/', slash + 1) != std::string::npos) return "has more than one '/'";
-    std::string prefix = key.substr(0, slash);
-    name = key.substr(slash + 1);
-    if (prefix.empty()) return "has an empty prefix before '/'";
-    if (!is_dns1123_subdomain(prefix))
-      return "prefix " + shown(prefix) + " is not a DNS-1123 subdomain (lowercase letters, digits, '-' and '.')";
-  }
-  if (name.size() > 63) return "name part is longer than 63 characters";
-  if (!is_name_part(name))
-    return "name part " + shown(name) +
-           " must start and end with a letter or digit and contain only letters, digits, '-', '_' and '.'";
-  return "";
-}
-
-// validation.IsValidLabelValue: empty, or a name part (at most 63 characters).
-std::string label_value_problem(const std::string& v) {
-  if (v.empty()) return "";
-  if (v.size() > 63) return "is longer than 63 characters";
-  if (!is_name_part(v)) return "must start and end with a letter or digit and contain only letters, digits, '-', '_' and '.'";
-  return "";
-}
 
 std::string label_domain(const std::string& key) {
   auto slash = key.find('/');
@@ -168,54 +85,6 @@ std::string normalized_label(const std::string& key) {
   return key;
 }
 
-// ---- JSON value helpers ----------------------------------------------------------------------------
-
-// A string field. Numbers and booleans get a hint: in YAML, 64, true and yes are not strings.
-std::string expect_string(const Json& v, const std::string& path, std::size_t max_length = 256) {
-  if (!v.is_string()) {
-    std::string found = type_name(v);
-    if (v.is_number() || v.is_boolean()) {
-      found += " (" + v.dump() + "); Kubernetes declares this field a string: quote the value (in YAML, unquoted "
-               "numbers and yes/no/on/off/true/false are not strings)";
-    }
-    throw InputError(path, "expected a string, found " + found);
-  }
-  std::string s = v.get<std::string>();
-  if (s.size() > max_length) {
-    throw InputError(path, "is " + std::to_string(s.size()) + " characters; at most " + std::to_string(max_length) +
-                               " are allowed");
-  }
-  return s;
-}
-
-const Json& require(ObjectReader& r, const std::string& key, const std::string& what) {
-  const Json* v = r.raw(key);
-  if (!v || v->is_null()) throw InputError(r.child_path(key), "is required (" + what + ")");
-  return *v;
-}
-
-std::string require_nonempty_string(ObjectReader& r, const std::string& key, const std::string& what,
-                                    std::size_t max_length = 253) {
-  std::string s = expect_string(require(r, key, what), r.child_path(key), max_length);
-  if (s.empty()) throw InputError(r.child_path(key), "must not be empty (" + what + ")");
-  return s;
-}
-
-std::string enum_list(std::initializer_list<const char*> allowed) {
-  std::string out;
-  for (const char* a : allowed) out += (out.empty() ? "" : ", ") + std::string("\"") + a + "\"";
-  return out;
-}
-
-std::string expect_enum(const Json& v, const std::string& path, std::initializer_list<const char*> allowed,
-                        const std::string& extra_hint = "") {
-  if (!v.is_string()) throw InputError(path, "expected one of " + enum_list(allowed) + ", found " + type_name(v));
-  std::string s = v.get<std::string>();
-  for (const char* a : allowed)
-    if (s == a) return s;
-  throw InputError(path, shown(s) + " is not allowed; expected one of " + enum_list(allowed) + extra_hint);
-}
-
 // A map of string → string (labels, annotations).
 std::map<std::string, std::string> read_string_map(const Json& v, const std::string& path, std::size_t max_entries,
                                                    bool labels) {
@@ -241,125 +110,7 @@ std::map<std::string, std::string> read_string_map(const Json& v, const std::str
   return out;
 }
 
-// ---- durations -------------------------------------------------------------------------------------
-
-// Go's time.ParseDuration (src/time/format.go), in nanoseconds. nullopt with `why` on error.
-std::optional<std::int64_t> go_duration_ns(const std::string& orig, std::string& why) {
-  constexpr std::uint64_t kLimit = std::uint64_t(1) << 63;
-  std::string_view s = orig;
-  bool neg = false;
-  if (!s.empty() && (s[0] == '-' || s[0] == '+')) {
-    neg = s[0] == '-';
-    s.remove_prefix(1);
-  }
-  if (s == "0") return 0;  // Go's special case: a bare 0 needs no unit
-  if (s.empty()) {
-    why = "it is empty";
-    return std::nullopt;
-  }
-  std::uint64_t d = 0;
-  while (!s.empty()) {
-    if (!(s[0] == '.' || is_digit(s[0]))) {
-      why = "expected a number at " + shown(std::string(s));
-      return std::nullopt;
-    }
-    // leadingInt
-    std::uint64_t v = 0;
-    const std::size_t pl = s.size();
-    std::size_t i = 0;
-    for (; i < s.size() && is_digit(s[i]); ++i) {
-      if (v > kLimit / 10) {
-        why = "it is too large";
-        return std::nullopt;
-      }
-      v = v * 10 + std::uint64_t(s[i] - '0');
-      if (v > kLimit) {
-        why = "it is too large";
-        return std::nullopt;
-      }
-    }
-    s.remove_prefix(i);
-    const bool pre = pl != s.size();
-    // leadingFraction: digits past the int64 range are dropped, as in Go.
-    bool post = false;
-    std::uint64_t f = 0;
-    double scale = 1;
-    if (!s.empty() && s[0] == '.') {
-      s.remove_prefix(1);
-      const std::size_t pl2 = s.size();
-      bool overflow = false;
-      std::size_t j = 0;
-      for (; j < s.size() && is_digit(s[j]); ++j) {
-        if (overflow) continue;
-        if (f > (kLimit - 1) / 10) {
-          overflow = true;
-          continue;
-        }
-        std::uint64_t y = f * 10 + std::uint64_t(s[j] - '0');
-        if (y > kLimit) {
-          overflow = true;
-          continue;
-        }
-        f = y;
-        scale *= 10;
-      }
-      s.remove_prefix(j);
-      post = pl2 != s.size();
-    }
-    if (!pre && !post) {
-      why = "a '.' has no digits around it";
-      return std::nullopt;
-    }
-    std::size_t k = 0;
-    for (; k < s.size(); ++k) {
-      if (s[k] == '.' || is_digit(s[k])) break;
-    }
-    if (k == 0) {
-      why = "a number has no unit";
-      return std::nullopt;
-    }
-    const std::string u(s.substr(0, k));
-    s.remove_prefix(k);
-    std::uint64_t unit = 0;
-    if (u == "ns") unit = 1;
-    else if (u == "us" || u == "\xC2\xB5s" || u == "\xCE\xBCs") unit = 1000;  // U+00B5 and U+03BC, as Go
-    else if (u == "ms") unit = 1000000;
-    else if (u == "s") unit = 1000000000;
-    else if (u == "m") unit = 60ULL * 1000000000;
-    else if (u == "h") unit = 3600ULL * 1000000000;
-    if (unit == 0) {
-      why = "unknown unit " + shown(u);
-      if (u.find(' ') != std::string::npos) why += " (spaces are not allowed)";
-      return std::nullopt;
-    }
-    if (v > kLimit / unit) {
-      why = "it is too large";
-      return std::nullopt;
-    }
-    v *= unit;
-    if (f > 0) {
-      // float64 arithmetic, exactly as Go does it.
-      v += std::uint64_t(double(f) * (double(unit) / scale));
-      if (v > kLimit) {
-        why = "it is too large";
-        return std::nullopt;
-      }
-    }
-    d += v;
-    if (d > kLimit) {
-      why = "it is too large";
-      return std::nullopt;
-    }
-  }
-  if (neg) return d == kLimit ? std::numeric_limits<std::int64_t>::min() : -std::int64_t(d);
-  if (d > kLimit - 1) {
-    why = "it is too large";
-    return std::nullopt;
-  }
-  return std::int64_t(d);
-}
-
-Micros ns_to_micros(std::int64_t ns) { return ns / 1000 + (ns % 1000 >= 500 ? 1 : 0); }
+// ---- duration fields -------------------------------------------------------------------------------
 
 // The CRD patterns of the NodePool's duration fields (kubebuilder markers in pkg/apis/v1/nodepool.go).
 // ^([0-9]+(s|m|h))+$  (expireAfter, consolidateAfter, terminationGracePeriod)
@@ -441,129 +192,6 @@ std::optional<Micros> read_field_duration(const Json& v, const std::string& path
   return ns_to_micros(*ns);
 }
 
-// ---- cron (robfig/cron v3 ParseStandard, which Karpenter uses for budget schedules) ----------------
-
-std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-struct CronField {
-  const char* name;
-  int lo, hi;
-  std::vector<const char*> names;  // names[i] ↔ lo + i
-};
-
-// "" if the field parses, else why not. Grammar: list of (* | ? | N | N-M)[/step], names allowed.
-// Sets `bits` (bit v for each value v it matches) and `star` (robfig's starBit: * or ? without a step
-// above 1); "N/step" means N-max/step, as in robfig/cron getRange.
-std::string cron_field_problem(const std::string& field, const CronField& spec, std::uint64_t& bits, bool& star) {
-  auto value = [&](const std::string& t, int& out) -> bool {
-    if (!t.empty() && std::all_of(t.begin(), t.end(), is_digit)) {
-      if (t.size() > 4) return false;
-      out = std::stoi(t);
-      return true;
-    }
-    const std::string l = lower(t);
-    for (std::size_t i = 0; i < spec.names.size(); ++i) {
-      if (l == spec.names[i]) {
-        out = spec.lo + int(i);
-        return true;
-      }
-    }
-    return false;
-  };
-  std::size_t start = 0;
-  while (true) {
-    std::size_t comma = field.find(',', start);
-    std::string part = field.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    std::string range = part, step_text;
-    int step = 1;
-    if (auto slash = part.find('/'); slash != std::string::npos) {
-      range = part.substr(0, slash);
-      step_text = part.substr(slash + 1);
-      if (step_text.empty() || !std::all_of(step_text.begin(), step_text.end(), is_digit) || step_text.size() > 4 ||
-          (step = std::stoi(step_text)) <= 0)
-        return "step " + shown(step_text) + " must be a positive whole number";
-    }
-    int a = spec.lo, b = spec.hi;
-    if (range != "*" && range != "?") {
-      auto dash = range.find('-');
-      std::string at = range.substr(0, dash);
-      if (!value(at, a)) return shown(at) + " is not a number or name";
-      b = a;
-      if (dash != std::string::npos) {
-        std::string bt = range.substr(dash + 1);
-        if (!value(bt, b)) return shown(bt) + " is not a number or name";
-      } else if (!step_text.empty()) {
-        b = spec.hi;  // "N/step" is "N-max/step"
-      }
-      if (a < spec.lo || b > spec.hi) return shown(range) + " is outside " + std::to_string(spec.lo) + "-" + std::to_string(spec.hi);
-      if (a > b) return shown(range) + " starts after it ends";
-    } else if (step <= 1) {
-      star = true;
-    }
-    for (int v = a; v <= b; v += step) bits |= std::uint64_t(1) << v;
-    if (comma == std::string::npos) return "";
-    start = comma + 1;
-  }
-}
-
-}  // namespace
-
-CronSchedule parse_cron(const std::string& text, const std::string& path) {
-  const char* help = "expected a 5-field cron schedule in UTC (minute hour day-of-month month day-of-week, e.g. "
-                     "\"0 9 * * mon-fri\") or one of @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly";
-  // robfig/cron parser.go parseDescriptor, written as the 5-field schedules they stand for.
-  static const std::pair<const char*, const char*> kDescriptors[] = {
-      {"@yearly", "0 0 1 1 *"}, {"@annually", "0 0 1 1 *"}, {"@monthly", "0 0 1 * *"}, {"@weekly", "0 0 * * 0"},
-      {"@daily", "0 0 * * *"},  {"@midnight", "0 0 * * *"}, {"@hourly", "0 * * * *"}};
-  std::string spec = text;
-  if (!text.empty() && text[0] == '@') {
-    spec.clear();
-    for (const auto& [name, fields] : kDescriptors)
-      if (text == name) spec = fields;
-    if (spec.empty()) throw InputError(path, shown(text) + " is not a supported descriptor; " + help);
-  }
-  if (starts_with(text, "TZ=") || starts_with(text, "CRON_TZ="))
-    throw InputError(path, shown(text) + ": time zones are not supported (Karpenter evaluates budgets in UTC); " + help);
-  std::vector<std::string> fields;
-  std::size_t i = 0;
-  while (i < spec.size()) {
-    while (i < spec.size() && std::isspace(static_cast<unsigned char>(spec[i]))) ++i;
-    std::size_t start = i;
-    while (i < spec.size() && !std::isspace(static_cast<unsigned char>(spec[i]))) ++i;
-    if (i > start) fields.push_back(spec.substr(start, i - start));
-  }
-  if (fields.size() != 5) {
-    throw InputError(path, shown(text) + " has " + std::to_string(fields.size()) + " fields; " + help);
-  }
-  static const CronField kSpecs[5] = {
-      {"minute", 0, 59, {}},
-      {"hour", 0, 23, {}},
-      {"day-of-month", 1, 31, {}},
-      {"month", 1, 12, {"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"}},
-      {"day-of-week", 0, 6, {"sun", "mon", "tue", "wed", "thu", "fri", "sat"}},
-  };
-  std::uint64_t bits[5] = {};
-  bool star[5] = {};
-  for (int f = 0; f < 5; ++f) {
-    if (std::string why = cron_field_problem(fields[f], kSpecs[f], bits[f], star[f]); !why.empty())
-      throw InputError(path, shown(text) + ": " + kSpecs[f].name + " field " + shown(fields[f]) + ": " + why + "; " + help);
-  }
-  CronSchedule c;
-  c.minutes = bits[0];
-  c.hours = static_cast<std::uint32_t>(bits[1]);
-  c.days_of_month = static_cast<std::uint32_t>(bits[2]);
-  c.months = static_cast<std::uint32_t>(bits[3]);
-  c.days_of_week = static_cast<std::uint32_t>(bits[4]);
-  c.dom_star = star[2];
-  c.dow_star = star[4];
-  return c;
-}
-
-namespace {
-
 // ---- the parts of a NodePool -------------------------------------------------------------------------
 
 Requirement parse_requirement(const Json& v, const std::string& path) {
@@ -571,12 +199,12 @@ Requirement parse_requirement(const Json& v, const std::string& path) {
   for (const char* k : {"key", "operator", "values", "minValues"}) r.raw(k);
   r.finish();
   Requirement req;
-  std::string key = require_nonempty_string(r, "key", "a node label key such as node.kubernetes.io/instance-type", 316);
+  std::string key = r.require_string("key", "a node label key such as node.kubernetes.io/instance-type", 316);
   if (std::string why = qualified_name_problem(key); !why.empty())
     throw InputError(r.child_path("key"), shown(key) + " is not a valid label key: " + why);
   if (std::string why = restricted_label_problem(key); !why.empty()) throw InputError(r.child_path("key"), why);
   req.key = normalized_label(key);
-  req.op = expect_enum(require(r, "operator", "In, NotIn, Exists, DoesNotExist, Gt, Lt, Gte or Lte"),
+  req.op = expect_enum(r.require("operator", "In, NotIn, Exists, DoesNotExist, Gt, Lt, Gte or Lte"),
                        r.child_path("operator"), {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Gte", "Lte"});
   if (const Json* vals = r.raw("values"); vals && !vals->is_null()) {
     const std::string vp = r.child_path("values");
@@ -630,7 +258,7 @@ std::vector<Taint> parse_nodepool_taints(const Json& v, const std::string& path)
     for (const char* k : {"key", "value", "effect", "timeAdded"}) r.raw(k);
     r.finish();
     Taint t;
-    t.key = require_nonempty_string(r, "key", "a taint key such as nvidia.com/gpu", 316);
+    t.key = r.require_string("key", "a taint key such as nvidia.com/gpu", 316);
     if (std::string why = qualified_name_problem(t.key); !why.empty())
       throw InputError(r.child_path("key"), shown(t.key) + " is not a valid taint key: " + why);
     if (const Json* val = r.raw("value"); val && !val->is_null()) {
@@ -640,7 +268,7 @@ std::vector<Taint> parse_nodepool_taints(const Json& v, const std::string& path)
           throw InputError(r.child_path("value"), shown(t.value) + " is not a valid taint value: " + why);
       }
     }
-    t.effect = expect_enum(require(r, "effect", "NoSchedule, PreferNoSchedule or NoExecute"), r.child_path("effect"),
+    t.effect = expect_enum(r.require("effect", "NoSchedule, PreferNoSchedule or NoExecute"), r.child_path("effect"),
                            {"NoSchedule", "PreferNoSchedule", "NoExecute"});
     if (const Json* ta = r.raw("timeAdded"); ta && !ta->is_null()) expect_string(*ta, r.child_path("timeAdded"), 64);
     out.push_back(t);
@@ -715,7 +343,7 @@ void parse_limits(const Json& v, const std::string& path, NodePool& pool) {
     if (it.value().is_boolean() || it.value().is_null() || it.value().is_object() || it.value().is_array()) {
       throw InputError(p, "expected a quantity such as \"64\", \"1000\" or \"1000Gi\", found " + type_name(it.value()));
     }
-    const std::int64_t milli = hpa::quantity_milli(it.value(), p);
+    const std::int64_t milli = quantity_milli(it.value(), p);
     pool.limits[name] = it.value().is_string() ? it.value().get<std::string>() : it.value().dump();
     // Karpenter compares usage with the limit as quantities; usage is in whole GPUs / nodes / bytes, so a
     // fractional limit acts as its floor.
@@ -737,36 +365,11 @@ void reject_moved_field(ObjectReader& r, const std::string& key, const std::stri
 
 // ---- public API ------------------------------------------------------------------------------------
 
-Micros parse_duration(const std::string& text, const std::string& path) {
-  std::string why;
-  auto ns = go_duration_ns(text, why);
-  if (!ns) throw InputError(path, shown(text) + " is not a valid duration: " + why + "; " + kGoDurationHelp);
-  if (*ns < 0) throw InputError(path, shown(text) + " is negative; durations here must be 0 or more");
-  return ns_to_micros(*ns);
-}
-
-std::string format_duration(Micros d) {
-  if (d == 0) return "0s";
-  std::string out;
-  if (d < 0) {
-    out = "-";
-    d = -d;
-  }
-  const Micros h = d / kHour, m = d % kHour / (60 * kMicrosPerSecond), s = d % (60 * kMicrosPerSecond) / kMicrosPerSecond;
-  const Micros ms = d % kMicrosPerSecond / 1000, us = d % 1000;
-  if (h) out += std::to_string(h) + "h";
-  if (m) out += std::to_string(m) + "m";
-  if (s) out += std::to_string(s) + "s";
-  if (ms) out += std::to_string(ms) + "ms";
-  if (us) out += std::to_string(us) + "us";
-  return out;
-}
-
 NodePool parse_nodepool(const Json& doc, const std::string& path) {
   ObjectReader top(doc, path);
   NodePool pool;
   {
-    const Json& av = require(top, "apiVersion", "\"karpenter.sh/v1\"");
+    const Json& av = top.require("apiVersion", "\"karpenter.sh/v1\"");
     std::string api_version = expect_string(av, top.child_path("apiVersion"));
     if (api_version != "karpenter.sh/v1") {
       std::string hint = api_version == "karpenter.sh/v1beta1"
@@ -775,7 +378,7 @@ NodePool parse_nodepool(const Json& doc, const std::string& path) {
                              : "";
       throw InputError(top.child_path("apiVersion"), shown(api_version) + " is not allowed; expected \"karpenter.sh/v1\"" + hint);
     }
-    std::string kind = expect_string(require(top, "kind", "\"NodePool\""), top.child_path("kind"));
+    std::string kind = expect_string(top.require("kind", "\"NodePool\""), top.child_path("kind"));
     if (kind != "NodePool") throw InputError(top.child_path("kind"), shown(kind) + " is not allowed; expected \"NodePool\"");
   }
   top.raw("metadata");
@@ -784,10 +387,10 @@ NodePool parse_nodepool(const Json& doc, const std::string& path) {
 
   {  // metadata
     const std::string mp = top.child_path("metadata");
-    ObjectReader m(require(top, "metadata", "an object with at least a name"), mp);
+    ObjectReader m(top.require("metadata", "an object with at least a name"), mp);
     for (const char* k : {"name", "labels", "annotations"}) m.raw(k);
     m.finish();
-    pool.name = require_nonempty_string(m, "name", "the NodePool's name, a DNS-1123 subdomain such as gpu-h100");
+    pool.name = m.require_string("name", "the NodePool's name, a DNS-1123 subdomain such as gpu-h100");
     if (!is_dns1123_subdomain(pool.name)) {
       throw InputError(m.child_path("name"), shown(pool.name) + " is not a valid name: lowercase letters, digits, '-' and '.', "
                                                                "starting and ending with a letter or digit (DNS-1123 subdomain)");
@@ -798,7 +401,7 @@ NodePool parse_nodepool(const Json& doc, const std::string& path) {
   }
 
   const std::string sp = top.child_path("spec");
-  ObjectReader spec(require(top, "spec", "the NodePoolSpec"), sp);
+  ObjectReader spec(top.require("spec", "the NodePoolSpec"), sp);
   reject_moved_field(spec, "replicas",
                      "static NodePools (spec.replicas, alpha since Karpenter 1.8) are not modelled by the lab; remove it");
   for (const char* k : {"template", "disruption", "limits", "weight"}) spec.raw(k);
@@ -809,7 +412,7 @@ NodePool parse_nodepool(const Json& doc, const std::string& path) {
 
   {  // template
     const std::string tp = spec.child_path("template");
-    ObjectReader t(require(spec, "template", "an object with metadata and spec"), tp);
+    ObjectReader t(spec.require("template", "an object with metadata and spec"), tp);
     for (const char* k : {"metadata", "spec"}) t.raw(k);
     t.finish();
     if (const Json* md = t.raw("metadata"); md && !md->is_null()) {
@@ -822,7 +425,7 @@ NodePool parse_nodepool(const Json& doc, const std::string& path) {
         pool.template_annotations = read_string_map(*a, m.child_path("annotations"), kMaxMapEntries, false);
     }
     const std::string tsp = t.child_path("spec");
-    ObjectReader ts(require(t, "spec", "the NodeClaim template spec: nodeClassRef and requirements"), tsp);
+    ObjectReader ts(t.require("spec", "the NodeClaim template spec: nodeClassRef and requirements"), tsp);
     reject_moved_field(ts, "kubelet", "kubelet settings moved to the EC2NodeClass (spec.kubelet) in v1");
     reject_moved_field(ts, "resources", "a NodePool template cannot set resource requests (NodeClaimTemplateSpec omits them)");
     for (const char* k : {"nodeClassRef", "requirements", "taints", "startupTaints", "expireAfter", "terminationGracePeriod"})
@@ -831,24 +434,24 @@ NodePool parse_nodepool(const Json& doc, const std::string& path) {
 
     {  // nodeClassRef
       const std::string np = ts.child_path("nodeClassRef");
-      ObjectReader n(require(ts, "nodeClassRef",
+      ObjectReader n(ts.require("nodeClassRef",
                              "{group, kind, name}, e.g. {group: karpenter.k8s.aws, kind: EC2NodeClass, name: default}"),
                      np);
       reject_moved_field(n, "apiVersion", "v1beta1's nodeClassRef.apiVersion is replaced by group (e.g. karpenter.k8s.aws) in v1");
       for (const char* k : {"group", "kind", "name"}) n.raw(k);
       n.finish();
-      pool.node_class_ref.group = require_nonempty_string(n, "group", "the node class API group, e.g. karpenter.k8s.aws");
+      pool.node_class_ref.group = n.require_string("group", "the node class API group, e.g. karpenter.k8s.aws");
       if (pool.node_class_ref.group.find('/') != std::string::npos) {
         throw InputError(n.child_path("group"), shown(pool.node_class_ref.group) +
                                                     " must not contain '/': give the API group without a version, e.g. karpenter.k8s.aws");
       }
-      pool.node_class_ref.kind = require_nonempty_string(n, "kind", "the node class kind, e.g. EC2NodeClass");
-      pool.node_class_ref.name = require_nonempty_string(n, "name", "the node class's metadata.name");
+      pool.node_class_ref.kind = n.require_string("kind", "the node class kind, e.g. EC2NodeClass");
+      pool.node_class_ref.name = n.require_string("name", "the node class's metadata.name");
     }
 
     {  // requirements (required by the CRD; may be an empty list)
       const std::string rp = ts.child_path("requirements");
-      const Json& reqs = require(ts, "requirements", "a list of node selector requirements; [] is allowed");
+      const Json& reqs = ts.require("requirements", "a list of node selector requirements; [] is allowed");
       expect_array(reqs, rp, kMaxRequirements);
       for (std::size_t i = 0; i < reqs.size(); ++i) pool.requirements.push_back(parse_requirement(reqs[i], rp + "/" + std::to_string(i)));
     }
@@ -895,7 +498,7 @@ NodePool parse_nodepool(const Json& doc, const std::string& path) {
                                               {"WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced"}, hint);
     }
     // consolidateAfter is +required: the API server fills in 0s only when the whole disruption block is absent.
-    const Json& ca = require(dr, "consolidateAfter",
+    const Json& ca = dr.require("consolidateAfter",
                              "a duration such as \"0s\", \"10m\" or \"Never\"; the API server defaults it to 0s only "
                              "when spec.disruption is absent altogether");
     pool.consolidate_after = read_field_duration(ca, dr.child_path("consolidateAfter"), true, DurationForm::SecondsMinutesHours);

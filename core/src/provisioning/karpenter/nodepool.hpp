@@ -9,6 +9,7 @@
 
 #include "cluster/cluster.hpp"
 #include "k8s/cron.hpp"
+#include "k8s/duration.hpp"
 #include "io/json_reader.hpp"
 #include "kernel/time.hpp"
 
@@ -21,10 +22,6 @@ struct DisruptionBudget {
   std::optional<Micros> duration;     // with schedule
   std::optional<CronSchedule> cron;   // `schedule`, parsed
 };
-
-// A budget `schedule` (robfig/cron ParseStandard: 5 fields or a descriptor such as @daily), with an
-// error naming `path` and what is allowed.
-CronSchedule parse_cron(const std::string& text, const std::string& path);
 
 // spec.template.spec.nodeClassRef (all three required in v1).
 struct NodeClassRef {
@@ -65,15 +62,6 @@ struct NodePoolWarning {
 // Parses a karpenter.sh/v1 NodePool object (apiVersion, kind, metadata, spec). Unknown fields,
 // wrong enums and malformed durations ("1hr") are InputErrors naming the JSON path.
 NodePool parse_nodepool(const Json& doc, const std::string& path);
-// Go time.ParseDuration syntax ("300ms", "1.5h", "1h30m", "720h"; units ns us µs ms s m h), in
-// microseconds (rounded to the nearest µs). Negative durations and malformed text ("1hr", "10 minutes")
-// are InputErrors at `path`. "Never" is not a duration: callers whose field allows it handle that word.
-// NodePool fields are narrower than Go (the CRD patterns take whole numbers of s, m, h); parse_nodepool
-// enforces that on top.
-Micros parse_duration(const std::string& text, const std::string& path);
-// The shortest whole-unit text of a duration: 0 → "0s", 5400 s → "1h30m", 720 h → "720h" (sub-second
-// parts as "ms"/"us").
-std::string format_duration(Micros d);
 // Does a requirement list select instance types with GPUs (instance-gpu-count Gt 0, a GPU name,
 // manufacturer or memory, a p/g instance family or category, a GPU instance type)?
 bool selects_gpu_instances(const std::vector<Requirement>& requirements);
