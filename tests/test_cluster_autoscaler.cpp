@@ -62,10 +62,10 @@ struct World {
     Node n;
     n.id = static_cast<std::uint32_t>(c.nodes.size());
     n.type_index = type;
-    n.capacity_type = "on-demand";
+    n.capacity_type = CapacityType::OnDemand;
     n.zone = "z1";
     n.owner = owner;
-    n.labels = instance_labels(t, "on-demand", "z1");
+    n.labels = instance_labels(t, CapacityType::OnDemand, "z1");
     n.labels["eks.amazonaws.com/nodegroup"] = owner;
     n.phase = phase;
     n.launched_at = launched_at;
@@ -85,7 +85,7 @@ struct World {
     if (node >= 0) {
       Node& n = c.nodes[static_cast<std::size_t>(node)];
       const PodTemplate& t = c.templates[static_cast<std::size_t>(tmpl)];
-      p.phase = PodPhase::Bound;
+      p.phase = PodPhase::Running;
       p.node = node;
       n.pods.push_back(p.id);
       n.gpus_requested += t.gpus;
@@ -345,7 +345,7 @@ TEST_CASE("an unneeded node goes only after --scale-down-unneeded-time", "[clust
   ProvisionerActions a = scan(ca, w.c, 610 * kS);
   REQUIRE(a.removals.size() == 1);
   CHECK(a.removals[0].node == 0);
-  CHECK(a.removals[0].reason == "ScaleDown");
+  CHECK(a.removals[0].reason == RemovalReason::ScaleDown);
   CHECK(logged(a, "scale-down", "ScaleDownEmpty"));
   CHECK(ca.last_scale_down_delete_at() == 610 * kS);
 
@@ -368,7 +368,7 @@ TEST_CASE("no scale-down within --scale-down-delay-after-add of a scale-up", "[c
   REQUIRE(a.launches.size() == 1);
   CHECK(a.launches[0].owner == "cpu");
   CHECK(ca.unneeded_since().at(0) == 0);  // a loop that scaled up leaves the unneeded timers alone
-  w.c.pods[p].phase = PodPhase::Bound;    // it landed somewhere
+  w.c.pods[p].phase = PodPhase::Running;    // it landed somewhere
 
   // Unneeded for 10 min at 610 s, but in cooldown until 300 s + 10 min = 900 s (last + d > now).
   auto removed = scans(ca, w.c, 310 * kS, 890 * kS);
@@ -460,7 +460,7 @@ TEST_CASE("a node not registered within --max-node-provision-time is removed and
   ProvisionerActions a = scan(ca, w.c, 910 * kS);
   REQUIRE(a.removals.size() == 1);
   CHECK(a.removals[0].node == 0);
-  CHECK(a.removals[0].reason == "RegistrationTimeout");
+  CHECK(a.removals[0].reason == RemovalReason::RegistrationTimeout);
   CHECK(!a.removals[0].drain);
   CHECK(logged(a, "backoff", "ScaleUpTimedOut"));
   CHECK(ca.backoff_until(0) == 910 * kS + 300 * kS);
@@ -500,7 +500,7 @@ TEST_CASE("flags parse with their real names and values", "[cluster-autoscaler]"
     const ClusterAutoscalerConfig c = three_groups();
     const ClusterAutoscalerFlags& f = c.flags;
     CHECK(f.scan_interval == 10 * kS);
-    CHECK(f.expanders == std::vector<std::string>{"least-waste"});
+    CHECK(f.expanders == std::vector<Expander>{Expander::LeastWaste});
     CHECK(f.scale_down_enabled);
     CHECK(f.scale_down_utilization_threshold == 0.5);
     CHECK(f.scale_down_gpu_utilization_threshold == 0.5);
@@ -516,7 +516,7 @@ TEST_CASE("flags parse with their real names and values", "[cluster-autoscaler]"
     CHECK(f.ok_total_unready_count == 3);
     CHECK(f.max_graceful_termination_sec == 600);
     CHECK(c.node_groups.size() == 3);
-    CHECK(c.node_groups[0].capacity_type == "on-demand");
+    CHECK(c.node_groups[0].capacity_type == CapacityType::OnDemand);
   }
   SECTION("every flag, as JSON values or command-line text") {
     const ClusterAutoscalerConfig c = config(R"({"flags": {
@@ -530,7 +530,7 @@ TEST_CASE("flags parse with their real names and values", "[cluster-autoscaler]"
                       "labels": {"pool": "gpu"}, "taints": [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}], "priority": 5}]})");
     const ClusterAutoscalerFlags& f = c.flags;
     CHECK(f.scan_interval == 90 * kS);
-    CHECK(f.expanders == std::vector<std::string>{"priority", "least-waste"});
+    CHECK(f.expanders == std::vector<Expander>{Expander::Priority, Expander::LeastWaste});
     CHECK(!f.scale_down_enabled);
     CHECK(f.scale_down_utilization_threshold == 0.6);
     CHECK(f.scale_down_gpu_utilization_threshold == 0.25);
@@ -546,7 +546,7 @@ TEST_CASE("flags parse with their real names and values", "[cluster-autoscaler]"
     CHECK(f.ok_total_unready_count == 1);
     CHECK(f.max_graceful_termination_sec == 120);
     const NodeGroup& g = c.node_groups[0];
-    CHECK(g.capacity_type == "spot");
+    CHECK(g.capacity_type == CapacityType::Spot);
     CHECK(g.min_size == 1);
     CHECK(g.max_size == 3);
     CHECK(g.labels.at("pool") == "gpu");

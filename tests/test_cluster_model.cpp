@@ -34,7 +34,7 @@ class ScriptedProvisioner : public NodeProvisioner {
   };
 
   std::string gpu_type = "p5.48xlarge", cpu_type = "m7i.4xlarge";
-  std::string capacity_type = "on-demand";
+  CapacityType capacity_type = CapacityType::OnDemand;
   std::vector<Taint> taints, startup_taints;
   std::vector<Removal> removals;
   std::vector<std::pair<Micros, std::uint32_t>> marked;  // (time, pod), every call
@@ -105,18 +105,64 @@ Scenario scenario(const Json& patch = Json::object()) {
   return parse_scenario(doc);
 }
 
+// The model with a clock of its own for the test: the events it files wait in a queue here, and
+// advance(t) hands it everything due by t, then settles the instant, as the world's loop does. Every
+// call appends what the model reported to `out`.
+class Harness : public ClusterEvents {
+ public:
+  Harness(const Scenario& s, std::unique_ptr<NodeProvisioner> p) : m_(s, std::move(p), *this) {}
+  void file(Micros time, EventClass cls, const ClusterEvent& e) override { queue_.push(time, cls, e); }
+
+  void start(std::int32_t replicas, std::vector<ClusterNotice>& out) {
+    m_.start({replicas});
+    collect(out);
+  }
+  std::uint32_t add_replica_pod(std::int32_t replica, Micros now, std::vector<ClusterNotice>& out) {
+    const std::uint32_t pod = m_.add_replica_pod(0, replica, now);
+    collect(out);
+    return pod;
+  }
+  void remove_pod(std::uint32_t pod, Micros now, std::vector<ClusterNotice>& out) {
+    m_.remove_pod(pod, now);
+    collect(out);
+  }
+  Micros next_event_time() const { return queue_.empty() ? -1 : queue_.top().time; }
+  void advance(Micros now, std::vector<ClusterNotice>& out) {
+    while (!queue_.empty() && queue_.top().time <= now) m_.on_event(queue_.pop().payload, now);
+    m_.settle(now);
+    collect(out);
+  }
+  const ClusterState& state() const { return m_.state(); }
+  const ClusterTotals& totals() const { return m_.totals(); }
+  void finish(Micros end) { m_.finish(end); }
+  std::vector<ClusterLog> take_logs() { return m_.take_logs(); }
+  std::int32_t nodes_in(NodePhase phase) const { return m_.nodes_in(phase); }
+  void set_pod_ready(std::uint32_t pod, bool ready) { m_.set_pod_ready(pod, ready); }
+  void set_expected_replicas(std::int32_t replicas) { m_.set_expected_replicas(0, replicas); }
+
+ private:
+  void collect(std::vector<ClusterNotice>& out) {
+    for (const ClusterNotice& n : m_.take_notices()) out.push_back(n);
+  }
+  ClusterModel m_;
+  EventQueue<ClusterEvent> queue_;
+};
+
 // Runs everything the model has due up to `end`, one event time at a time.
-void run_until(ClusterModel& m, Micros end, std::vector<ClusterNotice>& out) {
+void run_until(Harness& m, Micros end, std::vector<ClusterNotice>& out) {
   for (Micros t = m.next_event_time(); t >= 0 && t <= end; t = m.next_event_time()) m.advance(t, out);
 }
 
 using Notice = std::tuple<int, std::int32_t, std::uint32_t, std::uint32_t, Micros, std::string>;  // kind, replica, pod, node, time, reason
 std::vector<Notice> tuples(const std::vector<ClusterNotice>& ns) {
   std::vector<Notice> out;
-  for (const auto& n : ns) out.emplace_back(static_cast<int>(n.kind), n.replica, n.pod, n.node, n.time, n.reason);
+  for (const auto& n : ns) {
+    const bool evicted = n.kind == ClusterNotice::Kind::ReplicaPodEvicted;
+    out.emplace_back(static_cast<int>(n.kind), n.replica, n.pod, n.node, n.time, evicted ? to_string(n.reason) : "");
+  }
   return out;
 }
-constexpr int kBound = ClusterNotice::ReplicaPodBound, kEvicted = ClusterNotice::ReplicaPodEvicted;
+constexpr int kBound = static_cast<int>(ClusterNotice::Kind::ReplicaPodBound), kEvicted = static_cast<int>(ClusterNotice::Kind::ReplicaPodEvicted);
 
 using Entry = std::tuple<Micros, std::string, std::string, std::string>;  // time, controller, action, reason
 std::vector<Entry> entries(const std::vector<ClusterLog>& logs) {
@@ -131,7 +177,7 @@ TEST_CASE("a pending replica pod launches a node that registers, initializes, an
   const Scenario s = scenario();
   auto fake = std::make_unique<ScriptedProvisioner>();
   ScriptedProvisioner* p = fake.get();
-  ClusterModel m(s, std::move(fake));
+  Harness m(s, std::move(fake));
   std::vector<ClusterNotice> out;
   m.start(0, out);
   CHECK(m.state().nodes.empty());
@@ -149,7 +195,7 @@ TEST_CASE("a pending replica pod launches a node that registers, initializes, an
   for (Micros t = m.next_event_time(); t >= 0 && t <= t0 + kH; t = m.next_event_time()) {
     m.advance(t, out);
     const Pod& pp = m.state().pods[pod];
-    if (pp.phase == PodPhase::Bound) {
+    if (pp.phase == PodPhase::Running) {
       INFO("t = " << t);
       CHECK(m.state().nodes.at(static_cast<std::size_t>(pp.node)).phase == NodePhase::Initialized);
     }
@@ -183,7 +229,7 @@ TEST_CASE("node startup times stay inside each preset's ranges", "[cluster-model
     for (std::uint64_t seed = 1; seed <= 10; ++seed) {
       const Scenario s = scenario({{"seed", seed}, {"cluster", {{"node_startup", {{"preset", preset}}}}}});
       INFO(preset << ", seed " << seed);
-      ClusterModel m(s, std::make_unique<ScriptedProvisioner>());
+      Harness m(s, std::make_unique<ScriptedProvisioner>());
       std::vector<ClusterNotice> out;
       m.start(0, out);
       m.add_replica_pod(0, 0, out);
@@ -191,7 +237,7 @@ TEST_CASE("node startup times stay inside each preset's ranges", "[cluster-model
       REQUIRE(m.state().nodes.size() == 1);
       const Node& n = m.state().nodes[0];
       const NodeStartup& st = s.cluster.startup;
-      CHECK(st.preset == preset);
+      CHECK(st.preset == value_of(preset, kStartupPresets));
       CHECK(n.registered_at >= seconds_to_micros(st.launch_to_registered.min_s));
       CHECK(n.registered_at <= seconds_to_micros(st.launch_to_registered.max_s));
       CHECK(n.initialized_at - n.registered_at >= seconds_to_micros(st.registered_to_initialized.min_s));
@@ -212,9 +258,9 @@ TEST_CASE("startup taints disappear at initialization; CPU pods may land while t
   const Scenario s = scenario({{"cluster", {{"workloads", {{{"name", "web"}, {"replicas", 0}, {"pod", {{"cpu", "1"}, {"memory", "2Gi"}}}}}}}}});
   auto fake = std::make_unique<ScriptedProvisioner>();
   ScriptedProvisioner* p = fake.get();
-  p->taints = {Taint{"dedicated", "llm", "PreferNoSchedule"}};
-  p->startup_taints = {Taint{"node.example.com/agent-not-ready", "", "NoExecute"}};
-  ClusterModel m(s, std::move(fake));
+  p->taints = {Taint{"dedicated", "llm", TaintEffect::PreferNoSchedule}};
+  p->startup_taints = {Taint{"node.example.com/agent-not-ready", "", TaintEffect::NoExecute}};
+  Harness m(s, std::move(fake));
   std::vector<ClusterNotice> out;
   m.start(0, out);
   m.add_replica_pod(0, 0, out);
@@ -243,14 +289,14 @@ TEST_CASE("startup taints disappear at initialization; CPU pods may land while t
 TEST_CASE("a CPU pod binds to a new node as soon as it registers", "[cluster-model]") {
   // One web pod and no nodes: the fake launches an m7i.4xlarge for it.
   const Scenario s = scenario({{"cluster", {{"workloads", {{{"name", "web"}, {"replicas", 1}, {"pod", {{"cpu", "1"}, {"memory", "2Gi"}}}}}}}}});
-  ClusterModel m(s, std::make_unique<ScriptedProvisioner>());
+  Harness m(s, std::make_unique<ScriptedProvisioner>());
   std::vector<ClusterNotice> out;
   m.start(0, out);
   REQUIRE(m.state().pods.size() == 1);
   run_until(m, kH, out);
   const Node& n = m.state().nodes.at(0);
   CHECK(m.state().types[static_cast<std::size_t>(n.type_index)].name == "m7i.4xlarge");
-  CHECK(m.state().pods[0].phase == PodPhase::Bound);
+  CHECK(m.state().pods[0].phase == PodPhase::Running);
   CHECK(out.empty());  // not a replica: nothing to tell the simulation
   bool bound_at_registration = false;
   for (const auto& l : m.take_logs()) {
@@ -268,12 +314,12 @@ TEST_CASE("removing a node evicts its pods: replicas are reported, other workloa
   auto fake = std::make_unique<ScriptedProvisioner>();
   ScriptedProvisioner* p = fake.get();
   const Micros at = 600 * kS;
-  p->removals.push_back({at, NodeRemoval{0, "Underutilized", true}});
-  ClusterModel m(s, std::move(fake));
+  p->removals.push_back({at, NodeRemoval{0, RemovalReason::Underutilized, true}});
+  Harness m(s, std::move(fake));
   std::vector<ClusterNotice> out;
   m.start(2, out);
   CHECK(tuples(out) == std::vector<Notice>{{kBound, 0, 0, 0, 0, ""}, {kBound, 1, 1, 0, 0, ""}});
-  CHECK(m.state().pods[2].phase == PodPhase::Bound);
+  CHECK(m.state().pods[2].phase == PodPhase::Running);
   CHECK(m.totals().non_gpu_pods_on_gpu_nodes == 1);
   out.clear();
 
@@ -282,16 +328,17 @@ TEST_CASE("removing a node evicts its pods: replicas are reported, other workloa
   const ClusterState& c = m.state();
   CHECK(c.nodes[0].phase == NodePhase::Terminating);
   CHECK(c.nodes[0].pods.empty());
-  for (std::uint32_t id : {0u, 1u, 2u}) CHECK(c.pods[id].phase == PodPhase::Gone);
+  for (std::uint32_t id : {0u, 1u, 2u}) CHECK(c.pods[id].phase == PodPhase::Running);
+  for (std::uint32_t id : {0u, 1u, 2u}) CHECK(c.pods[id].deleted);
   // The web pod's ReplicaSet made a new one, Pending, for which the fake launched a CPU node.
   REQUIRE(c.pods.size() == 4);
   CHECK(c.pods[3].template_index == 1);
-  CHECK(c.pods[3].owner == -1);
+  CHECK(c.pods[3].replica == -1);
   CHECK(c.pods[3].phase == PodPhase::Pending);
   CHECK(c.pods[3].created_at == at);
   REQUIRE(c.nodes.size() == 2);
   CHECK(c.types[static_cast<std::size_t>(c.nodes[1].type_index)].name == "m7i.4xlarge");
-  CHECK(m.totals().evictions == 3);
+  CHECK(m.totals().pod_evictions == 3);
   CHECK(m.totals().replica_evictions == 2);
 
   // The pods get their 30 s grace period, then the instance goes.
@@ -303,7 +350,7 @@ TEST_CASE("removing a node evicts its pods: replicas are reported, other workloa
   CHECK(m.totals().nodes_removed == 1);
 
   run_until(m, at + kH, out);
-  CHECK(c.pods[3].phase == PodPhase::Bound);
+  CHECK(c.pods[3].phase == PodPhase::Running);
   CHECK(c.pods[3].node == 1);
   CHECK(out.size() == 2);  // nothing more for the simulation
 
@@ -322,8 +369,8 @@ TEST_CASE("removing a node evicts its pods: replicas are reported, other workloa
 TEST_CASE("an empty node removed without drain goes at once", "[cluster-model]") {
   const Scenario s = scenario({{"cluster", {{"initial_nodes", {{{"instance_type", "p5.48xlarge"}, {"count", 2}}}}}}});
   auto fake = std::make_unique<ScriptedProvisioner>();
-  fake->removals.push_back({300 * kS, NodeRemoval{1, "RegistrationTimeout", false}});
-  ClusterModel m(s, std::move(fake));
+  fake->removals.push_back({300 * kS, NodeRemoval{1, RemovalReason::RegistrationTimeout, false}});
+  Harness m(s, std::move(fake));
   std::vector<ClusterNotice> out;
   m.start(0, out);
   run_until(m, kH, out);
@@ -331,7 +378,7 @@ TEST_CASE("an empty node removed without drain goes at once", "[cluster-model]")
   CHECK(m.state().nodes[1].terminated_at == 300 * kS);
   CHECK(m.state().nodes[0].phase == NodePhase::Initialized);
   CHECK(out.empty());
-  CHECK(m.totals().evictions == 0);
+  CHECK(m.totals().pod_evictions == 0);
 }
 
 TEST_CASE("cost accounting: node-hours by capacity-type price, GPU-hours allocatable and requested", "[cluster-model]") {
@@ -342,8 +389,8 @@ TEST_CASE("cost accounting: node-hours by capacity-type price, GPU-hours allocat
                                   {{{"instance_type", "p5.48xlarge"}, {"count", 1}},
                                    {{"instance_type", "m7i.4xlarge"}, {"capacity_type", "spot"}, {"count", 1}}}}}}});
   auto fake = std::make_unique<ScriptedProvisioner>();
-  fake->removals.push_back({2 * kH, NodeRemoval{1, "Empty", true}});
-  ClusterModel m(s, std::move(fake));
+  fake->removals.push_back({2 * kH, NodeRemoval{1, RemovalReason::Empty, true}});
+  Harness m(s, std::move(fake));
   std::vector<ClusterNotice> out;
   m.start(2, out);
   REQUIRE(out.size() == 2);
@@ -367,18 +414,18 @@ TEST_CASE("cost accounting: node-hours by capacity-type price, GPU-hours allocat
   CHECK(t.gpu_hours_requested == Approx(4 * 1 + 2 * 3));
   CHECK(t.nodes_launched == 2);
   CHECK(t.nodes_removed == 1);
-  CHECK(t.evictions == 0);
+  CHECK(t.pod_evictions == 0);
   // finish() is idempotent: the clock does not run twice.
   m.finish(4 * kH);
   CHECK(m.totals().node_hours == Approx(6));
 }
 
 TEST_CASE("spot interruptions evict at the notice and terminate the node 2 minutes later", "[cluster-model]") {
-  auto run = [](double rate, const std::string& capacity, std::vector<ClusterNotice>& out, std::vector<ClusterLog>& logs) {
+  auto run = [](double rate, CapacityType capacity, std::vector<ClusterNotice>& out, std::vector<ClusterLog>& logs) {
     const Scenario s = scenario({{"cluster", {{"spot_interruptions_per_node_hour", rate}}}});
     auto fake = std::make_unique<ScriptedProvisioner>();
     fake->capacity_type = capacity;
-    ClusterModel m(s, std::move(fake));
+    Harness m(s, std::move(fake));
     m.start(0, out);
     m.add_replica_pod(3, 0, out);
     run_until(m, 24 * kH, out);
@@ -389,21 +436,21 @@ TEST_CASE("spot interruptions evict at the notice and terminate the node 2 minut
 
   std::vector<ClusterNotice> out;
   std::vector<ClusterLog> logs;
-  const auto [nodes, totals] = run(2.0, "spot", out, logs);
+  const auto [nodes, totals] = run(2.0, CapacityType::Spot, out, logs);
   REQUIRE(nodes.size() == 1);
   const Node& n = nodes[0];
   CHECK(n.price_usd_per_hour == 22.02);
   REQUIRE(out.size() == 2);
-  CHECK(out[0].kind == ClusterNotice::ReplicaPodBound);
+  CHECK(out[0].kind == ClusterNotice::Kind::ReplicaPodBound);
   const ClusterNotice& ev = out[1];
-  CHECK(ev.kind == ClusterNotice::ReplicaPodEvicted);
+  CHECK(ev.kind == ClusterNotice::Kind::ReplicaPodEvicted);
   CHECK(ev.replica == 3);
-  CHECK(ev.reason == "Interrupted");
+  CHECK(ev.reason == RemovalReason::Interrupted);
   CHECK(ev.time > n.initialized_at);
   CHECK(n.phase == NodePhase::Terminated);
   CHECK(n.terminated_at == ev.time + 120 * kS);
   CHECK(totals.spot_interruptions == 1);
-  CHECK(totals.evictions == 1);
+  CHECK(totals.pod_evictions == 1);
   CHECK(totals.replica_evictions == 1);
   CHECK(totals.node_hours == Approx(micros_to_seconds(n.terminated_at) / 3600.0));
   bool logged = false;
@@ -417,8 +464,8 @@ TEST_CASE("spot interruptions evict at the notice and terminate the node 2 minut
   CHECK(logged);
 
   // No interruptions at rate 0, and none for on-demand nodes at any rate.
-  for (const auto& [rate, capacity] : {std::make_pair(0.0, std::string("spot")), std::make_pair(10.0, std::string("on-demand"))}) {
-    INFO(capacity << " at " << rate << "/h");
+  for (const auto& [rate, capacity] : {std::make_pair(0.0, CapacityType::Spot), std::make_pair(10.0, CapacityType::OnDemand)}) {
+    INFO(to_string(capacity) << " at " << rate << "/h");
     std::vector<ClusterNotice> o;
     std::vector<ClusterLog> l;
     const auto [ns, tot] = run(rate, capacity, o, l);
@@ -433,7 +480,7 @@ TEST_CASE("with Karpenter: a batch window, a NodeClaim from the pool, the bind, 
   Json pool = gpu_pool();
   pool["spec"]["template"]["spec"]["taints"] = Json::parse(R"([{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}])");
   const Scenario s = scenario({{"cluster", {{"nodepools", Json::array({pool})}}}});
-  ClusterModel m(s, make_node_provisioner(s));
+  Harness m(s, make_node_provisioner(s));
   std::vector<ClusterNotice> out;
   m.start(0, out);
   m.add_replica_pod(0, 0, out);
@@ -444,14 +491,14 @@ TEST_CASE("with Karpenter: a batch window, a NodeClaim from the pool, the bind, 
   const Node& n = m.state().nodes[0];
   CHECK(n.launched_at == 1 * kS);
   CHECK(n.owner == "gpu");
-  CHECK(n.capacity_type == "on-demand");
+  CHECK(n.capacity_type == CapacityType::OnDemand);
   CHECK(m.state().types[static_cast<std::size_t>(n.type_index)].name == "p5.48xlarge");
   REQUIRE(n.taints.size() == 1);
   CHECK(n.taints[0].key == "nvidia.com/gpu");
 
   run_until(m, 10 * 60 * kS, out);
   REQUIRE(out.size() == 1);
-  CHECK(out[0].kind == ClusterNotice::ReplicaPodBound);
+  CHECK(out[0].kind == ClusterNotice::Kind::ReplicaPodBound);
   CHECK(out[0].time == n.initialized_at);
   CHECK(n.gpus_requested == 2);
 
@@ -465,7 +512,7 @@ TEST_CASE("with Karpenter: a batch window, a NodeClaim from the pool, the bind, 
   CHECK(n.phase == NodePhase::Terminated);
   CHECK(n.terminated_at >= gone + kH + 15 * kS);
   CHECK(n.terminated_at <= gone + kH + 25 * kS);
-  CHECK(m.totals().evictions == 0);
+  CHECK(m.totals().pod_evictions == 0);
   CHECK(out.size() == 1);
 
   std::vector<std::string> actions;
@@ -479,10 +526,16 @@ TEST_CASE("with Karpenter: a batch window, a NodeClaim from the pool, the bind, 
 
 TEST_CASE("PodDisruptionBudget arithmetic: expected, desired and current healthy, disruptions allowed", "[cluster]") {
   ClusterState s;
-  auto add = [&](bool ready, PodPhase phase = PodPhase::Bound, std::int32_t owner = 0) {
+  PodTemplate replica, web_pod;
+  replica.owner = PodOwner{PodOwner::Kind::Pool, 0, "vllm"};
+  web_pod.owner = PodOwner{PodOwner::Kind::Workload, 0, "web"};
+  s.templates = {replica, web_pod};
+  s.pools = {PoolBudget{}};
+  auto add = [&](bool ready, PodPhase phase = PodPhase::Running, std::int32_t owner = 0) {
     Pod p;
     p.id = static_cast<std::uint32_t>(s.pods.size());
-    p.owner = owner;
+    p.template_index = owner < 0 ? 1 : 0;
+    p.replica = owner < 0 ? -1 : static_cast<std::int32_t>(p.id);
     p.phase = phase;
     p.ready = ready;
     s.pods.push_back(p);
@@ -491,35 +544,35 @@ TEST_CASE("PodDisruptionBudget arithmetic: expected, desired and current healthy
   for (int i = 0; i < 4; ++i) add(true);
   const auto loading = add(false);              // bound, not Ready yet
   add(false, PodPhase::Pending);                // counted as a pod, not healthy
-  const auto web = add(true, PodPhase::Bound, -1);  // another workload: not covered
-  s.expected_replicas = 6;
+  const auto web = add(true, PodPhase::Running, -1);  // another workload: not covered
+  s.pools[0].expected_replicas = 6;
 
-  CHECK(pdb_allows_eviction(s, s.pods[0]));  // no PDB: always
-  s.inference_pdb = PdbSpec{false, "1", false};  // maxUnavailable 1: desired = 6 − 1 = 5 > 4 healthy
-  PdbStatus st = pdb_status(s);
+  CHECK(eviction_allowed(s, s.pods[0]));  // no PDB: always
+  s.pools[0].pdb = PdbSpec{false, "1", false};  // maxUnavailable 1: desired = 6 − 1 = 5 > 4 healthy
+  PdbStatus st = pool_pdb_status(s, 0);
   CHECK(st.expected == 6);
   CHECK(st.desired_healthy == 5);
   CHECK(st.current_healthy == 4);
   CHECK(st.disruptions_allowed == 0);
   std::string why;
-  CHECK_FALSE(pdb_allows_eviction(s, s.pods[0], &why));
+  CHECK_FALSE(eviction_allowed(s, s.pods[0], &why));
   CHECK(why == "PodDisruptionBudget maxUnavailable 1: 4 healthy, 5 desired → disruptionsAllowed 0");
-  CHECK_FALSE(pdb_allows_eviction(s, s.pods[loading]));  // IfHealthyBudget: the budget is not met
-  CHECK(pdb_allows_eviction(s, s.pods[web]));
-  s.inference_pdb->always_allow_unhealthy = true;
-  CHECK(pdb_allows_eviction(s, s.pods[loading]));
+  CHECK_FALSE(eviction_allowed(s, s.pods[loading]));  // IfHealthyBudget: the budget is not met
+  CHECK(eviction_allowed(s, s.pods[web]));
+  s.pools[0].pdb->always_allow_unhealthy = true;
+  CHECK(eviction_allowed(s, s.pods[loading]));
 
-  s.inference_pdb = PdbSpec{false, "50%", false};  // maxUnavailable 50% of 6 = 3 (rounded up) → desired 3
-  CHECK(pdb_status(s).disruptions_allowed == 1);
-  CHECK(pdb_allows_eviction(s, s.pods[0]));
-  s.inference_pdb = PdbSpec{true, "3", false};  // minAvailable 3 → 4 − 3 = 1
-  CHECK(pdb_status(s).disruptions_allowed == 1);
-  CHECK(pdb_status(s).expected == 6);           // integer minAvailable: expected = the pods (6 with owners)
-  s.inference_pdb = PdbSpec{true, "100%", false};  // minAvailable 100% of 6 → 6 desired
-  CHECK(pdb_status(s).desired_healthy == 6);
-  CHECK(pdb_status(s).disruptions_allowed == 0);
-  s.inference_pdb = PdbSpec{true, "25%", false};  // ceil(1.5) = 2 → 4 − 2 = 2
-  CHECK(pdb_status(s).disruptions_allowed == 2);
+  s.pools[0].pdb = PdbSpec{false, "50%", false};  // maxUnavailable 50% of 6 = 3 (rounded up) → desired 3
+  CHECK(pool_pdb_status(s, 0).disruptions_allowed == 1);
+  CHECK(eviction_allowed(s, s.pods[0]));
+  s.pools[0].pdb = PdbSpec{true, "3", false};  // minAvailable 3 → 4 − 3 = 1
+  CHECK(pool_pdb_status(s, 0).disruptions_allowed == 1);
+  CHECK(pool_pdb_status(s, 0).expected == 6);           // integer minAvailable: expected = the pods (6 with owners)
+  s.pools[0].pdb = PdbSpec{true, "100%", false};  // minAvailable 100% of 6 → 6 desired
+  CHECK(pool_pdb_status(s, 0).desired_healthy == 6);
+  CHECK(pool_pdb_status(s, 0).disruptions_allowed == 0);
+  s.pools[0].pdb = PdbSpec{true, "25%", false};  // ceil(1.5) = 2 → 4 − 2 = 2
+  CHECK(pool_pdb_status(s, 0).disruptions_allowed == 2);
 
   CHECK(parse_pdb(Json::parse(R"({"maxUnavailable": "25%", "unhealthyPodEvictionPolicy": "AlwaysAllow"})"), "/p").always_allow_unhealthy);
   for (const char* bad : {R"({})", R"({"minAvailable": 1, "maxUnavailable": 1})", R"({"minAvailable": "150%"})",

@@ -71,7 +71,7 @@ void check_error(const Json& doc, const std::string& path) {
 TEST_CASE("the Karpenter trap evicts running replicas; WhenEmpty with consolidateAfter 1h does not", "[cluster-sim]") {
   const Summary& trap = trap_run().summary;
   CHECK(trap.num_replica_evictions > 0);
-  CHECK(trap.pod_evictions >= trap.num_replica_evictions);
+  CHECK(trap.cluster.pod_evictions >= trap.num_replica_evictions);
   // The lifecycle log tells each eviction with its reason.
   CHECK(count(trap_run(), [](const DecisionRecord& d) {
           return d.controller == "lifecycle" && contains(d.explanation, "evicted (Underutilized)");
@@ -85,7 +85,7 @@ TEST_CASE("the Karpenter trap evicts running replicas; WhenEmpty with consolidat
   gpu_pool_spec(doc)["disruption"] = {{"consolidationPolicy", "WhenEmpty"}, {"consolidateAfter", "1h"}};
   const Summary safe = run(doc).summary;
   CHECK(safe.num_replica_evictions == 0);
-  CHECK(safe.pod_evictions == 0);
+  CHECK(safe.cluster.pod_evictions == 0);
   CHECK(safe.num_requests_failed_by_eviction == 0);
   CHECK(safe.num_dropped < trap.num_dropped);
   CHECK(safe.num_requests == trap.num_requests);  // the same arrivals
@@ -105,11 +105,11 @@ TEST_CASE("retry_evicted_requests sends an evicted replica's requests back to th
 TEST_CASE("a CPU web tier lands on GPU nodes unless the GPU pool is tainted", "[cluster-sim]") {
   Json doc = trap_doc();
   doc["duration_s"] = 600;  // the web pods are placed in the first seconds
-  CHECK(run(doc).summary.non_gpu_pods_on_gpu_nodes == 0);
+  CHECK(run(doc).summary.cluster.non_gpu_pods_on_gpu_nodes == 0);
   gpu_pool_spec(doc)["template"]["spec"].erase("taints");
   const RunResult open = run(doc);
   // All six web pods go to the starting p5.48xlarge.
-  CHECK(open.summary.non_gpu_pods_on_gpu_nodes == 6);
+  CHECK(open.summary.cluster.non_gpu_pods_on_gpu_nodes == 6);
   CHECK(count(open, [](const DecisionRecord& d) { return d.reason == "NonGpuPodOnGpuNode"; }) == 6);
 }
 
@@ -138,7 +138,7 @@ TEST_CASE("Cluster Autoscaler adds GPU nodes under load and removes one only aft
             return d.reason == "TriggeredScaleUp" && contains(d.explanation, "gpu-p5 (p5.48xlarge") &&
                    contains(d.explanation, "first fit: 1 new node");
           }) > 0);
-    CHECK(r.summary.gpu_hours_allocatable > 8 * 1.5 + 1);
+    CHECK(r.summary.cluster.gpu_hours_allocatable > 8 * 1.5 + 1);
     CHECK(r.summary.peak_replicas > 4);
 
     // Each GPU node removed was unneeded since the last ScaleDownCandidate note about it, longer than the flag.
@@ -166,23 +166,23 @@ TEST_CASE("node cost is the sum of node-hours times each node's price", "[cluste
   // on demand: the GPU-hours tell the p5 node-hours, the rest are m7i node-hours.
   const RunResult r = run(ca_doc());
   const Summary& s = r.summary;
-  const double p5_hours = s.gpu_hours_allocatable / 8;
-  const double m7i_hours = s.node_hours - p5_hours;
+  const double p5_hours = s.cluster.gpu_hours_allocatable / 8;
+  const double m7i_hours = s.cluster.node_hours - p5_hours;
   CHECK(p5_hours > 1.5);
   CHECK(m7i_hours > 0);
-  CHECK(s.node_cost_usd == Approx(p5_hours * 55.04 + m7i_hours * 0.8064));
-  CHECK(s.cost_usd == s.node_cost_usd);  // in cluster mode the bill is the nodes
-  CHECK(s.gpu_hours_requested <= s.gpu_hours_allocatable);
+  CHECK(s.cluster.node_cost_usd == Approx(p5_hours * 55.04 + m7i_hours * 0.8064));
+  CHECK(s.cost_usd == s.cluster.node_cost_usd);  // in cluster mode the bill is the nodes
+  CHECK(s.cluster.gpu_hours_requested <= s.cluster.gpu_hours_allocatable);
   // The pods' GPU-hours are the replicas' (2 GPUs each) while bound.
-  CHECK(s.gpu_hours_requested <= s.gpu_hours + 1e-9);
+  CHECK(s.cluster.gpu_hours_requested <= s.gpu_hours + 1e-9);
 
   // The trap: its GPU nodes are p5.48xlarge on demand; any other node is a CPU type of the general pool,
   // at most $0.8064/h (m7i.4xlarge on demand).
   const Summary& t = trap_run().summary;
-  const double gpu_node_hours = t.gpu_hours_allocatable / 8;
+  const double gpu_node_hours = t.cluster.gpu_hours_allocatable / 8;
   CHECK(gpu_node_hours > 4);
-  CHECK(t.node_cost_usd >= Approx(gpu_node_hours * 55.04));
-  CHECK(t.node_cost_usd - gpu_node_hours * 55.04 <= (t.node_hours - gpu_node_hours) * 0.8064 + 1e-6);
+  CHECK(t.cluster.node_cost_usd >= Approx(gpu_node_hours * 55.04));
+  CHECK(t.cluster.node_cost_usd - gpu_node_hours * 55.04 <= (t.cluster.node_hours - gpu_node_hours) * 0.8064 + 1e-6);
 }
 
 TEST_CASE("cluster runs are deterministic", "[cluster-sim]") {
@@ -260,13 +260,13 @@ TEST_CASE("cluster presets switch a scenario to a real cluster with one field", 
   const RunResult ca = preset_run("cluster_autoscaler");
   const RunResult fixed = preset_run("none");
   for (const RunResult* r : {&when_empty, &trap, &ca}) {
-    CHECK(r->summary.nodes_launched >= 4);
-    CHECK(r->summary.node_cost_usd > 0);
-    CHECK(r->summary.cost_usd == r->summary.node_cost_usd);
+    CHECK(r->summary.cluster.nodes_launched >= 4);
+    CHECK(r->summary.cluster.node_cost_usd > 0);
+    CHECK(r->summary.cost_usd == r->summary.cluster.node_cost_usd);
     CHECK_FALSE(r->series.nodes.empty());
   }
   CHECK(fixed.series.nodes.empty());
-  CHECK(fixed.summary.nodes_launched == 0);
+  CHECK(fixed.summary.cluster.nodes_launched == 0);
   // The provisioners log their decisions under their own names.
   auto logged = [](const RunResult& r, const std::string& prefix) {
     return count(r, [&](const DecisionRecord& d) { return d.controller.rfind(prefix, 0) == 0; });
@@ -277,13 +277,13 @@ TEST_CASE("cluster presets switch a scenario to a real cluster with one field", 
   // WhenEmpty after 1h keeps its nodes through the hour; the trap consolidates under running replicas.
   CHECK(when_empty.summary.num_replica_evictions == 0);
   CHECK(trap.summary.num_replica_evictions > 0);
-  CHECK(trap.summary.node_hours < when_empty.summary.node_hours);
+  CHECK(trap.summary.cluster.node_hours < when_empty.summary.cluster.node_hours);
 
   // The scenario's own cluster fields go on top of the preset; the provisioner comes from the preset only.
   Json doc = Json::parse(R"({"duration_s": 60, "cluster": {"preset": "karpenter_when_empty",
                              "node_startup": {"preset": "real_world"}}})");
-  CHECK(parse_scenario(doc).cluster.startup.preset == "real_world");
-  CHECK(parse_scenario(doc).cluster.provisioner == "karpenter");
+  CHECK(parse_scenario(doc).cluster.startup.preset == StartupPreset::RealWorld);
+  CHECK(parse_scenario(doc).cluster.provisioner == ProvisionerKind::Karpenter);
   doc["cluster"]["nodepools"] = Json::array();
   check_error(doc, "/cluster/nodepools");
   doc["cluster"].erase("nodepools");

@@ -147,7 +147,7 @@ TEST_CASE("solve's daily cost is a recount from the variant's two simulations", 
 
   const double daily = (static_cast<double>(failed_trap - failed_safe) * p.at("failed_request_usd").get<double>() +
                         static_cast<double>(breach_trap - breach_safe) * p.at("sla_credit_usd").get<double>() +
-                        (s.trap.summary.node_cost_usd - s.safe.summary.node_cost_usd)) /
+                        (s.trap.summary.cluster.node_cost_usd - s.safe.summary.cluster.node_cost_usd)) /
                        days;
   CHECK(s.daily == Approx(daily).margin(1e-6));
   CHECK(s.monthly == Approx(30 * daily).margin(1e-6));

@@ -23,7 +23,7 @@ struct Fixture {
 
   Fixture() {
     c.types = default_instance_types();
-    const Toleration gpu_toleration{"nvidia.com/gpu", "Exists", "", "NoSchedule"};
+    const Toleration gpu_toleration{"nvidia.com/gpu", TolerationOp::Exists, "", TaintEffect::NoSchedule};
     PodTemplate t;
     t.name = "vllm-tp2";
     t.gpus = 2;
@@ -60,7 +60,7 @@ struct Fixture {
   }
 
   std::uint32_t node(const std::string& type_name, const std::string& owner, NodePhase phase = NodePhase::Initialized,
-                     const std::string& capacity = "on-demand", Micros initialized_at = 0) {
+                     CapacityType capacity = CapacityType::OnDemand, Micros initialized_at = 0) {
     const InstanceType& t = c.types[type(type_name)];
     Node n;
     n.id = static_cast<std::uint32_t>(c.nodes.size());
@@ -70,14 +70,14 @@ struct Fixture {
     n.owner = owner;
     n.labels = instance_labels(t, capacity, n.zone);
     n.labels["karpenter.sh/nodepool"] = owner;
-    n.taints = {Taint{"nvidia.com/gpu", "true", "NoSchedule"}};
+    n.taints = {Taint{"nvidia.com/gpu", "true", TaintEffect::NoSchedule}};
     n.phase = phase;
     n.launched_at = 0;
     if (phase == NodePhase::Initialized) {
       n.registered_at = 0;
       n.initialized_at = initialized_at;
     }
-    n.price_usd_per_hour = capacity == "spot" ? t.spot_usd_per_hour : t.on_demand_usd_per_hour;
+    n.price_usd_per_hour = hourly_price(t, capacity);
     n.gpus_allocatable = phase == NodePhase::Initialized ? t.gpus : 0;
     n.cpu_allocatable_milli = allocatable_cpu_milli(t);
     n.memory_allocatable_mib = allocatable_memory_mib(t);
@@ -90,7 +90,7 @@ struct Fixture {
     Pod& p = c.pods[id];
     Node& n = c.nodes[node_id];
     const PodTemplate& t = c.templates[tmpl];
-    p.phase = PodPhase::Bound;
+    p.phase = PodPhase::Running;
     p.node = static_cast<std::int32_t>(node_id);
     n.pods.push_back(id);
     n.gpus_requested += t.gpus;
@@ -106,9 +106,9 @@ NodePool gpu_pool(const std::string& name = "gpu", int weight = 10, std::vector<
   NodePool p;
   p.name = name;
   p.weight = weight;
-  p.requirements.push_back(Requirement{"node.kubernetes.io/instance-type", "In", types, 0});
-  if (!capacity.empty()) p.requirements.push_back(Requirement{"karpenter.sh/capacity-type", "In", capacity, 0});
-  p.taints = {Taint{"nvidia.com/gpu", "true", "NoSchedule"}};
+  p.requirements.push_back(Requirement{"node.kubernetes.io/instance-type", SelectorOp::In, types, 0});
+  if (!capacity.empty()) p.requirements.push_back(Requirement{"karpenter.sh/capacity-type", SelectorOp::In, capacity, 0});
+  p.taints = {Taint{"nvidia.com/gpu", "true", TaintEffect::NoSchedule}};
   p.consolidate_after = 0;
   return p;
 }
@@ -225,7 +225,7 @@ TEST_CASE("limits filter instance types and refuse a pool already over its limit
 
   // Two p5.4xlarge claims in one batch use up the remaining 2 GPUs; a third 1-GPU pod is refused.
   const auto s2 = f.pending(f.one_gpu), s3 = f.pending(f.one_gpu);
-  f.c.pods[big].phase = PodPhase::Gone;
+  f.c.pods[big].deleted = true;
   plan = plan_provisioning(f.c, {pool}, {small, s2, s3}, {}, 0, 0);
   CHECK(plan.launches.size() == 2);
   CHECK(plan.unplaced.size() == 1);
@@ -248,32 +248,32 @@ TEST_CASE("the cheapest fitting offering is chosen, spot when allowed and cheape
   const auto pod = f.pending(f.one_gpu);
   NodePool pool;
   pool.name = "gpu";
-  pool.requirements = {Requirement{"karpenter.k8s.aws/instance-gpu-count", "Gt", {"0"}, 0}};
-  pool.taints = {Taint{"nvidia.com/gpu", "true", "NoSchedule"}};
+  pool.requirements = {Requirement{"karpenter.k8s.aws/instance-gpu-count", SelectorOp::Gt, {"0"}, 0}};
+  pool.taints = {Taint{"nvidia.com/gpu", "true", TaintEffect::NoSchedule}};
 
   // No capacity-type requirement: on-demand only; p5.4xlarge ($6.88) beats p4d ($21.96) and the 8-GPU types.
   ProvisioningPlan plan = plan_provisioning(f.c, {pool}, {pod}, {}, 0, 0);
   REQUIRE(plan.launches.size() == 1);
   CHECK(type_name(f, plan.launches[0]) == "p5.4xlarge");
-  CHECK(plan.launches[0].capacity_type == "on-demand");
+  CHECK(plan.launches[0].capacity_type == CapacityType::OnDemand);
   CHECK(plan.launches[0].zone == "us-east-1a");
 
   // Spot allowed: spot p5.4xlarge at $2.75.
-  pool.requirements.push_back(Requirement{"karpenter.sh/capacity-type", "In", {"on-demand", "spot"}, 0});
+  pool.requirements.push_back(Requirement{"karpenter.sh/capacity-type", SelectorOp::In, {"on-demand", "spot"}, 0});
   plan = plan_provisioning(f.c, {pool}, {pod}, {}, 0, 0);
   REQUIRE(plan.launches.size() == 1);
   CHECK(type_name(f, plan.launches[0]) == "p5.4xlarge");
-  CHECK(plan.launches[0].capacity_type == "spot");
+  CHECK(plan.launches[0].capacity_type == CapacityType::Spot);
   CHECK(plan.log[0].explanation.find("at $2.75/h") != std::string::npos);
 
   // A TP2 pod does not fit a 1-GPU type: the cheapest 8-GPU offering is p4d spot ($8.78).
   plan = plan_provisioning(f.c, {pool}, {f.pending(f.tp2)}, {}, 0, 0);
   REQUIRE(plan.launches.size() == 1);
   CHECK(type_name(f, plan.launches[0]) == "p4d.24xlarge");
-  CHECK(plan.launches[0].capacity_type == "spot");
+  CHECK(plan.launches[0].capacity_type == CapacityType::Spot);
 
   // A zone requirement picks the zone.
-  pool.requirements.push_back(Requirement{"topology.kubernetes.io/zone", "In", {"us-east-1b"}, 0});
+  pool.requirements.push_back(Requirement{"topology.kubernetes.io/zone", SelectorOp::In, {"us-east-1b"}, 0});
   plan = plan_provisioning(f.c, {pool}, {pod}, {}, 0, 0);
   CHECK(plan.launches.at(0).zone == "us-east-1b");
 }
@@ -307,7 +307,7 @@ TEST_CASE("in-flight capacity: pods already covered by a launching node do not l
   // The loop applies the launch: a Launched node (GPUs not advertised, startup taint on).
   const auto n = f.node("p5.48xlarge", "gpu", NodePhase::Launched);
   f.c.nodes[n].launched_at = 1 * kS;
-  f.c.nodes[n].taints.push_back(Taint{"node.kubernetes.io/not-ready", "", "NoSchedule"});
+  f.c.nodes[n].taints.push_back(Taint{"node.kubernetes.io/not-ready", "", TaintEffect::NoSchedule});
   // The pods are marked again, plus one new pod: only the new one needs a node.
   const auto extra = f.pending(f.tp2);
   for (auto p : pods) k.on_unschedulable(f.c, p, 30 * kS);
@@ -337,7 +337,7 @@ TEST_CASE("a pod that does not tolerate a pool's taint is not placed on it", "[k
 
   // Startup taints are not part of the fit, and are handed to the launch.
   NodePool with_startup = gpu_pool();
-  with_startup.startup_taints = {Taint{"example.com/agent-not-ready", "", "NoSchedule"}};
+  with_startup.startup_taints = {Taint{"example.com/agent-not-ready", "", TaintEffect::NoSchedule}};
   plan = plan_provisioning(f.c, {with_startup}, {f.pending(f.tp2)}, {}, 0, 0);
   REQUIRE(plan.launches.size() == 1);
   CHECK(plan.launches[0].startup_taints.size() == 1);
@@ -360,7 +360,7 @@ TEST_CASE("registration timeout: a node still Launched 15 min after launch is de
   k.wake(f.c, 15 * 60 * kS, out);
   REQUIRE(out.removals.size() == 1);
   CHECK(out.removals[0].node == n);
-  CHECK(out.removals[0].reason == "RegistrationTimeout");
+  CHECK(out.removals[0].reason == RemovalReason::RegistrationTimeout);
   CHECK_FALSE(out.removals[0].drain);
   ProvisionerActions again;
   k.wake(f.c, 15 * 60 * kS + 10 * kS, again);  // not repeated while the loop terminates it
@@ -382,7 +382,7 @@ TEST_CASE("expireAfter removes the node with drain, ignoring budgets and do-not-
   CHECK(k.next_wakeup() == 100 * kS);
   k.wake(f.c, 100 * kS, out);
   REQUIRE(out.removals.size() == 1);
-  CHECK(out.removals[0].reason == "Expired");
+  CHECK(out.removals[0].reason == RemovalReason::Expired);
   CHECK(out.removals[0].drain);
   CHECK(out.launches.empty());  // no replacement first
 }
@@ -393,7 +393,7 @@ TEST_CASE("consolidateAfter counts from the last pod event, else from initializa
   Fixture f;
   NodePool pool = gpu_pool();
   pool.consolidate_after = 60 * kS;
-  const auto n = f.node("p5.48xlarge", "gpu", NodePhase::Initialized, "on-demand", 100 * kS);
+  const auto n = f.node("p5.48xlarge", "gpu", NodePhase::Initialized, CapacityType::OnDemand, 100 * kS);
   CHECK(consolidatable_at(f.c.nodes[n], pool) == 160 * kS);
   CHECK(disruption_candidates(f.c, {pool}, {}, {}, 159 * kS).candidates.empty());
   CHECK(disruption_candidates(f.c, {pool}, {}, {}, 160 * kS).candidates.size() == 1);
@@ -423,19 +423,19 @@ TEST_CASE("budgets round up, subtract disrupting nodes, take the minimum, filter
 
   NodePool pool = gpu_pool();
   // The third budget holds drift back during business hours (09:00-17:00 UTC, Monday to Friday).
-  pool.budgets = {DisruptionBudget{"10%", {}, "", std::nullopt, std::nullopt}, DisruptionBudget{"2", {"Underutilized"}, "", std::nullopt, std::nullopt},
-                  DisruptionBudget{"0", {"Drifted"}, "0 9 * * mon-fri", 8 * 3600 * kS, std::nullopt}};
+  pool.budgets = {DisruptionBudget{"10%", {}, "", std::nullopt, std::nullopt}, DisruptionBudget{"2", {DisruptionReason::Underutilized}, "", std::nullopt, std::nullopt},
+                  DisruptionBudget{"0", {DisruptionReason::Drifted}, "0 9 * * mon-fri", 8 * 3600 * kS, std::nullopt}};
   pool.budgets[2].cron = parse_cron("0 9 * * mon-fri", "/schedule");
   const std::int64_t monday = 1767571200LL * kS;  // 2026-01-05T00:00:00Z
   const std::int64_t monday_10h = monday + 10 * 3600 * kS, monday_18h = monday + 18 * 3600 * kS;
-  CHECK(pool_allowed_disruptions(pool, "Empty", 30, 0, monday_10h) == 3);
-  CHECK(pool_allowed_disruptions(pool, "Underutilized", 30, 0, monday_10h) == 2);
-  CHECK(pool_allowed_disruptions(pool, "Underutilized", 30, 1, monday_10h) == 1);
-  CHECK(pool_allowed_disruptions(pool, "Drifted", 30, 0, monday_10h) == 0);
-  CHECK(pool_allowed_disruptions(pool, "Drifted", 30, 0, monday_18h) == 3);  // outside the window: 10 % of 30
-  CHECK(pool_allowed_disruptions(pool, "Drifted", 30, 0, monday + 6 * 86400 * kS + 10 * 3600 * kS) == 3);  // Sunday
-  pool.budgets = {DisruptionBudget{"1", {"Drifted"}, "", std::nullopt, std::nullopt}};
-  CHECK(pool_allowed_disruptions(pool, "Empty", 30, 0, monday) == INT32_MAX);  // no budget applies
+  CHECK(pool_allowed_disruptions(pool, DisruptionReason::Empty, 30, 0, monday_10h) == 3);
+  CHECK(pool_allowed_disruptions(pool, DisruptionReason::Underutilized, 30, 0, monday_10h) == 2);
+  CHECK(pool_allowed_disruptions(pool, DisruptionReason::Underutilized, 30, 1, monday_10h) == 1);
+  CHECK(pool_allowed_disruptions(pool, DisruptionReason::Drifted, 30, 0, monday_10h) == 0);
+  CHECK(pool_allowed_disruptions(pool, DisruptionReason::Drifted, 30, 0, monday_18h) == 3);  // outside the window: 10 % of 30
+  CHECK(pool_allowed_disruptions(pool, DisruptionReason::Drifted, 30, 0, monday + 6 * 86400 * kS + 10 * 3600 * kS) == 3);  // Sunday
+  pool.budgets = {DisruptionBudget{"1", {DisruptionReason::Drifted}, "", std::nullopt, std::nullopt}};
+  CHECK(pool_allowed_disruptions(pool, DisruptionReason::Empty, 30, 0, monday) == INT32_MAX);  // no budget applies
 
   // Counting: initialized nodes of the pool; Terminating and marked ones are disrupting; Launched ones don't count.
   Fixture f;
@@ -444,7 +444,7 @@ TEST_CASE("budgets round up, subtract disrupting nodes, take the minimum, filter
   f.node("p5.4xlarge", "gpu", NodePhase::Launched);
   f.node("p5.4xlarge", "other");
   f.c.nodes[0].phase = NodePhase::Terminating;
-  BudgetCount b = pool_budget(f.c, pool, "Empty", {1}, 0);
+  BudgetCount b = pool_budget(f.c, pool, DisruptionReason::Empty, {1}, 0);
   CHECK(b.total == 19);
   CHECK(b.disrupting == 2);
   CHECK(b.allowed == 0);  // roundup(1.9) = 2, minus 2
@@ -492,7 +492,7 @@ TEST_CASE("budget schedules: robfig/cron's next firing and Budget.IsActive's win
 TEST_CASE("emptiness deletes empty nodes after consolidateAfter, within budgets", "[karpenter]") {
   Fixture f;
   NodePool pool = gpu_pool();
-  pool.consolidation_policy = "WhenEmpty";
+  pool.consolidation_policy = ConsolidationPolicy::WhenEmpty;
   pool.consolidate_after = 300 * kS;
   f.node("p5.48xlarge", "gpu");
   f.node("p5.48xlarge", "gpu");
@@ -500,11 +500,11 @@ TEST_CASE("emptiness deletes empty nodes after consolidateAfter, within budgets"
   f.bound(f.tp2, busy, 0);
 
   DisruptionDecision d = decide_disruption(f.c, {pool}, {}, {}, {}, 299 * kS);
-  CHECK(d.action == "none");
+  CHECK(d.action == DisruptionAction::None);
   d = decide_disruption(f.c, {pool}, {}, {}, {}, 300 * kS);
-  CHECK(d.method == "Emptiness");
-  CHECK(d.action == "delete");
-  CHECK(d.reason == "Empty");
+  CHECK(d.method == DisruptionMethod::Emptiness);
+  CHECK(d.action == DisruptionAction::Delete);
+  CHECK(d.reason == DisruptionReason::Empty);
   CHECK(d.nodes == ids({0}));  // 10% of 3 nodes → 1 allowed
   CHECK(d.log.explanation.find("budget gpu/Empty: {nodes 10%} over 3 nodes, 0 disrupting → 1 allowed") != std::string::npos);
 
@@ -512,9 +512,9 @@ TEST_CASE("emptiness deletes empty nodes after consolidateAfter, within budgets"
   d = decide_disruption(f.c, {pool}, {}, {}, {}, 300 * kS);
   CHECK(d.nodes == ids({0, 1}));  // both in one command
 
-  pool.budgets = {DisruptionBudget{"0", {"Empty"}, "", std::nullopt, std::nullopt}};
+  pool.budgets = {DisruptionBudget{"0", {DisruptionReason::Empty}, "", std::nullopt, std::nullopt}};
   d = decide_disruption(f.c, {pool}, {}, {}, {}, 300 * kS);
-  CHECK(d.action == "none");
+  CHECK(d.action == DisruptionAction::None);
   CHECK(d.had_candidates);
   CHECK(d.log.explanation.find("held back by budgets") != std::string::npos);
 
@@ -528,7 +528,7 @@ TEST_CASE("emptiness deletes empty nodes after consolidateAfter, within budgets"
   CHECK(k.next_wakeup() == 315 * kS);
   k.wake(f.c, 315 * kS, out);
   REQUIRE(out.removals.size() == 2);
-  CHECK(out.removals[0].reason == "Empty");
+  CHECK(out.removals[0].reason == RemovalReason::Empty);
   CHECK(out.removals[0].drain);
   CHECK(out.log.back().explanation.rfind("validated after 15 s: ", 0) == 0);
 
@@ -548,7 +548,7 @@ TEST_CASE("WhenEmpty never consolidates a non-empty node; WhenEmptyOrUnderutiliz
           "[karpenter]") {
   Fixture f;
   NodePool pool = gpu_pool();
-  pool.consolidation_policy = "WhenEmpty";
+  pool.consolidation_policy = ConsolidationPolicy::WhenEmpty;
   pool.budgets = {DisruptionBudget{"100%", {}, "", std::nullopt, std::nullopt}};
   const auto a = f.node("p5.48xlarge", "gpu");
   const auto b = f.node("p5.48xlarge", "gpu");
@@ -557,29 +557,29 @@ TEST_CASE("WhenEmpty never consolidates a non-empty node; WhenEmptyOrUnderutiliz
   f.bound(f.tp2, b, 0);  // b: 4 of 8 GPUs
 
   DisruptionDecision d = decide_disruption(f.c, {pool}, {}, {}, {}, 60 * kS);
-  CHECK(d.action == "none");
+  CHECK(d.action == DisruptionAction::None);
   CHECK(d.log.explanation.find("not empty under consolidationPolicy WhenEmpty: nodes 0, 1") != std::string::npos);
 
-  pool.consolidation_policy = "WhenEmptyOrUnderutilized";
+  pool.consolidation_policy = ConsolidationPolicy::WhenEmptyOrUnderutilized;
   d = decide_disruption(f.c, {pool}, {}, {}, {}, 60 * kS);
   // Multi-node: both nodes' 3 pods onto one new p5.48xlarge is filtered out (same type, not cheaper than
   // either), so single-node: a (fewest pods) goes, its pod fits on b.
-  CHECK(d.method == "SingleNodeConsolidation");
-  CHECK(d.action == "delete");
-  CHECK(d.reason == "Underutilized");
+  CHECK(d.method == DisruptionMethod::SingleNodeConsolidation);
+  CHECK(d.action == DisruptionAction::Delete);
+  CHECK(d.reason == DisruptionReason::Underutilized);
   CHECK(d.nodes == ids({a}));
   CHECK(d.log.explanation.find("every pod fits on other nodes (0→node 1)") != std::string::npos);
 
   // Balanced scores the same move: savings 55.04 / 110.08 = 50 %, disruption (1 + 1) / (2 + 3) = 40 %.
-  pool.consolidation_policy = "Balanced";
+  pool.consolidation_policy = ConsolidationPolicy::Balanced;
   d = decide_disruption(f.c, {pool}, {}, {}, {}, 60 * kS);
   CHECK(d.nodes == ids({a}));
   CHECK(d.log.explanation.find("Balanced: score 1.25 >= threshold 0.50 (consolidationThreshold: 2.0, savings 50.0%, "
                                "disruption 40.0%)") != std::string::npos);
 
   // Budget 0 for Underutilized blocks it.
-  pool.budgets = {DisruptionBudget{"0", {"Underutilized"}, "", std::nullopt, std::nullopt}};
-  CHECK(decide_disruption(f.c, {pool}, {}, {}, {}, 60 * kS).action == "none");
+  pool.budgets = {DisruptionBudget{"0", {DisruptionReason::Underutilized}, "", std::nullopt, std::nullopt}};
+  CHECK(decide_disruption(f.c, {pool}, {}, {}, {}, 60 * kS).action == DisruptionAction::None);
 }
 
 TEST_CASE("multi-node consolidation deletes several nodes at once when all pods fit elsewhere", "[karpenter]") {
@@ -594,8 +594,8 @@ TEST_CASE("multi-node consolidation deletes several nodes at once when all pods 
   f.bound(f.tp2, big, 0);
   f.bound(f.tp2, big, 0);
   DisruptionDecision d = decide_disruption(f.c, {pool}, {}, {}, {}, 60 * kS);
-  CHECK(d.method == "MultiNodeConsolidation");
-  CHECK(d.action == "delete");
+  CHECK(d.method == DisruptionMethod::MultiNodeConsolidation);
+  CHECK(d.action == DisruptionAction::Delete);
   CHECK(d.nodes == ids({a, b}));
 }
 
@@ -607,14 +607,14 @@ TEST_CASE("replace only when strictly cheaper; the old node goes once the replac
 
   // Only p5.48xlarge allowed: the replacement would cost the same → no action.
   DisruptionDecision d = decide_disruption(f.c, {pool}, {}, {}, {}, 60 * kS);
-  CHECK(d.action == "none");
+  CHECK(d.action == DisruptionAction::None);
   CHECK(d.log.explanation.find("is not strictly cheaper than $55.04/h") != std::string::npos);
 
   // p5.4xlarge allowed: replace.
   pool = gpu_pool("gpu", 10, {"p5.48xlarge", "p5.4xlarge"});
   d = decide_disruption(f.c, {pool}, {}, {}, {}, 60 * kS);
-  CHECK(d.method == "SingleNodeConsolidation");
-  CHECK(d.action == "replace");
+  CHECK(d.method == DisruptionMethod::SingleNodeConsolidation);
+  CHECK(d.action == DisruptionAction::Replace);
   REQUIRE(d.replacement);
   CHECK(type_name(f, *d.replacement) == "p5.4xlarge");
   CHECK(d.replacement->replaces == static_cast<std::int32_t>(n));
@@ -646,7 +646,7 @@ TEST_CASE("replace only when strictly cheaper; the old node goes once the replac
   k.wake(f.c, 200 * kS, out3);
   REQUIRE(out3.removals.size() == 1);
   CHECK(out3.removals[0].node == n);
-  CHECK(out3.removals[0].reason == "Underutilized");
+  CHECK(out3.removals[0].reason == RemovalReason::Underutilized);
   CHECK(out3.removals[0].drain);
   CHECK(k.replacements_in_flight() == 0);
 }
@@ -658,7 +658,7 @@ TEST_CASE("Balanced approves a move whose savings justify its disruption and rej
   // counts in the pool's totals: cost $110.08/h, savings $33.08/h = 30.05 %.
   Fixture f;
   NodePool pool = gpu_pool("gpu", 10, {"p5.48xlarge", "p4d.24xlarge"});
-  pool.consolidation_policy = "Balanced";
+  pool.consolidation_policy = ConsolidationPolicy::Balanced;
   const auto a = f.node("p5.48xlarge", "gpu");
   const auto b = f.node("p5.48xlarge", "gpu");
   f.c.nodes[b].do_not_disrupt = true;
@@ -668,7 +668,7 @@ TEST_CASE("Balanced approves a move whose savings justify its disruption and rej
 
   // Default priority: disruption (1 + 2) / (3 + 5) = 37.5 %, score 0.3005 / 0.375 = 0.80.
   DisruptionDecision d = decide_disruption(f.c, {pool}, {}, {}, {}, 60 * kS);
-  CHECK(d.action == "replace");
+  CHECK(d.action == DisruptionAction::Replace);
   CHECK(d.nodes == ids({a}));
   REQUIRE(d.replacement);
   CHECK(type_name(f, *d.replacement) == "p4d.24xlarge");
@@ -680,13 +680,13 @@ TEST_CASE("Balanced approves a move whose savings justify its disruption and rej
   f.c.templates.push_back(critical);
   for (std::uint32_t pid : f.c.nodes[a].pods) f.c.pods[pid].template_index = static_cast<int>(f.c.templates.size()) - 1;
   d = decide_disruption(f.c, {pool}, {}, {}, {}, 60 * kS);
-  CHECK(d.action == "none");
+  CHECK(d.action == DisruptionAction::None);
   CHECK(d.log.explanation.find("rejected by Balanced: score 0.37 < threshold 0.50 (consolidationThreshold: 2.0, savings "
                                "30.1%, disruption 80.8%)") != std::string::npos);
   // WhenEmptyOrUnderutilized takes any strict saving.
-  pool.consolidation_policy = "WhenEmptyOrUnderutilized";
+  pool.consolidation_policy = ConsolidationPolicy::WhenEmptyOrUnderutilized;
   d = decide_disruption(f.c, {pool}, {}, {}, {}, 60 * kS);
-  CHECK(d.action == "replace");
+  CHECK(d.action == DisruptionAction::Replace);
   CHECK(d.log.explanation.find("Balanced") == std::string::npos);
 }
 
@@ -721,21 +721,21 @@ TEST_CASE("a replacement that dies before initializing abandons the command", "[
 TEST_CASE("spot-to-spot replacement needs the feature gate", "[karpenter]") {
   Fixture f;
   NodePool pool = gpu_pool("gpu", 10, {"p5.48xlarge", "p5.4xlarge"}, {"spot"});
-  const auto n = f.node("p5.48xlarge", "gpu", NodePhase::Initialized, "spot");
+  const auto n = f.node("p5.48xlarge", "gpu", NodePhase::Initialized, CapacityType::Spot);
   f.bound(f.one_gpu, n, 0);
   DisruptionDecision d = decide_disruption(f.c, {pool}, {}, {}, {}, 60 * kS);
-  CHECK(d.action == "none");
+  CHECK(d.action == DisruptionAction::None);
   CHECK(d.log.explanation.find("SpotToSpotConsolidation is disabled") != std::string::npos);
 
   KarpenterSettings s;
   s.spot_to_spot_consolidation = true;
   d = decide_disruption(f.c, {pool}, s, {}, {}, 60 * kS);
-  CHECK(d.action == "none");  // 1 cheaper type < 15
+  CHECK(d.action == DisruptionAction::None);  // 1 cheaper type < 15
   CHECK(d.log.explanation.find("spot-to-spot needs 15 cheaper instance types, found 1") != std::string::npos);
 
   s.min_spot_to_spot_options = 1;
   d = decide_disruption(f.c, {pool}, s, {}, {}, 60 * kS);
-  CHECK(d.action == "replace");
+  CHECK(d.action == DisruptionAction::Replace);
 }
 
 TEST_CASE("do-not-disrupt on a pod or the node blocks consolidation", "[karpenter]") {
@@ -749,20 +749,20 @@ TEST_CASE("do-not-disrupt on a pod or the node blocks consolidation", "[karpente
   f.bound(f.tp2, b, 0);
   f.c.templates[f.tp2].do_not_disrupt = true;
   DisruptionDecision d = decide_disruption(f.c, {pool}, {}, {}, {}, 60 * kS);
-  CHECK(d.action == "none");
+  CHECK(d.action == DisruptionAction::None);
   CHECK(d.log.explanation.find("node 0: do-not-disrupt pod 0") != std::string::npos);
 
   f.c.templates[f.tp2].do_not_disrupt = false;
   f.c.nodes[a].do_not_disrupt = true;
   d = decide_disruption(f.c, {pool}, {}, {}, {}, 60 * kS);
-  CHECK(d.action == "delete");
+  CHECK(d.action == DisruptionAction::Delete);
   CHECK(d.nodes == ids({b}));  // a is protected; b's pods fit on a
 
   // The annotation also protects an empty node from emptiness.
   Fixture g;
   const auto e = g.node("p5.48xlarge", "gpu");
   g.c.nodes[e].do_not_disrupt = true;
-  CHECK(decide_disruption(g.c, {pool}, {}, {}, {}, 60 * kS).action == "none");
+  CHECK(decide_disruption(g.c, {pool}, {}, {}, {}, 60 * kS).action == DisruptionAction::None);
 }
 
 TEST_CASE("a node nominated for pending pods is not disrupted", "[karpenter]") {

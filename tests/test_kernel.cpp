@@ -10,14 +10,14 @@ using namespace gpuscale;
 
 TEST_CASE("events run by time, then class, then insertion order", "[kernel]") {
   EventQueue<std::string> q;
-  q.push(20, EventClass::kArrival, "arrival@20");
-  q.push(10, EventClass::kControl, "hpa@10");
-  q.push(10, EventClass::kArrival, "arrival@10 first");
-  q.push(10, EventClass::kMeasure, "scrape@10");
-  q.push(10, EventClass::kCompletion, "step-end@10");
-  q.push(10, EventClass::kArrival, "arrival@10 second");
-  q.push(10, EventClass::kTimeout, "timeout@10");
-  q.push(5, EventClass::kControl, "hpa@5");
+  q.push(20, EventClass::Arrival, "arrival@20");
+  q.push(10, EventClass::Control, "hpa@10");
+  q.push(10, EventClass::Arrival, "arrival@10 first");
+  q.push(10, EventClass::Measure, "scrape@10");
+  q.push(10, EventClass::Completion, "step-end@10");
+  q.push(10, EventClass::Arrival, "arrival@10 second");
+  q.push(10, EventClass::Timeout, "timeout@10");
+  q.push(5, EventClass::Control, "hpa@5");
   std::vector<std::string> order;
   while (!q.empty()) order.push_back(q.pop().payload);
   CHECK(order == std::vector<std::string>{"hpa@5", "step-end@10", "arrival@10 first", "arrival@10 second",
@@ -28,9 +28,9 @@ TEST_CASE("a controller tick at the same instant as an arrival sees the arrival"
   // The simulation relies on this: an arrival at t is counted by a scrape at t, which an HPA sync
   // at t then reads. Pushing in the opposite order must not change that.
   EventQueue<int> q;
-  q.push(1'000'000, EventClass::kControl, 3);
-  q.push(1'000'000, EventClass::kMeasure, 2);
-  q.push(1'000'000, EventClass::kArrival, 1);
+  q.push(1'000'000, EventClass::Control, 3);
+  q.push(1'000'000, EventClass::Measure, 2);
+  q.push(1'000'000, EventClass::Arrival, 1);
   CHECK(q.pop().payload == 1);
   CHECK(q.pop().payload == 2);
   CHECK(q.pop().payload == 3);
@@ -39,19 +39,19 @@ TEST_CASE("a controller tick at the same instant as an arrival sees the arrival"
 
 TEST_CASE("equal events keep FIFO order over many pushes", "[kernel]") {
   EventQueue<int> q;
-  for (int i = 0; i < 1000; ++i) q.push(7, EventClass::kArrival, i);
+  for (int i = 0; i < 1000; ++i) q.push(7, EventClass::Arrival, i);
   for (int i = 0; i < 1000; ++i) REQUIRE(q.pop().payload == i);
 }
 
 TEST_CASE("monotone events interleave with heap events by the same rule", "[kernel]") {
   EventQueue<std::string> q;
-  q.push_monotone(10, EventClass::kTimeout, "timeout@10");
-  q.push(10, EventClass::kControl, "hpa@10");
-  q.push_monotone(10, EventClass::kTimeout, "timeout@10 second");
-  q.push(10, EventClass::kArrival, "arrival@10");
-  q.push_monotone(30, EventClass::kTimeout, "timeout@30");
-  q.push(20, EventClass::kCompletion, "step-end@20");
-  q.push(30, EventClass::kTimeout, "heap-timeout@30");  // same time and class: insertion order decides
+  q.push_monotone(10, EventClass::Timeout, "timeout@10");
+  q.push(10, EventClass::Control, "hpa@10");
+  q.push_monotone(10, EventClass::Timeout, "timeout@10 second");
+  q.push(10, EventClass::Arrival, "arrival@10");
+  q.push_monotone(30, EventClass::Timeout, "timeout@30");
+  q.push(20, EventClass::Completion, "step-end@20");
+  q.push(30, EventClass::Timeout, "heap-timeout@30");  // same time and class: insertion order decides
   std::vector<std::string> order;
   while (!q.empty()) order.push_back(q.pop().payload);
   CHECK(order == std::vector<std::string>{"arrival@10", "timeout@10", "timeout@10 second", "hpa@10", "step-end@20",

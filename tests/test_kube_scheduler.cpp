@@ -6,14 +6,15 @@
 #include <string>
 #include <vector>
 
-#include "cluster/cluster.hpp"
+#include "cluster/cluster_state.hpp"
+#include "scheduling/fit.hpp"
 #include "scheduling/kube_scheduler.hpp"
 
 using namespace gpuscale;
 
 namespace {
 
-const Taint kGpuTaint{"nvidia.com/gpu", "true", "NoSchedule"};
+const Taint kGpuTaint{"nvidia.com/gpu", "true", TaintEffect::NoSchedule};
 
 // A cluster on the default catalogue; nodes are added by hand with the resources they would have.
 struct Cluster {
@@ -28,7 +29,7 @@ struct Cluster {
     Node n;
     n.id = static_cast<std::uint32_t>(c.nodes.size());
     n.type_index = static_cast<int>(t - c.types.data());
-    n.capacity_type = "on-demand";
+    n.capacity_type = CapacityType::OnDemand;
     n.zone = t->zones.front();
     n.labels = instance_labels(*t, n.capacity_type, n.zone);
     for (const auto& [k, v] : extra_labels) n.labels[k] = v;
@@ -58,66 +59,66 @@ PodTemplate gpu_pod(int gpus = 2) {
   p.gpus = gpus;
   p.cpu_milli = 8000 * gpus;
   p.memory_mib = 100 * 1024 * gpus;
-  p.tolerations = {Toleration{"nvidia.com/gpu", "Exists", "", ""}};
+  p.tolerations = {Toleration{"nvidia.com/gpu", TolerationOp::Exists, "", std::nullopt}};
   return p;
 }
 
 Requirement req(const std::string& key, const std::string& op, std::vector<std::string> values = {}) {
-  return Requirement{key, op, std::move(values), 0};
+  return Requirement{key, value_of(op, kSelectorOps), std::move(values), 0};
 }
 
 }  // namespace
 
 TEST_CASE("tolerations: Equal compares the value, Exists ignores it, an empty key with Exists tolerates every taint",
           "[kube-scheduler]") {
-  CHECK(tolerates(Toleration{"nvidia.com/gpu", "Equal", "true", ""}, kGpuTaint));
-  CHECK_FALSE(tolerates(Toleration{"nvidia.com/gpu", "Equal", "false", ""}, kGpuTaint));
-  CHECK(tolerates(Toleration{"nvidia.com/gpu", "Exists", "", ""}, kGpuTaint));
-  CHECK(tolerates(Toleration{"nvidia.com/gpu", "Exists", "", "NoSchedule"}, kGpuTaint));
-  CHECK_FALSE(tolerates(Toleration{"nvidia.com/gpu", "Exists", "", "NoExecute"}, kGpuTaint));  // effect must match when set
-  CHECK_FALSE(tolerates(Toleration{"dedicated", "Exists", "", ""}, kGpuTaint));
-  const Toleration everything{"", "Exists", "", ""};
+  CHECK(tolerates(Toleration{"nvidia.com/gpu", TolerationOp::Equal, "true", std::nullopt}, kGpuTaint));
+  CHECK_FALSE(tolerates(Toleration{"nvidia.com/gpu", TolerationOp::Equal, "false", std::nullopt}, kGpuTaint));
+  CHECK(tolerates(Toleration{"nvidia.com/gpu", TolerationOp::Exists, "", std::nullopt}, kGpuTaint));
+  CHECK(tolerates(Toleration{"nvidia.com/gpu", TolerationOp::Exists, "", TaintEffect::NoSchedule}, kGpuTaint));
+  CHECK_FALSE(tolerates(Toleration{"nvidia.com/gpu", TolerationOp::Exists, "", TaintEffect::NoExecute}, kGpuTaint));  // effect must match when set
+  CHECK_FALSE(tolerates(Toleration{"dedicated", TolerationOp::Exists, "", std::nullopt}, kGpuTaint));
+  const Toleration everything{"", TolerationOp::Exists, "", std::nullopt};
   CHECK(tolerates(everything, kGpuTaint));
-  CHECK(tolerates(everything, Taint{"dedicated", "batch", "NoExecute"}));
-  CHECK_FALSE(tolerates(Toleration{"", "Exists", "", "NoSchedule"}, Taint{"dedicated", "batch", "NoExecute"}));
+  CHECK(tolerates(everything, Taint{"dedicated", "batch", TaintEffect::NoExecute}));
+  CHECK_FALSE(tolerates(Toleration{"", TolerationOp::Exists, "", TaintEffect::NoSchedule}, Taint{"dedicated", "batch", TaintEffect::NoExecute}));
 
   // PreferNoSchedule is a preference, never a filter; NoSchedule and NoExecute both block.
-  CHECK(tolerates_all({}, {Taint{"dedicated", "batch", "PreferNoSchedule"}}));
+  CHECK(tolerates_all({}, {Taint{"dedicated", "batch", TaintEffect::PreferNoSchedule}}));
   CHECK_FALSE(tolerates_all({}, {kGpuTaint}));
-  CHECK_FALSE(tolerates_all({}, {Taint{"dedicated", "batch", "NoExecute"}}));
-  CHECK(tolerates_all({everything}, {kGpuTaint, Taint{"dedicated", "batch", "NoExecute"}}));
+  CHECK_FALSE(tolerates_all({}, {Taint{"dedicated", "batch", TaintEffect::NoExecute}}));
+  CHECK(tolerates_all({everything}, {kGpuTaint, Taint{"dedicated", "batch", TaintEffect::NoExecute}}));
   // Every blocking taint needs its own toleration.
-  CHECK_FALSE(tolerates_all({Toleration{"nvidia.com/gpu", "Exists", "", ""}}, {kGpuTaint, Taint{"dedicated", "", "NoSchedule"}}));
+  CHECK_FALSE(tolerates_all({Toleration{"nvidia.com/gpu", TolerationOp::Exists, "", std::nullopt}}, {kGpuTaint, Taint{"dedicated", "", TaintEffect::NoSchedule}}));
 }
 
 TEST_CASE("a NoSchedule taint keeps off a pod that does not tolerate it; PreferNoSchedule does not", "[kube-scheduler]") {
   SECTION("NoSchedule") {
     Cluster k;
-    k.node("m7i.4xlarge", NodePhase::Initialized, {Taint{"dedicated", "batch", "NoSchedule"}});
+    k.node("m7i.4xlarge", NodePhase::Initialized, {Taint{"dedicated", "batch", TaintEffect::NoSchedule}});
     const SchedulingResult r = schedule_pod(k.c, cpu_pod());
     CHECK_FALSE(r.node);
     CHECK(r.explanation == "0/1 nodes are available: 1 node(s) had untolerated taint {dedicated: batch}.");
-    CHECK_FALSE(pod_fits_node(k.c, cpu_pod(), k.c.nodes[0]));
+    CHECK_FALSE(check_fit(cpu_pod(), k.c.nodes[0]).ok());
 
     PodTemplate tolerant = cpu_pod();
-    tolerant.tolerations = {Toleration{"", "Exists", "", ""}};
+    tolerant.tolerations = {Toleration{"", TolerationOp::Exists, "", std::nullopt}};
     const SchedulingResult ok = schedule_pod(k.c, tolerant);
     REQUIRE(ok.node);
     CHECK(*ok.node == 0);
-    CHECK(pod_fits_node(k.c, tolerant, k.c.nodes[0]));
+    CHECK(check_fit(tolerant, k.c.nodes[0]).ok());
   }
   SECTION("a taint without a value is printed without one") {
     Cluster k;
-    k.node("m7i.4xlarge", NodePhase::Initialized, {Taint{"dedicated", "", "NoExecute"}});
+    k.node("m7i.4xlarge", NodePhase::Initialized, {Taint{"dedicated", "", TaintEffect::NoExecute}});
     CHECK(schedule_pod(k.c, cpu_pod()).explanation == "0/1 nodes are available: 1 node(s) had untolerated taint {dedicated}.");
   }
   SECTION("PreferNoSchedule") {
     Cluster k;
-    k.node("m7i.4xlarge", NodePhase::Initialized, {Taint{"dedicated", "batch", "PreferNoSchedule"}});
+    k.node("m7i.4xlarge", NodePhase::Initialized, {Taint{"dedicated", "batch", TaintEffect::PreferNoSchedule}});
     const SchedulingResult r = schedule_pod(k.c, cpu_pod());
     REQUIRE(r.node);
     CHECK(*r.node == 0);
-    CHECK(pod_fits_node(k.c, cpu_pod(), k.c.nodes[0]));
+    CHECK(check_fit(cpu_pod(), k.c.nodes[0]).ok());
   }
   SECTION("GPU pods pass the GPU taint through the ExtendedResourceToleration toleration") {
     Cluster k;
@@ -131,7 +132,7 @@ TEST_CASE("a NoSchedule taint keeps off a pod that does not tolerate it; PreferN
 TEST_CASE("node selector requirements: In, NotIn, Exists, DoesNotExist, Gt, Lt", "[kube-scheduler]") {
   const InstanceType* p5 = find_instance_type(default_instance_types(), "p5.48xlarge");
   REQUIRE(p5);
-  Labels l = instance_labels(*p5, "on-demand", "us-east-1a");
+  Labels l = instance_labels(*p5, CapacityType::OnDemand, "us-east-1a");
   l["workload"] = "llm-inference";
 
   CHECK(matches(req("node.kubernetes.io/instance-type", "In", {"p4d.24xlarge", "p5.48xlarge"}), l));
@@ -212,9 +213,9 @@ TEST_CASE("GPU pods need an Initialized node; CPU pods may use a Registered one"
   k.node("p5.48xlarge", NodePhase::Registered);
   // Registered: joined, but the device plugin has not advertised nvidia.com/gpu yet.
   CHECK(schedule_pod(k.c, gpu_pod()).explanation == "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.");
-  CHECK_FALSE(pod_fits_node(k.c, gpu_pod(), k.c.nodes[0]));
+  CHECK_FALSE(check_fit(gpu_pod(), k.c.nodes[0]).ok());
   CHECK(schedule_pod(k.c, cpu_pod()).node == std::optional<std::uint32_t>(0));
-  CHECK(pod_fits_node(k.c, cpu_pod(), k.c.nodes[0]));
+  CHECK(check_fit(cpu_pod(), k.c.nodes[0]).ok());
 
   k.c.nodes[0].phase = NodePhase::Initialized;
   k.c.nodes[0].gpus_allocatable = 8;
@@ -223,7 +224,7 @@ TEST_CASE("GPU pods need an Initialized node; CPU pods may use a Registered one"
   Cluster launched;
   launched.node("p5.48xlarge", NodePhase::Launched);
   CHECK(schedule_pod(launched.c, cpu_pod()).explanation == "0/1 nodes are available: 1 node(s) had not joined the cluster yet.");
-  CHECK_FALSE(pod_fits_node(launched.c, cpu_pod(), launched.c.nodes[0]));
+  CHECK_FALSE(check_fit(cpu_pod(), launched.c.nodes[0]).ok());
 
   // Draining nodes are unschedulable; terminated ones are not nodes any more.
   Cluster going;
@@ -232,7 +233,7 @@ TEST_CASE("GPU pods need an Initialized node; CPU pods may use a Registered one"
   going.c.nodes[1].disrupted = true;  // karpenter.sh/disrupted:NoSchedule
   going.node("m7i.4xlarge", NodePhase::Terminated);
   CHECK(schedule_pod(going.c, cpu_pod()).explanation == "0/2 nodes are available: 2 node(s) were unschedulable.");
-  CHECK_FALSE(pod_fits_node(going.c, cpu_pod(), going.c.nodes[1]));
+  CHECK_FALSE(check_fit(cpu_pod(), going.c.nodes[1]).ok());
 }
 
 TEST_CASE("LeastAllocated picks the emptier node and breaks ties by the lowest id", "[kube-scheduler]") {

@@ -2,6 +2,8 @@
 // rules, the arrival limit and the playground's knob schema.
 #include <catch2/catch.hpp>
 
+#include "autoscaling/hpa_json.hpp"
+
 #include <algorithm>
 #include <set>
 #include <string>
@@ -37,11 +39,11 @@ TEST_CASE("an empty scenario takes every documented default", "[scenario]") {
   const Scenario s = parse_scenario(Json::object());
   CHECK(s.seed == 1);
   CHECK(s.duration_s == 3600);
-  CHECK(s.router == "least_outstanding");
-  CHECK(s.workload.preset == "lesson_burst");
+  CHECK(s.router == Router::LeastOutstanding);
+  CHECK(s.workload.preset == WorkloadPreset::LessonBurst);
   CHECK(s.workload.rate_scale == 1);
   CHECK(s.workload.phases.empty());
-  CHECK(s.workload.prompt_tokens.kind == "lognormal");
+  CHECK(s.workload.prompt_tokens.kind == TokenDistributionKind::Lognormal);
   CHECK(s.workload.prompt_tokens.mean == 2000);
   CHECK(s.workload.prompt_tokens.cv == 0.5);
   CHECK(s.workload.prompt_tokens.min == 32);
@@ -50,11 +52,11 @@ TEST_CASE("an empty scenario takes every documented default", "[scenario]") {
   CHECK(s.workload.output_tokens.min == 8);
   CHECK(s.workload.output_tokens.max == 4096);
   CHECK(s.workload.timeout_s == 30);
-  CHECK(s.engine.profile == "llama-3.3-70b-fp8-tp2-h100-sxm5");
-  CHECK(s.engine.max_num_seqs == 1024);
-  CHECK(s.engine.max_num_batched_tokens == 8192);
-  CHECK(s.engine.gpu_memory_utilization == 0.9);
-  CHECK(s.engine.step_coalescing);
+  CHECK(s.pools[0].engine.profile == "llama-3.3-70b-fp8-tp2-h100-sxm5");
+  CHECK(s.pools[0].engine.max_num_seqs == 1024);
+  CHECK(s.pools[0].engine.max_num_batched_tokens == 8192);
+  CHECK(s.pools[0].engine.gpu_memory_utilization == 0.9);
+  CHECK(s.pools[0].engine.step_coalescing);
   CHECK(s.cold_start.node_provisioning_s == 60);
   CHECK(s.cold_start.model_load_s == 90);
   CHECK(s.cold_start.warmup_s == 30);
@@ -62,16 +64,20 @@ TEST_CASE("an empty scenario takes every documented default", "[scenario]") {
   CHECK(s.metrics.scrape_interval_s == 15);
   CHECK(s.metrics.dcgm_sample_period_s == 1);
   CHECK(s.metrics.ttft_window_s == 60);
-  CHECK(s.autoscaler.strategy == "queue_depth");
-  CHECK(s.autoscaler.replicas == 1);
-  CHECK(s.autoscaler.min_replicas == 1);
-  CHECK(s.autoscaler.max_replicas == 16);
-  CHECK(s.autoscaler.target == 0);
-  CHECK(s.autoscaler.sync_period_s == 15);
-  CHECK(s.autoscaler.tolerance == 0.1);
-  CHECK(s.autoscaler.downscale_stabilization_s == 300);
-  CHECK(s.autoscaler.hpa_spec.is_null());
-  CHECK(s.autoscaler.behavior.is_null());
+  CHECK(s.pools[0].autoscaler.strategy == ScalerStrategy::QueueDepth);
+  CHECK(s.pools[0].autoscaler.replicas == 1);
+  CHECK(s.pools[0].autoscaler.min_replicas == 1);
+  CHECK(s.pools[0].autoscaler.max_replicas == 16);
+  CHECK(s.pools[0].autoscaler.target == 0);
+  CHECK(s.pools[0].autoscaler.sync_period_s == 15);
+  CHECK(s.pools[0].autoscaler.tolerance == 0.1);
+  CHECK(s.pools[0].autoscaler.downscale_stabilization_s == 300);
+  // The queue-depth preset stands for KEDA's generated HPA on sum(vllm:num_requests_waiting), no behavior.
+  REQUIRE(s.pools[0].autoscaler.hpa);
+  CHECK(s.pools[0].autoscaler.hpa->metrics.at(0).metric.name == "vllm:num_requests_waiting");
+  CHECK_FALSE(s.pools[0].autoscaler.hpa->behavior);
+  CHECK(s.pools.size() == 1);
+  CHECK_FALSE(s.pools_declared);
   CHECK(s.slo.ttft_s == 2.0);
   CHECK(s.slo.itl_s == 0.1);
   CHECK(s.cost.gpu_hour_usd == 6.88);
@@ -106,17 +112,17 @@ TEST_CASE("fields that are given replace the defaults", "[scenario]") {
   })"));
   CHECK(s.seed == (std::uint64_t(1) << 53));
   CHECK(s.duration_s == 120);
-  CHECK(s.router == "round_robin");
+  CHECK(s.router == Router::RoundRobin);
   CHECK(s.workload.timeout_s == 5);
-  CHECK(s.workload.output_tokens.kind == "fixed");
+  CHECK(s.workload.output_tokens.kind == TokenDistributionKind::Fixed);
   CHECK(s.workload.output_tokens.max == 200);
   CHECK(s.workload.prompt_tokens.mean == 2000);  // a sibling left alone keeps its default
   CHECK(s.cold_start.warm_nodes);
   CHECK(s.cold_start.model_load_s == 0);
   CHECK(s.cold_start.warmup_s == 30);
-  CHECK(s.autoscaler.strategy == "fixed");
-  CHECK(s.autoscaler.replicas == 0);
-  CHECK(s.autoscaler.behavior.is_null());
+  CHECK(s.pools[0].autoscaler.strategy == ScalerStrategy::Fixed);
+  CHECK(s.pools[0].autoscaler.replicas == 0);
+  CHECK_FALSE(s.pools[0].autoscaler.hpa);  // fixed: no HPA
   CHECK(s.output.requests);
   CHECK_FALSE(s.output.decisions);
 }
@@ -205,8 +211,8 @@ TEST_CASE("min_replicas above max_replicas is rejected at min_replicas", "[scena
               "above max_replicas (4)");
   check_error({{"autoscaler", {{"min_replicas", 17}}}}, "/autoscaler/min_replicas", "above max_replicas (16)");
   const Scenario s = parse_scenario({{"autoscaler", {{"min_replicas", 4}, {"max_replicas", 4}}}});
-  CHECK(s.autoscaler.min_replicas == 4);
-  CHECK(s.autoscaler.max_replicas == 4);
+  CHECK(s.pools[0].autoscaler.min_replicas == 4);
+  CHECK(s.pools[0].autoscaler.max_replicas == 4);
 }
 
 TEST_CASE("the expected number of arrivals is bounded, counting repeated phases", "[scenario]") {
@@ -238,7 +244,8 @@ TEST_CASE("strategy custom takes an HPA spec, and only custom does", "[scenario]
               "expected an object");
   const Json spec = {{"minReplicas", 1}, {"maxReplicas", 3}};
   const Scenario s = parse_scenario({{"autoscaler", {{"strategy", "custom"}, {"hpa", spec}}}});
-  CHECK(s.autoscaler.hpa_spec == spec);
+  REQUIRE(s.pools[0].autoscaler.hpa);
+  CHECK(hpa::hpa_spec_to_json(*s.pools[0].autoscaler.hpa) == spec);
 }
 
 TEST_CASE("schema knobs have defaults inside their ranges that the parser accepts", "[scenario]") {
@@ -278,32 +285,39 @@ TEST_CASE("schema knobs have defaults inside their ranges that the parser accept
     CHECK(knob_default.get<double>() <= hi);
     if (type == "integer") CHECK(knob_default.is_number_integer());
     // Every value the page's control can produce must be accepted by the parser.
-    for (const Json& v : {knob_default, k.at("min"), k.at("max")}) {
+    // The playground's starting value, where it is not the default (a livelier arrival rate), too.
+    std::vector<Json> values = {knob_default, k.at("min"), k.at("max")};
+    if (k.contains("start")) {
+      CHECK(k.at("start").get<double>() >= lo);
+      CHECK(k.at("start").get<double>() <= hi);
+      values.push_back(k.at("start"));
+    }
+    for (const Json& v : values) {
       Json doc = Json::object();
       doc[Json::json_pointer(path)] = v;
-      if (path == "/autoscaler/min_replicas") doc["autoscaler"]["max_replicas"] = 64;
+      if (path == "/autoscaler/min_replicas") doc["autoscaler"]["max_replicas"] = 256;  // the max_replicas knob's max
       INFO("value " << v.dump());
       CHECK_NOTHROW(parse_scenario(doc));
     }
-    // The knob's default is the scenario's default, so the page starts where the docs say. The
-    // arrival-rate multiplier is the exception: the page starts at 10× the lesson's rates.
-    if (path != "/workload/rate_scale") {
+    // The knob's default is the scenario's default (one table gives the parser's ranges and the knobs).
+    {
       Json doc = Json::object();
       doc[Json::json_pointer(path)] = knob_default;
       const Scenario with = parse_scenario(doc), without = parse_scenario(Json::object());
       // Setting the knob to its default must leave the parsed scenario unchanged.
-      CHECK(with.autoscaler.target == without.autoscaler.target);
-      CHECK(with.autoscaler.replicas == without.autoscaler.replicas);
-      CHECK(with.autoscaler.min_replicas == without.autoscaler.min_replicas);
-      CHECK(with.autoscaler.max_replicas == without.autoscaler.max_replicas);
-      CHECK(with.autoscaler.sync_period_s == without.autoscaler.sync_period_s);
+      CHECK(with.pools[0].autoscaler.target == without.pools[0].autoscaler.target);
+      CHECK(with.pools[0].autoscaler.replicas == without.pools[0].autoscaler.replicas);
+      CHECK(with.pools[0].autoscaler.min_replicas == without.pools[0].autoscaler.min_replicas);
+      CHECK(with.pools[0].autoscaler.max_replicas == without.pools[0].autoscaler.max_replicas);
+      CHECK(with.pools[0].autoscaler.sync_period_s == without.pools[0].autoscaler.sync_period_s);
       CHECK(with.workload.timeout_s == without.workload.timeout_s);
+      CHECK(with.workload.rate_scale == without.workload.rate_scale);
       CHECK(with.cold_start.node_provisioning_s == without.cold_start.node_provisioning_s);
       CHECK(with.cold_start.model_load_s == without.cold_start.model_load_s);
       CHECK(with.cold_start.warmup_s == without.cold_start.warmup_s);
       CHECK(with.metrics.scrape_interval_s == without.metrics.scrape_interval_s);
-      CHECK(with.engine.max_num_seqs == without.engine.max_num_seqs);
-      CHECK(with.engine.gpu_memory_utilization == without.engine.gpu_memory_utilization);
+      CHECK(with.pools[0].engine.max_num_seqs == without.pools[0].engine.max_num_seqs);
+      CHECK(with.pools[0].engine.gpu_memory_utilization == without.pools[0].engine.gpu_memory_utilization);
       CHECK(with.slo.ttft_s == without.slo.ttft_s);
       CHECK(with.seed == without.seed);
     }

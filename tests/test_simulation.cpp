@@ -103,7 +103,7 @@ void check_invariants(const RunResult& r, const Scenario& s) {
     CHECK(ser.kv_cache_usage_perc[i] <= 1);
     CHECK(ser.num_requests_waiting[i] >= 0);
     CHECK(ser.num_requests_running[i] >= 0);
-    CHECK(ser.num_requests_running[i] <= ser.ready_replicas[i] * s.engine.max_num_seqs);
+    CHECK(ser.num_requests_running[i] <= ser.ready_replicas[i] * s.pools[0].engine.max_num_seqs);
     CHECK(ser.ready_replicas[i] >= 0);
     CHECK(ser.desired_replicas[i] >= 0);
     CHECK(ser.ttft_p99_s[i] >= 0);
@@ -180,7 +180,7 @@ TEST_CASE("a fixed strategy keeps its replica count", "[simulation]") {
     CHECK(r.series.desired_replicas[i] == 3);
     CHECK(r.series.ready_replicas[i] == 3);
   }
-  CHECK(r.autoscaler_spec.is_null());
+  CHECK(result_to_json(r, s).at("autoscaler").at("hpa").is_null());
   CHECK(r.summary.num_scale_events == 0);
   CHECK(r.summary.peak_replicas == 3);
   CHECK(r.summary.mean_replicas == Approx(3));
@@ -218,8 +218,8 @@ TEST_CASE("the queue-depth HPA scales up under load and logs why", "[simulation]
   CHECK(r.summary.peak_replicas > 1);
   CHECK(r.summary.peak_replicas <= 8);
   CHECK(*std::max_element(r.series.desired_replicas.begin(), r.series.desired_replicas.end()) == 8);
-  REQUIRE(r.autoscaler_spec.is_object());
-  CHECK(r.autoscaler_spec.at("metrics").at(0).at("external").at("metric").at("name") == "vllm:num_requests_waiting");
+  REQUIRE(result_to_json(r, s).at("autoscaler").at("hpa").is_object());
+  CHECK(result_to_json(r, s).at("autoscaler").at("hpa").at("metrics").at(0).at("external").at("metric").at("name") == "vllm:num_requests_waiting");
 
   std::vector<const DecisionRecord*> syncs;
   for (const auto& d : r.decisions) {
@@ -231,7 +231,7 @@ TEST_CASE("the queue-depth HPA scales up under load and logs why", "[simulation]
     const DecisionRecord& d = *syncs[k];
     INFO("sync at t = " << d.t_s);
     // One sync every sync_period_s, starting one period in.
-    CHECK(d.t_s == Approx(s.autoscaler.sync_period_s * static_cast<double>(k + 1)));
+    CHECK(d.t_s == Approx(s.pools[0].autoscaler.sync_period_s * static_cast<double>(k + 1)));
     CHECK(d.t_s < s.duration_s);
     CHECK_FALSE(d.explanation.empty());
     CHECK_THAT(d.explanation, Catch::Contains("vllm:num_requests_waiting"));
@@ -325,8 +325,8 @@ TEST_CASE("the FB_USED HPA never scales down: vLLM claims its memory up front", 
   })"));
   const RunResult r = run_simulation(s);
   check_invariants(r, s);
-  const EngineProfile profile = engine_profile(s.engine.profile);
-  const double claimed_mib = profile.gpu_memory_gib * s.engine.gpu_memory_utilization * 1024;
+  const EngineProfile profile = engine_profile(s.pools[0].engine.profile);
+  const double claimed_mib = profile.gpu_memory_gib * s.pools[0].engine.gpu_memory_utilization * 1024;
   for (std::size_t i = 0; i < r.series.t_s.size(); ++i) {
     INFO("t = " << r.series.t_s[i]);
     if (i > 0) CHECK(r.series.desired_replicas[i] >= r.series.desired_replicas[i - 1]);
@@ -413,7 +413,7 @@ TEST_CASE("step coalescing changes the number of events, nothing else", "[simula
   };
   SECTION("loaded queue-depth run") {
     Scenario plain = loaded_scenario();
-    plain.engine.step_coalescing = false;
+    plain.pools[0].engine.step_coalescing = false;
     const RunResult p = run_simulation(plain);
     CHECK(without_events(p, plain) == without_events(loaded_run(), loaded_scenario()));
     CHECK(loaded_run().num_events < p.num_events);
@@ -426,7 +426,7 @@ TEST_CASE("step coalescing changes the number of events, nothing else", "[simula
       "autoscaler": {"strategy": "kv_cache", "replicas": 2, "max_replicas": 4, "downscale_stabilization_s": 60}
     })"));
     Scenario plain = coalesced;
-    plain.engine.step_coalescing = false;
+    plain.pools[0].engine.step_coalescing = false;
     const RunResult c = run_simulation(coalesced), p = run_simulation(plain);
     check_invariants(c, coalesced);
     // The events that cut a coalesced run short do happen here.
@@ -440,13 +440,12 @@ TEST_CASE("step coalescing changes the number of events, nothing else", "[simula
   }
 }
 
-TEST_CASE("a custom HPA spec is checked when the run starts, with its path", "[simulation]") {
-  const Scenario s = scenario(Json::parse(R"({
-    "autoscaler": {"strategy": "custom", "hpa": {"minReplicas": 1, "maxReplicas": "three", "metrics": []}}
-  })"));
+TEST_CASE("a custom HPA spec is checked when the scenario is parsed, with its path", "[simulation]") {
   try {
-    run_simulation(s);
-    FAIL("run_simulation accepted a maxReplicas of \"three\"");
+    scenario(Json::parse(R"({
+      "autoscaler": {"strategy": "custom", "hpa": {"minReplicas": 1, "maxReplicas": "three", "metrics": []}}
+    })"));
+    FAIL("parse_scenario accepted a maxReplicas of \"three\"");
   } catch (const InputError& e) {
     CHECK(e.path().rfind("/autoscaler/hpa", 0) == 0);
     CHECK_THAT(e.path(), Catch::Contains("maxReplicas"));
@@ -465,7 +464,7 @@ TEST_CASE("logging only the HPA syncs that change replicas logs them exactly as 
                                               "policies": [{"type": "Pods", "value": 1, "periodSeconds": 60}]}}}
   })"));
   Scenario changes = all;
-  changes.output.hpa_syncs = "changes";
+  changes.output.hpa_syncs = HpaSyncLog::Changes;
   const RunResult a = run_simulation(all), c = run_simulation(changes);
   auto entry = [](const DecisionRecord& d) {
     return Json{{"t", d.t_s},         {"c", d.controller},     {"e", d.explanation},
@@ -562,8 +561,8 @@ TEST_CASE("KEDA's HTTP add-on scales from zero on the requests its interceptor h
   }
   CHECK(early_dropped > 30);
   CHECK(served_late > 1500);
-  CHECK(r.autoscaler_spec.dump().find("interceptor_concurrency") != std::string::npos);
-  CHECK(r.autoscaler_spec.at("minReplicas") == 1);  // KEDA's generated HPA: max(1, minReplicaCount)
+  CHECK(result_to_json(r, s).at("autoscaler").at("hpa").dump().find("interceptor_concurrency") != std::string::npos);
+  CHECK(result_to_json(r, s).at("autoscaler").at("hpa").at("minReplicas") == 1);  // KEDA's generated HPA: max(1, minReplicaCount)
 }
 
 TEST_CASE("autoscaler.keda belongs to the KEDA strategies and agrees with min_replicas", "[simulation]") {
@@ -580,5 +579,5 @@ TEST_CASE("autoscaler.keda belongs to the KEDA strategies and agrees with min_re
         "/autoscaler/keda/min_replica_count");
   CHECK(error_path(R"({"autoscaler": {"keda": {"polling_interval_s": 0}}})") == "/autoscaler/keda/polling_interval_s");
   CHECK(error_path(R"({"autoscaler": {"keda": {"cooldown": 30}}})") == "/autoscaler/keda/cooldown");
-  CHECK(parse_scenario(Json::parse(R"({"autoscaler": {"keda": {"min_replica_count": 3}}})")).autoscaler.min_replicas == 3);
+  CHECK(parse_scenario(Json::parse(R"({"autoscaler": {"keda": {"min_replica_count": 3}}})")).pools[0].autoscaler.min_replicas == 3);
 }

@@ -15,7 +15,7 @@ namespace {
 
 WorkloadConfig custom(std::vector<Phase> phases) {
   WorkloadConfig w;
-  w.preset = "custom";
+  w.preset = WorkloadPreset::Custom;
   w.phases = std::move(phases);
   return w;
 }
@@ -122,8 +122,8 @@ TEST_CASE("arrival times do not depend on the token distributions", "[workload]"
   // Separate streams: changing what a request asks for must not move when requests arrive.
   WorkloadConfig a = custom({{600, 3.0}});
   WorkloadConfig b = a;
-  b.prompt_tokens = {"uniform", 0, 0, 10, 20};
-  b.output_tokens = {"fixed", 77, 0, 1, 100};
+  b.prompt_tokens = {TokenDistributionKind::Uniform, 0, 0, 10, 20};
+  b.output_tokens = {TokenDistributionKind::Fixed, 77, 0, 1, 100};
   const auto ra = drain(a, 9, 600), rb = drain(b, 9, 600);
   REQUIRE(ra.size() == rb.size());
   for (std::size_t i = 0; i < ra.size(); ++i) {
@@ -133,7 +133,7 @@ TEST_CASE("arrival times do not depend on the token distributions", "[workload]"
   }
   // And the prompt stream does not shift the output stream.
   WorkloadConfig c = a;
-  c.prompt_tokens = {"fixed", 100, 0, 1, 200};
+  c.prompt_tokens = {TokenDistributionKind::Fixed, 100, 0, 1, 200};
   const auto rc = drain(c, 9, 600);
   REQUIRE(rc.size() == ra.size());
   for (std::size_t i = 0; i < ra.size(); ++i) CHECK(rc[i].output_tokens == ra[i].output_tokens);
@@ -142,15 +142,15 @@ TEST_CASE("arrival times do not depend on the token distributions", "[workload]"
 TEST_CASE("token counts respect [min, max]; fixed gives exactly the mean", "[workload]") {
   SECTION("fixed") {
     Rng rng(1);
-    for (int i = 0; i < 100; ++i) CHECK(draw_tokens({"fixed", 1000, 0.5, 1, 8192}, rng) == 1000);
-    CHECK(draw_tokens({"fixed", 1000.4, 0, 1, 8192}, rng) == 1000);
-    CHECK(draw_tokens({"fixed", 1000.5, 0, 1, 8192}, rng) == 1001);
+    for (int i = 0; i < 100; ++i) CHECK(draw_tokens({TokenDistributionKind::Fixed, 1000, 0.5, 1, 8192}, rng) == 1000);
+    CHECK(draw_tokens({TokenDistributionKind::Fixed, 1000.4, 0, 1, 8192}, rng) == 1000);
+    CHECK(draw_tokens({TokenDistributionKind::Fixed, 1000.5, 0, 1, 8192}, rng) == 1001);
   }
   SECTION("uniform reaches both ends of an inclusive range") {
     Rng rng(2);
     std::vector<int> seen(5, 0);
     for (int i = 0; i < 2000; ++i) {
-      const auto n = draw_tokens({"uniform", 1, 0, 1, 4}, rng);
+      const auto n = draw_tokens({TokenDistributionKind::Uniform, 1, 0, 1, 4}, rng);
       REQUIRE(n >= 1);
       REQUIRE(n <= 4);
       ++seen[static_cast<std::size_t>(n)];
@@ -159,7 +159,7 @@ TEST_CASE("token counts respect [min, max]; fixed gives exactly the mean", "[wor
   }
   SECTION("lognormal has the configured mean when the bounds are wide") {
     Rng rng(3);
-    const TokenDistribution d{"lognormal", 1000, 0.5, 1, 131072};
+    const TokenDistribution d{TokenDistributionKind::Lognormal, 1000, 0.5, 1, 131072};
     double sum = 0, sum2 = 0;
     const int n = 20000;
     for (int i = 0; i < n; ++i) {
@@ -173,7 +173,7 @@ TEST_CASE("token counts respect [min, max]; fixed gives exactly the mean", "[wor
   }
   SECTION("lognormal draws outside the bounds are redrawn, not clipped") {
     Rng rng(4);
-    const TokenDistribution d{"lognormal", 1000, 0.5, 900, 1100};
+    const TokenDistribution d{TokenDistributionKind::Lognormal, 1000, 0.5, 900, 1100};
     int at_bounds = 0;
     const int n = 5000;
     for (int i = 0; i < n; ++i) {
@@ -187,8 +187,8 @@ TEST_CASE("token counts respect [min, max]; fixed gives exactly the mean", "[wor
   }
   SECTION("a workload's requests stay inside both distributions' bounds") {
     WorkloadConfig w = custom({{600, 5.0}});
-    w.prompt_tokens = {"lognormal", 2000, 1.5, 500, 3000};
-    w.output_tokens = {"uniform", 0, 0, 8, 16};
+    w.prompt_tokens = {TokenDistributionKind::Lognormal, 2000, 1.5, 500, 3000};
+    w.output_tokens = {TokenDistributionKind::Uniform, 0, 0, 8, 16};
     const auto rs = drain(w, 5, 600);
     REQUIRE(rs.size() > 1000);
     for (const auto& r : rs) {

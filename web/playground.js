@@ -3,7 +3,7 @@
 import { RunCharts } from './charts.js';
 import { DecisionLog } from './decision-log.js';
 import { csvButtons } from './run-view.js';
-import { buildScenario, formatKnob, knobChoices, knobKey, parseKnob, readUrlState, updateHash } from './state.js';
+import { buildScenario, formatKnob, knobChoices, knobKey, knobStart, parseKnob, readUrlState, updateHash } from './state.js';
 import { renderSummaryTiles } from './summary.js';
 import { el } from './text.js';
 
@@ -42,7 +42,7 @@ export class PlaygroundPanel {
     const url = readUrlState();
     for (const knob of this.knobs) {
       const key = knobKey(knob);
-      let value = knob.default;
+      let value = knobStart(knob);
       if (url.has(key)) {
         const parsed = parseKnob(knob, url.get(key));
         if ('value' in parsed) value = parsed.value;
@@ -135,7 +135,7 @@ export class PlaygroundPanel {
     } else {
       this.localErrors.delete(knob.path);
       this.values.set(knob.path, parsed.value);
-      const isDefault = String(parsed.value) === String(knob.default);
+      const isDefault = String(parsed.value) === String(knobStart(knob));
       updateHash({ [knobKey(knob)]: isDefault ? null : formatKnob(knob, parsed.value) });
     }
     this._showErrors();
@@ -148,7 +148,7 @@ export class PlaygroundPanel {
     let changed = false;
     for (const knob of this.knobs) {
       const key = knobKey(knob);
-      const parsed = url.has(key) ? parseKnob(knob, url.get(key)) : { value: knob.default };
+      const parsed = url.has(key) ? parseKnob(knob, url.get(key)) : { value: knobStart(knob) };
       if ('value' in parsed && String(parsed.value) !== String(this.values.get(knob.path))) {
         this.values.set(knob.path, parsed.value);
         this._writeControl(knob, parsed.value);
@@ -168,8 +168,8 @@ export class PlaygroundPanel {
   _reset() {
     const changes = {};
     for (const knob of this.knobs) {
-      this.values.set(knob.path, knob.default);
-      this._writeControl(knob, knob.default);
+      this.values.set(knob.path, knobStart(knob));
+      this._writeControl(knob, knobStart(knob));
       changes[knobKey(knob)] = null;
     }
     updateHash(changes);

@@ -1,17 +1,23 @@
 // The page's state schema: the core's scenario knobs (schema()) plus the page's own, how each is
 // parsed from a form field, written to the URL hash, and set into the scenario JSON.
 //
-// A knob from the core: {path, label, type: "number"|"integer"|"enum"|"boolean", default, min, max,
-// step?, unit, choices?}. `path` is a JSON pointer into the scenario ("/autoscaler/strategy").
+// A knob from the core: {path, label, type: "number"|"integer"|"enum"|"boolean", default, start?, min,
+// max, step?, unit, choices?}. `default` is the scenario's own default; `start`, when present, is where
+// the playground starts instead (a livelier arrival rate). `path` is a JSON pointer into the scenario ("/autoscaler/strategy").
 // Every core knob re-runs the simulation; page knobs say what they affect in `effect`.
 // In the URL hash a core knob is keyed by its JSON path ("/autoscaler/strategy=queue_depth"), which
 // cannot collide with the page's own keys ("seed" for the exercise vs "/seed" for the scenario); only
-// values that differ from the default are written, so a short link means "defaults".
+// values that differ from where the playground starts are written, so a short link means "the start".
 
 /** Knobs that belong to the page, not to a scenario. */
 export const PAGE_KNOBS = [
   { key: 'seed', label: 'Variant seed', type: 'integer', min: 0, max: 2147483647, effect: 'exercise' },
 ];
+
+/** Where a knob starts in the playground: its `start`, else the scenario's default. */
+export function knobStart(knob) {
+  return knob.start ?? knob.default;
+}
 
 /** The hash key of a knob: a page knob's key, or a core knob's JSON path. */
 export function knobKey(knob) {
@@ -85,7 +91,7 @@ export function setPointer(target, path, value) {
 export function buildScenario(knobs, values, base = {}) {
   const scenario = structuredClone(base);
   for (const knob of knobs) {
-    const value = values.has(knob.path) ? values.get(knob.path) : knob.default;
+    const value = values.has(knob.path) ? values.get(knob.path) : knobStart(knob);
     if (value !== undefined) setPointer(scenario, knob.path, value);
   }
   return scenario;

@@ -1069,22 +1069,6 @@ const char* to_string(SelectPolicy p) {
   return "?";
 }
 
-const char* to_string(PodPhase p) {
-  switch (p) {
-    case PodPhase::Pending:
-      return "Pending";
-    case PodPhase::Running:
-      return "Running";
-    case PodPhase::Succeeded:
-      return "Succeeded";
-    case PodPhase::Failed:
-      return "Failed";
-    case PodPhase::Unknown:
-      return "Unknown";
-  }
-  return "?";
-}
-
 const char* to_string(ConditionStatus s) {
   switch (s) {
     case ConditionStatus::True:

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "k8s/pod.hpp"
 #include "kernel/time.hpp"
 
 namespace gpuscale::hpa {
@@ -104,7 +105,6 @@ HPAScalingRules default_scale_down_rules();
 // Observed state: what the controller reads on one sync
 // ---------------------------------------------------------------------------------------------
 
-enum class PodPhase { Pending, Running, Succeeded, Failed, Unknown };
 enum class ConditionStatus { True, False, Unknown };
 
 struct PodSnapshot {
@@ -249,7 +249,6 @@ const char* to_string(MetricSourceType t);
 const char* to_string(MetricTargetType t);
 const char* to_string(ScalingPolicyType t);
 const char* to_string(SelectPolicy p);
-const char* to_string(PodPhase p);
 const char* to_string(ConditionStatus s);
 
 }  // namespace gpuscale::hpa

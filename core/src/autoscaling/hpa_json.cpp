@@ -397,6 +397,118 @@ Json age_json(Micros time, Micros now) { return micros_to_seconds(now - time); }
 
 }  // namespace
 
+HorizontalPodAutoscalerBehavior parse_hpa_behavior(const Json& value, const std::string& path) {
+  ObjectReader br(value, path);
+  br.only_keys({"scaleUp", "scaleDown"});
+  HorizontalPodAutoscalerBehavior behavior;
+  if (const Json* up = br.raw("scaleUp")) behavior.scale_up = parse_rules(*up, br.child_path("scaleUp"));
+  if (const Json* down = br.raw("scaleDown")) behavior.scale_down = parse_rules(*down, br.child_path("scaleDown"));
+  br.finish();
+  return behavior;
+}
+
+namespace {
+
+// A quantity as the presets write it: whole numbers plain ("5"), others in milli-units ("700m").
+std::string spec_quantity(std::int64_t milli) {
+  return milli % 1000 == 0 ? std::to_string(milli / 1000) : std::to_string(milli) + "m";
+}
+
+Json target_to_json(const MetricTarget& t) {
+  Json j{{"type", to_string(t.type)}};
+  if (t.average_utilization) j["averageUtilization"] = *t.average_utilization;
+  if (t.value_milli) j["value"] = spec_quantity(*t.value_milli);
+  if (t.average_value_milli) j["averageValue"] = spec_quantity(*t.average_value_milli);
+  return j;
+}
+
+Json identifier_to_json(const MetricIdentifier& id) {
+  Json j{{"name", id.name}};
+  if (id.selector) {
+    Json sel = Json::object();
+    if (!id.selector->match_labels.empty()) sel["matchLabels"] = id.selector->match_labels;
+    if (!id.selector->match_expressions.empty()) {
+      Json exprs = Json::array();
+      for (const auto& e : id.selector->match_expressions) {
+        Json x{{"key", e.key}, {"operator", e.op}};
+        if (!e.values.empty()) x["values"] = e.values;
+        exprs.push_back(x);
+      }
+      sel["matchExpressions"] = exprs;
+    }
+    j["selector"] = sel;
+  }
+  return j;
+}
+
+Json rules_to_json(const HPAScalingRules& r) {
+  Json j = Json::object();
+  if (r.stabilization_window_seconds) j["stabilizationWindowSeconds"] = *r.stabilization_window_seconds;
+  if (r.select_policy) j["selectPolicy"] = to_string(*r.select_policy);
+  if (r.policies) {
+    Json list = Json::array();
+    for (const auto& p : *r.policies) list.push_back({{"type", to_string(p.type)}, {"value", p.value}, {"periodSeconds", p.period_seconds}});
+    j["policies"] = list;
+  }
+  if (r.tolerance) j["tolerance"] = *r.tolerance;
+  return j;
+}
+
+}  // namespace
+
+Json hpa_spec_to_json(const HorizontalPodAutoscalerSpec& spec) {
+  Json j = Json::object();
+  const auto& ref = spec.scale_target_ref;
+  if (!ref.api_version.empty() || !ref.kind.empty() || !ref.name.empty()) {
+    Json r = Json::object();
+    if (!ref.api_version.empty()) r["apiVersion"] = ref.api_version;
+    if (!ref.kind.empty()) r["kind"] = ref.kind;
+    if (!ref.name.empty()) r["name"] = ref.name;
+    j["scaleTargetRef"] = r;
+  }
+  if (spec.min_replicas) j["minReplicas"] = *spec.min_replicas;
+  j["maxReplicas"] = spec.max_replicas;
+  if (!spec.metrics.empty()) {
+    Json metrics = Json::array();
+    for (const auto& m : spec.metrics) {
+      Json source;
+      const char* key = "resource";
+      switch (m.type) {
+        case MetricSourceType::Resource:
+          source = {{"name", m.resource_name}, {"target", target_to_json(m.target)}};
+          break;
+        case MetricSourceType::ContainerResource:
+          key = "containerResource";
+          source = {{"name", m.resource_name}, {"container", m.container}, {"target", target_to_json(m.target)}};
+          break;
+        case MetricSourceType::Pods:
+          key = "pods";
+          source = {{"metric", identifier_to_json(m.metric)}, {"target", target_to_json(m.target)}};
+          break;
+        case MetricSourceType::Object:
+          key = "object";
+          source = {{"describedObject", {{"apiVersion", m.described_object.api_version}, {"kind", m.described_object.kind}, {"name", m.described_object.name}}},
+                    {"metric", identifier_to_json(m.metric)},
+                    {"target", target_to_json(m.target)}};
+          break;
+        case MetricSourceType::External:
+          key = "external";
+          source = {{"metric", identifier_to_json(m.metric)}, {"target", target_to_json(m.target)}};
+          break;
+      }
+      metrics.push_back({{"type", to_string(m.type)}, {key, source}});
+    }
+    j["metrics"] = metrics;
+  }
+  if (spec.behavior) {
+    Json b = Json::object();
+    if (spec.behavior->scale_up) b["scaleUp"] = rules_to_json(*spec.behavior->scale_up);
+    if (spec.behavior->scale_down) b["scaleDown"] = rules_to_json(*spec.behavior->scale_down);
+    j["behavior"] = b;
+  }
+  return j;
+}
+
 HorizontalPodAutoscalerSpec parse_hpa_spec(const Json& value, const std::string& path) {
   ObjectReader r(value, path);
   r.only_keys({"scaleTargetRef", "minReplicas", "maxReplicas", "metrics", "behavior"});
@@ -412,16 +524,7 @@ HorizontalPodAutoscalerSpec parse_hpa_spec(const Json& value, const std::string&
       spec.metrics.push_back(parse_metric((*ms)[i], mp + "/" + std::to_string(i)));
   }
   if (const Json* b = r.raw("behavior")) {
-    if (!b->is_null()) {
-      const std::string bp = r.child_path("behavior");
-      ObjectReader br(*b, bp);
-      br.only_keys({"scaleUp", "scaleDown"});
-      HorizontalPodAutoscalerBehavior behavior;
-      if (const Json* up = br.raw("scaleUp")) behavior.scale_up = parse_rules(*up, br.child_path("scaleUp"));
-      if (const Json* down = br.raw("scaleDown")) behavior.scale_down = parse_rules(*down, br.child_path("scaleDown"));
-      br.finish();
-      spec.behavior = behavior;
-    }
+    if (!b->is_null()) spec.behavior = parse_hpa_behavior(*b, r.child_path("behavior"));
   }
   r.finish();
   std::int32_t min_replicas = spec.min_replicas.value_or(1);

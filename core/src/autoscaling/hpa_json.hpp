@@ -19,6 +19,9 @@ constexpr std::size_t kMaxHpaMetricSeries = 10000;
 
 // Strict readers: unknown fields rejected, every error names the JSON path and what is allowed.
 HorizontalPodAutoscalerSpec parse_hpa_spec(const Json& spec, const std::string& path);
+HorizontalPodAutoscalerBehavior parse_hpa_behavior(const Json& behavior, const std::string& path);
+// The spec as autoscaling/v2 JSON: the fields it has, quantities as "5" or "700m".
+Json hpa_spec_to_json(const HorizontalPodAutoscalerSpec& spec);
 Observed parse_observed(const Json& observed, const std::string& path);
 // Ages in the document are seconds before `now`.
 Memory parse_memory(const Json& memory, const std::string& path, Micros now);

@@ -1,7 +1,9 @@
-// Layer 1 in motion: nodes that boot, register and initialize; pods that kube-scheduler binds; a node
-// provisioner (Karpenter or Cluster Autoscaler) that launches and removes nodes; evictions and spot
-// interruptions. The simulation owns one ClusterModel in cluster mode, tells it about replica pods and
-// hears back when a replica's pod is bound or evicted.
+// Layer 1 in motion: nodes that boot, register and initialize; pods the schedulers bind; a node
+// provisioner (Karpenter or Cluster Autoscaler) that launches and removes nodes; evictions through the
+// Eviction API and spot interruptions. The model has no clock of its own: it files its timers as
+// ordinary events on the world's one queue (ClusterEvents) and handles them when the world dispatches
+// them. What the pools need to hear (a replica's pod bound or evicted) and what it decided (the log)
+// wait in its outbox until the world takes them.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -9,22 +11,47 @@
 #include <string>
 #include <vector>
 
-#include "cluster/cluster.hpp"
+#include "cluster/cluster_state.hpp"
 #include "kernel/kernel.hpp"
-#include "provisioning/provisioner.hpp"
 #include "kernel/rng.hpp"
+#include "provisioning/provisioner.hpp"
 #include "scenario/scenario.hpp"
+#include "scheduling/scheduler.hpp"
 
 namespace gpuscale {
 
-// What the simulation needs to hear about its replicas' pods.
+// One of the cluster's timers, as an event of the world's queue.
+struct ClusterEvent {
+  enum class Kind : std::uint8_t {
+    NodeRegistered,   // EventClass::NodeLifecycle
+    NodeInitialized,
+    NodeTerminate,
+    SpotNotice,
+    EvictRetry,       // a drain tries its refused evictions again
+    ProvisionerWake,  // EventClass::NodeControl
+    SchedulerWake,
+  };
+  Kind kind = Kind::NodeRegistered;
+  std::uint32_t index = 0;  // the node, or the scheduler
+  std::uint32_t gen = 0;    // ProvisionerWake: superseded wake-ups are skipped
+};
+
+// Where the cluster files its timers: the world's event queue.
+class ClusterEvents {
+ public:
+  virtual ~ClusterEvents() = default;
+  virtual void file(Micros time, EventClass cls, const ClusterEvent& event) = 0;
+};
+
+// What the pools need to hear about their replicas' pods.
 struct ClusterNotice {
-  enum Kind : std::uint8_t { ReplicaPodBound, ReplicaPodEvicted } kind;
-  std::int32_t replica;
-  std::uint32_t pod;
-  std::uint32_t node;
-  Micros time;
-  std::string reason;  // evictions: "Empty" | "Underutilized" | "Expired" | "Interrupted" | ...
+  enum class Kind : std::uint8_t { ReplicaPodBound, ReplicaPodEvicted } kind;
+  int pool = 0;
+  std::int32_t replica = 0;
+  std::uint32_t pod = 0;
+  std::uint32_t node = 0;
+  Micros time = 0;
+  RemovalReason reason = RemovalReason::Empty;  // evictions
 };
 
 // One logged layer-1 decision (scheduling, provisioning, disruption), with its arithmetic.
@@ -44,75 +71,75 @@ struct ClusterTotals {
   double gpu_hours_requested = 0;      // Σ GPUs requested by bound pods × hours (used by pods)
   std::int64_t nodes_launched = 0;
   std::int64_t nodes_removed = 0;
-  std::int64_t evictions = 0;          // pods evicted by node removals and interruptions
-  std::int64_t replica_evictions = 0;  // of which inference replicas
+  std::int64_t pod_evictions = 0;      // pods evicted by node removals and interruptions
+  std::int64_t replica_evictions = 0;  // of which model-serving replicas
   std::int64_t spot_interruptions = 0;
   std::int64_t non_gpu_pods_on_gpu_nodes = 0;  // bindings of GPU-less pods onto nodes with GPUs
 };
 
 class ClusterModel {
  public:
-  ClusterModel(const Scenario& scenario, std::unique_ptr<NodeProvisioner> provisioner);
+  ClusterModel(const Scenario& scenario, std::unique_ptr<NodeProvisioner> provisioner, ClusterEvents& events);
 
   const ClusterState& state() const { return state_; }
   const ClusterTotals& totals() const { return totals_; }
 
-  // The starting cluster at t = 0: the scenario's initial nodes (Initialized) and its other workloads.
-  void start(std::int32_t initial_replicas, std::vector<ClusterNotice>& out);
+  // The starting cluster at t = 0: the scenario's initial nodes (Initialized), a pod per starting replica
+  // (replicas 0 … n-1 of each pool get pods in pool order) and the other workloads' pods, then a scheduling pass.
+  void start(const std::vector<std::int32_t>& starting_replicas);
   // A new replica's pod (Pending); bound now or later (ReplicaPodBound).
-  std::uint32_t add_replica_pod(std::int32_t replica, Micros now, std::vector<ClusterNotice>& out);
+  std::uint32_t add_replica_pod(int pool, std::int32_t replica, Micros now);
   // The ReplicaSet deleted the replica: its pod goes away, freeing its node's room.
-  void remove_pod(std::uint32_t pod, Micros now, std::vector<ClusterNotice>& out);
-  // What the PodDisruptionBudget counts: a replica's pod turned Ready or stopped being Ready, and the
-  // Deployment's spec.replicas.
+  void remove_pod(std::uint32_t pod, Micros now);
+  // What a PodDisruptionBudget counts: a replica's pod turned Ready or stopped being Ready, and the
+  // pool's Deployment spec.replicas.
   void set_pod_ready(std::uint32_t pod, bool ready);
-  void set_expected_replicas(std::int32_t replicas) { state_.expected_replicas = replicas; }
-  // When the model next needs to run (node phase changes, provisioner wake-ups, interruptions); -1: none.
-  Micros next_event_time() const;
-  // Runs everything due at `now`.
-  void advance(Micros now, std::vector<ClusterNotice>& out);
+  void set_expected_replicas(int pool, std::int32_t replicas);
+
+  // One of its events, dispatched by the world.
+  void on_event(const ClusterEvent& event, Micros now);
+  // The end of an instant that had cluster events: the scheduling pass they asked for, then the
+  // provisioner's next wake-up.
+  void settle(Micros now);
+  // The outbox: notices and logs since the last call, in the order they happened.
+  std::vector<ClusterNotice> take_notices();
+  std::vector<ClusterLog> take_logs();
+  bool has_news() const { return !notices_.empty() || !logs_.empty(); }
+
   // Ends the accounting at the end of the run.
   void finish(Micros end);
-  // Logs since the last call, in time order.
-  std::vector<ClusterLog> take_logs();
-
   std::int32_t nodes_in(NodePhase phase) const;
 
  private:
-  enum class Kind : std::uint8_t { Registered, Initialized, Terminate, SpotNotice, Wake, EvictRetry };
-  struct Event {
-    Kind kind;
-    std::uint32_t node;
-    std::uint32_t gen;
-  };
-
-  void schedule_pending(Micros now, std::vector<ClusterNotice>& out);
-  void bind(Pod& pod, Node& node, Micros now, const std::string& why, std::vector<ClusterNotice>& out);
+  void schedule_pending(Micros now);
+  void bind(Pod& pod, Node& node, Micros now, const std::string& why);
   void unbind(Pod& pod, Micros now);
   void launch(const NodeLaunch& launch, Micros now, bool initialized);
-  void remove_node(Node& node, const std::string& reason, bool drain, Micros now, std::vector<ClusterNotice>& out,
-                   Micros give_up_after = -1);
-  // Evicts the node's pods, those the PodDisruptionBudget lets go if `respect_pdb`; returns how many stay.
-  std::size_t evict_pods(Node& node, const std::string& reason, bool respect_pdb, Micros now, std::vector<ClusterNotice>& out,
-                         std::string* blocked_why = nullptr);
-  void apply(ProvisionerActions& actions, Micros now, std::vector<ClusterNotice>& out);
+  void remove_node(Node& node, RemovalReason reason, bool drain, Micros now, Micros give_up_after = -1);
+  // Evicts the node's pods, those the PodDisruptionBudgets let go if `respect_pdb`; returns how many stay.
+  std::size_t evict_pods(Node& node, RemovalReason reason, bool respect_pdb, Micros now, std::string* blocked_why = nullptr);
+  void apply(ProvisionerActions& actions, Micros now);
   void rearm_provisioner();
   void account(Micros now);
   void log(Micros t, const char* controller, std::string action, std::string reason, std::string explanation);
-  std::uint32_t new_pod(int template_index, std::int32_t owner, Micros now);
+  std::uint32_t new_pod(int template_index, std::int32_t replica, Micros now);
+  void on_node_event(const ClusterEvent& e, Micros now);
 
   const Scenario& scenario_;
   ClusterState state_;
   std::unique_ptr<NodeProvisioner> provisioner_;
-  EventQueue<Event> queue_;
+  std::vector<std::unique_ptr<Scheduler>> schedulers_;  // by name, for the pods that name them
+  std::vector<int> template_scheduler_;                  // templates → index into schedulers_
+  ClusterEvents& events_;
   Rng rng_;
   std::vector<std::uint32_t> pending_;  // pod ids waiting to be bound, oldest first
+  std::vector<ClusterNotice> notices_;
   std::vector<ClusterLog> logs_;
   ClusterTotals totals_;
   Micros accounted_until_ = 0;
   Micros provisioner_wake_ = -1;
-  Micros retry_at_ = -1;  // kube-scheduler's next flush of unschedulable pods (-1: none pending)
   std::uint32_t wake_gen_ = 0;
+  bool reschedule_ = false;  // an event of this instant made room or nodes: schedule again at settle()
   std::map<std::uint32_t, Micros> drain_give_up_at_;  // node → when its held-up drain is abandoned
 };
 

@@ -82,13 +82,12 @@ std::string classify(const DecisionRecord& d, const std::string& metric, double 
 }
 
 std::string hpa_metric_name(const Scenario& sc) {
-  Json spec = autoscaler_hpa_spec(sc.autoscaler);
-  if (spec.is_null() || !spec.contains("metrics") || spec["metrics"].empty()) return "";
-  const Json& m = spec["metrics"][0];
-  for (const char* kind : {"pods", "external", "object"}) {
-    if (m.contains(kind)) return m[kind]["metric"].value("name", "");
-  }
-  return "";
+  const auto& spec = sc.pools.front().autoscaler.hpa;
+  if (!spec || spec->metrics.empty()) return "";
+  const hpa::MetricSpec& m = spec->metrics.front();
+  const bool named = m.type == hpa::MetricSourceType::Pods || m.type == hpa::MetricSourceType::External ||
+                     m.type == hpa::MetricSourceType::Object;
+  return named ? m.metric.name : "";
 }
 
 void count_exclusive(Side& a, const Side& b) {
@@ -146,7 +145,7 @@ Analysis analyse(const Json& def, std::uint64_t seed) {
     if (d.controller != "hpa") continue;
     auto it = other_desired.find(d.t_s);
     if (it == other_desired.end() || it->second <= d.desired_replicas) continue;
-    an.evidence[classify(d, metric, w.scenario.autoscaler.tolerance)].push_back(i);
+    an.evidence[classify(d, metric, w.scenario.pools.front().autoscaler.tolerance)].push_back(i);
   }
   std::size_t best = 0;
   for (const char* m : kMechanisms) {

@@ -129,8 +129,8 @@ Json grade(const Json& def, std::uint64_t seed, const Json& answer) {
   }
   // Whether the requirement lets Karpenter pick spot: In [.., spot], NotIn without spot, or Exists.
   const bool lists_spot = capacity && std::find(capacity->values.begin(), capacity->values.end(), "spot") != capacity->values.end();
-  const bool allows_spot = capacity && ((capacity->op == "In" && lists_spot) || (capacity->op == "NotIn" && !lists_spot) ||
-                                        capacity->op == "Exists");
+  const bool allows_spot = capacity && ((capacity->op == SelectorOp::In && lists_spot) || (capacity->op == SelectorOp::NotIn && !lists_spot) ||
+                                        capacity->op == SelectorOp::Exists);
   params["capacity"] = allows_spot ? "spot allowed" : "on-demand only";
   if (!capacity) {
     criteria.push_back(criterion(def, "capacity", false, 0.5, message(def, "capacity_missing", params)));
@@ -142,9 +142,9 @@ Json grade(const Json& def, std::uint64_t seed, const Json& answer) {
   }
 
   // Disruption: never evict running replicas.
-  params["policy"] = pool.consolidation_policy;
+  params["policy"] = to_string(pool.consolidation_policy);
   params["after"] = pool.consolidate_after ? format_duration(*pool.consolidate_after) : std::string("Never");
-  if (pool.consolidation_policy != "WhenEmpty") {
+  if (pool.consolidation_policy != ConsolidationPolicy::WhenEmpty) {
     criteria.push_back(criterion(def, "disruption", false, 0, message(def, "disruption_underutilized", params)));
   } else if (!pool.consolidate_after) {
     criteria.push_back(criterion(def, "disruption", false, 0.5, message(def, "disruption_never", params)));
@@ -158,15 +158,15 @@ Json grade(const Json& def, std::uint64_t seed, const Json& answer) {
   const Outcome mine = simulate(scenario_for(def, params, seed, *pool_json));
   const Outcome ref = simulate(scenario_for(def, params, seed, def.at("reference_nodepool")));
   const Summary& s = mine.summary;
-  params["non_gpu"] = s.non_gpu_pods_on_gpu_nodes;
+  params["non_gpu"] = s.cluster.non_gpu_pods_on_gpu_nodes;
   params["pending"] = "all";
   bool has_taint = false;
-  for (const auto& t : pool.taints) has_taint = has_taint || t.effect == "NoSchedule" || t.effect == "NoExecute";
+  for (const auto& t : pool.taints) has_taint = has_taint || t.effect != TaintEffect::PreferNoSchedule;
   if (mine.replicas_blocked) {
     criteria.push_back(criterion(def, "taint", false, 0, message(def, "taint_blocks_replicas", params)));
   } else if (!has_taint) {
     criteria.push_back(criterion(def, "taint", false, 0, message(def, "taint_missing", params)));
-  } else if (s.non_gpu_pods_on_gpu_nodes > 0) {
+  } else if (s.cluster.non_gpu_pods_on_gpu_nodes > 0) {
     criteria.push_back(criterion(def, "taint", false, 0, message(def, "taint_leaky", params)));
   } else {
     criteria.push_back(criterion(def, "taint", true, 1, message(def, "taint_ok", params)));
@@ -184,9 +184,9 @@ Json grade(const Json& def, std::uint64_t seed, const Json& answer) {
   criteria.push_back(criterion(def, "slo", slo_ok, slo_ok ? 1 : 0, message(def, slo_ok ? "slo_ok" : "slo_miss", params)));
 
   const double margin = params.at("cost_margin_pct").get<double>() / 100.0;
-  params["cost"] = num(s.node_cost_usd, 2);
-  params["reference_cost"] = num(ref.summary.node_cost_usd, 2);
-  const bool cost_ok = !mine.replicas_blocked && s.node_cost_usd <= ref.summary.node_cost_usd * (1 + margin);
+  params["cost"] = num(s.cluster.node_cost_usd, 2);
+  params["reference_cost"] = num(ref.summary.cluster.node_cost_usd, 2);
+  const bool cost_ok = !mine.replicas_blocked && s.cluster.node_cost_usd <= ref.summary.cluster.node_cost_usd * (1 + margin);
   criteria.push_back(criterion(def, "cost", cost_ok, cost_ok ? 1 : 0,
                                mine.replicas_blocked ? std::string("No replica ever ran on this pool, so its cost compares nothing.")
                                                      : message(def, cost_ok ? "cost_ok" : "cost_high", params)));
@@ -200,13 +200,13 @@ Json grade(const Json& def, std::uint64_t seed, const Json& answer) {
   }
   Json run{{"num_requests", s.num_requests},          {"num_dropped", s.num_dropped},
            {"slo_attainment", s.slo_attainment},      {"ttft_p99_s", s.ttft_p99_s},
-           {"node_cost_usd", s.node_cost_usd},        {"num_replica_evictions", s.num_replica_evictions},
-           {"non_gpu_pods_on_gpu_nodes", s.non_gpu_pods_on_gpu_nodes}, {"nodes_launched", s.nodes_launched}};
+           {"node_cost_usd", s.cluster.node_cost_usd},        {"num_replica_evictions", s.num_replica_evictions},
+           {"non_gpu_pods_on_gpu_nodes", s.cluster.non_gpu_pods_on_gpu_nodes}, {"nodes_launched", s.cluster.nodes_launched}};
   return {{"score", max_points > 0 ? points / max_points : 0.0},
           {"correct", all},
           {"criteria", criteria},
           {"run", run},
-          {"reference", {{"node_cost_usd", ref.summary.node_cost_usd}, {"slo_attainment", ref.summary.slo_attainment}}},
+          {"reference", {{"node_cost_usd", ref.summary.cluster.node_cost_usd}, {"slo_attainment", ref.summary.slo_attainment}}},
           {"scenario", scenario_for(def, params, seed, *pool_json)}};
 }
 

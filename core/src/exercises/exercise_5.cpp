@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "cluster/cluster.hpp"
+#include "cluster/cluster_state.hpp"
 #include "exercises/exercise.hpp"
 #include "sim/simulation.hpp"
 
@@ -82,8 +82,8 @@ RunCounts run_counts(const Json& scenario) {
   c.failed = r.summary.num_dropped;
   c.breach_hours = r.summary.ttft_breach_hours;
   c.evictions = r.summary.num_replica_evictions;
-  c.node_cost_usd = r.summary.node_cost_usd;
-  c.gpu_hours = r.summary.gpu_hours_allocatable;
+  c.node_cost_usd = r.summary.cluster.node_cost_usd;
+  c.gpu_hours = r.summary.cluster.gpu_hours_allocatable;
   return c;
 }
 

@@ -12,17 +12,23 @@ namespace gpuscale {
 // What runs first when several events share an instant. Lower runs first; equal (time, class)
 // runs in insertion order (FIFO).
 //
-// The choice: work that finished at t (engine steps, lifecycle transitions) is applied first, then
-// requests that arrive at t, then client timeouts due at t, then measurement (DCGM samples and the
-// Prometheus scrape) sees the state after all of that, and last the controllers decide from what
-// was scraped. So a scrape at t counts a request that arrived at t, and an HPA sync at t reads a
-// scrape taken at the same t. tests/test_kernel.cpp pins this order.
+// The choice: work that finished at t (engine steps, replica lifecycle transitions) is applied first,
+// then requests that arrive at t, then client timeouts due at t, then measurement (DCGM samples and the
+// Prometheus scrape) sees the state after all of that, then the replica autoscalers decide from what was
+// scraped. So a scrape at t counts a request that arrived at t, and an HPA sync at t reads a scrape taken
+// at the same t. The cluster comes last: node lifecycle transitions at t, then the node provisioners'
+// and the schedulers' timers, then one settlement of the instant (the scheduling pass the instant's
+// events asked for, then what the cluster reported to the pools). So a provisioner at t sees the pods an
+// HPA created at t. tests/test_kernel.cpp pins this order.
 enum class EventClass : std::uint8_t {
-  kCompletion = 0,  // engine step end, replica lifecycle transitions
-  kArrival = 1,     // a request reaches the gateway
-  kTimeout = 2,     // a client gives up
-  kMeasure = 3,     // DCGM sample window start, metrics scrape
-  kControl = 4,     // HPA / KEDA sync, provisioner
+  Completion = 0,     // engine step end, replica lifecycle transitions
+  Arrival = 1,        // a request reaches the gateway
+  Timeout = 2,        // a client gives up
+  Measure = 3,        // DCGM sample window start, metrics scrape
+  Control = 4,        // replica autoscalers: HPA sync, KEDA poll; the end of the run
+  NodeLifecycle = 5,  // a node registers, initializes, terminates; spot notices; drain retries
+  NodeControl = 6,    // node provisioner wake-ups, scheduler timers
+  Settle = 7,         // the instant's scheduling pass, then the cluster's notices to the pools
 };
 
 template <typename Payload>

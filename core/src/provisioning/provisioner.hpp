@@ -7,7 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "cluster/cluster.hpp"
+#include "cluster/cluster_state.hpp"
+#include "io/json_reader.hpp"
 #include "kernel/time.hpp"
 
 namespace gpuscale {
@@ -15,7 +16,7 @@ namespace gpuscale {
 struct NodeLaunch {
   std::string owner;                 // NodePool or node group
   int type_index = 0;                // into ClusterState::types
-  std::string capacity_type;         // "on-demand" | "spot"
+  CapacityType capacity_type = CapacityType::OnDemand;
   std::string zone;
   Labels labels;                     // template labels (well-known labels are added by the simulation)
   std::vector<Taint> taints;
@@ -24,9 +25,18 @@ struct NodeLaunch {
   std::int32_t replaces = -1;        // the node this launch replaces (consolidation), -1: none
 };
 
+// Why a node goes (Karpenter's disruption reasons and the others that remove a node).
+enum class RemovalReason : std::uint8_t { Empty, Underutilized, Drifted, Expired, Interrupted, ScaleDown, RegistrationTimeout, Drain };
+inline constexpr Named<RemovalReason> kRemovalReasons[] = {
+    {"Empty", RemovalReason::Empty},         {"Underutilized", RemovalReason::Underutilized},
+    {"Drifted", RemovalReason::Drifted},     {"Expired", RemovalReason::Expired},
+    {"Interrupted", RemovalReason::Interrupted}, {"ScaleDown", RemovalReason::ScaleDown},
+    {"RegistrationTimeout", RemovalReason::RegistrationTimeout}, {"Drain", RemovalReason::Drain}};
+inline const char* to_string(RemovalReason r) { return name_of(r, kRemovalReasons); }
+
 struct NodeRemoval {
   std::uint32_t node = 0;
-  std::string reason;    // "Empty" | "Underutilized" | "Expired" | "Interrupted" | "ScaleDown" | "RegistrationTimeout"
+  RemovalReason reason = RemovalReason::Empty;
   bool drain = true;     // evict pods first (they get their grace period); false: terminate at once
   // A drain that a PodDisruptionBudget still holds up this long after it began is abandoned and the
   // node put back in service (Cluster Autoscaler's --max-pod-eviction-time); -1: keep trying.

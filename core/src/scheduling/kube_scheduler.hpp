@@ -1,12 +1,12 @@
-// kube-scheduler, pod by pod: filter the nodes a pod fits, score the rest, bind to the best.
-// A pure function over the ClusterState; the explanation uses the scheduler's own FailedScheduling
-// wording ("0/3 nodes are available: 2 Insufficient nvidia.com/gpu, ...").
+// kube-scheduler, pod by pod: filter the nodes a pod fits (the one fit predicate, fit.hpp), score the
+// rest, bind to the best. The explanation uses the scheduler's own FailedScheduling wording
+// ("0/3 nodes are available: 2 Insufficient nvidia.com/gpu, ...").
 #pragma once
 #include <cstdint>
 #include <optional>
 #include <string>
 
-#include "cluster/cluster.hpp"
+#include "scheduling/scheduler.hpp"
 
 namespace gpuscale {
 
@@ -15,9 +15,28 @@ struct SchedulingResult {
   std::string explanation;            // why: the score of the winner, or the per-reason counts
 };
 
-// The default profile: filters NodeUnschedulable (Terminating / disrupted), TaintToleration,
-// NodeAffinity (nodeSelector + required affinity), NodeResourcesFit; scores NodeResourcesFit
-// LeastAllocated over cpu and memory (equal weights), ties to the lowest node id.
-SchedulingResult schedule_pod(const ClusterState& cluster, const PodTemplate& pod);
+// What a cycle's earlier bindings took from each node (the assumed pods), by node id.
+struct AssumedRoom {
+  int gpus = 0;
+  std::int64_t cpu_milli = 0, memory_mib = 0;
+};
+
+// The default profile for one pod: filters NodeUnschedulable (Terminating / disrupted), NodeAffinity
+// (nodeSelector + required affinity), TaintToleration, NodeResourcesFit; scores NodeResourcesFit
+// LeastAllocated over cpu and memory (equal weights), ties to the lowest node id. `assumed` (by node id,
+// or empty) is what pods bound earlier in the cycle took.
+SchedulingResult schedule_pod(const ClusterState& cluster, const PodTemplate& pod, const std::vector<AssumedRoom>& assumed = {});
+
+class KubeScheduler : public Scheduler {
+ public:
+  const char* name() const override { return kDefaultScheduler; }
+  SchedulingCycle schedule(const ClusterState& cluster, const std::vector<std::uint32_t>& pending, Micros now) override;
+  void on_wakeup(Micros now) override;
+
+ private:
+  // kube-scheduler moves unschedulable pods back to its active queue every 30 s
+  // (pkg/scheduler/internal/queue: flushUnschedulablePodsLeftover runs every 30 s); one timer at a time.
+  Micros retry_at_ = -1;
+};
 
 }  // namespace gpuscale

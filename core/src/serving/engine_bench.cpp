@@ -41,7 +41,7 @@ BenchResult run_once(const EngineConfig& engine_config, const BenchConfig& bench
   const double spread_s = bench.start_spread_s_per_client * clients;
   for (int c = 0; c < clients; ++c) {
     const Micros start = spread_s > 0 ? seconds_to_micros(rng.uniform(0, spread_s)) : 0;
-    queue.push(start, EventClass::kArrival, BenchEvent{false, c});
+    queue.push(start, EventClass::Arrival, BenchEvent{false, c});
   }
 
   std::int64_t completed = 0;
@@ -58,7 +58,7 @@ BenchResult run_once(const EngineConfig& engine_config, const BenchConfig& bench
       const auto id = static_cast<std::uint32_t>(inflight.size());
       inflight.push_back(InFlight{now, -1, ev.payload.client});
       engine.add_request(id, bench.prompt_tokens, bench.output_tokens, now);
-      if (!engine.in_step()) queue.push(now + engine.begin_step(now), EventClass::kCompletion, BenchEvent{true, 0});
+      if (!engine.in_step()) queue.push(now + engine.begin_step(now), EventClass::Completion, BenchEvent{true, 0});
       continue;
     }
     events.clear();
@@ -88,9 +88,9 @@ BenchResult run_once(const EngineConfig& engine_config, const BenchConfig& bench
           result.num_preemptions = static_cast<double>(engine.num_preemptions() - preemptions_at_start);
         }
       }
-      queue.push(now, EventClass::kArrival, BenchEvent{false, f.client});
+      queue.push(now, EventClass::Arrival, BenchEvent{false, f.client});
     }
-    if (engine.has_work()) queue.push(now + engine.begin_step(now), EventClass::kCompletion, BenchEvent{true, 0});
+    if (engine.has_work()) queue.push(now + engine.begin_step(now), EventClass::Completion, BenchEvent{true, 0});
   }
   result.num_measured = std::min<std::int64_t>(std::max<std::int64_t>(completed - warmup, 0), measured);
   if (result.num_measured > 0) {

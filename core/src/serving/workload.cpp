@@ -22,18 +22,18 @@ std::int32_t TokenSampler::draw(Rng& rng) const {
   const TokenDistribution& d = dist;
   for (int attempt = 0; attempt < 64; ++attempt) {
     double v;
-    if (d.kind == "fixed") {
+    if (d.kind == TokenDistributionKind::Fixed) {
       v = d.mean;
-    } else if (d.kind == "uniform") {
+    } else if (d.kind == TokenDistributionKind::Uniform) {
       v = static_cast<double>(rng.uniform_int(d.min, d.max));
     } else {
       v = rng.lognormal(mu, sigma);
     }
     auto n = static_cast<std::int64_t>(v + 0.5);
     if (n >= d.min && n <= d.max) return static_cast<std::int32_t>(n);
-    if (d.kind == "fixed") break;
+    if (d.kind == TokenDistributionKind::Fixed) break;
   }
-  return static_cast<std::int32_t>(d.kind == "fixed" ? std::min(std::max<std::int64_t>(std::int64_t(d.mean + 0.5), d.min), d.max) : d.max);
+  return static_cast<std::int32_t>(d.kind == TokenDistributionKind::Fixed ? std::min(std::max<std::int64_t>(std::int64_t(d.mean + 0.5), d.min), d.max) : d.max);
 }
 
 Workload::Workload(const WorkloadConfig& config, std::uint64_t seed, Micros end)
@@ -44,8 +44,22 @@ Workload::Workload(const WorkloadConfig& config, std::uint64_t seed, Micros end)
       prompts_(Rng::stream(seed, "workload.prompt_tokens")),
       outputs_(Rng::stream(seed, "workload.output_tokens")),
       prompt_sampler_(config.prompt_tokens),
-      output_sampler_(config.output_tokens) {
+      output_sampler_(config.output_tokens),
+      models_(Rng::stream(seed, "workload.models")) {
   phase_end_ = phases_.empty() ? 0 : phases_[0].duration_s;
+  for (const ModelShare& m : config.models) model_share_total_ += m.share;
+}
+
+std::int32_t Workload::draw_model() {
+  // Only a mix of two or more models draws (from its own stream, so a one-model workload's requests
+  // are the same whatever the mix would have been).
+  if (config_.models.size() < 2) return 0;
+  double u = models_.uniform() * model_share_total_;
+  for (std::size_t i = 0; i + 1 < config_.models.size(); ++i) {
+    if (u < config_.models[i].share) return static_cast<std::int32_t>(i);
+    u -= config_.models[i].share;
+  }
+  return static_cast<std::int32_t>(config_.models.size() - 1);
 }
 
 bool Workload::next(Request& out) {
@@ -70,6 +84,7 @@ bool Workload::next(Request& out) {
   out.arrived_at = seconds_to_micros(t_);
   out.prompt_tokens = prompt_sampler_.draw(prompts_);
   out.output_tokens = output_sampler_.draw(outputs_);
+  out.model = draw_model();
   return true;
 }
 

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "kernel/rng.hpp"
-#include "scenario/scenario.hpp"
+#include "serving/workload_config.hpp"
 #include "kernel/time.hpp"
 
 namespace gpuscale {
@@ -14,6 +14,7 @@ struct Request {
   Micros arrived_at = 0;
   std::int32_t prompt_tokens = 0;
   std::int32_t output_tokens = 0;
+  std::int32_t model = 0;  // index into the workload's models (0 with one model)
 };
 
 // Draws token counts; values outside [min, max] are redrawn (at most 64 times, then the bound).
@@ -44,6 +45,9 @@ class Workload {
   std::size_t phase_ = 0;     // index of the phase containing t_
   double phase_end_ = 0;      // seconds: end of that phase
   std::uint32_t next_id_ = 0;
+  Rng models_;
+  double model_share_total_ = 0;
+  std::int32_t draw_model();
 };
 
 }  // namespace gpuscale

@@ -1,6 +1,10 @@
-// The run result as JSON text for the CLI, the page and the determinism tests.
-#include "sim/simulation.hpp"
+// The run result as JSON for the CLI, the page and the determinism tests. A scenario that lists
+// "pools" also gets each pool's summary, series and autoscaler, and its decisions and requests name
+// their pool; a single-service scenario's result has exactly the shape it always had.
 #include <algorithm>
+
+#include "autoscaling/hpa_json.hpp"
+#include "sim/simulation.hpp"
 
 namespace gpuscale {
 
@@ -8,50 +12,83 @@ namespace {
 
 Json optional_time(const std::optional<double>& t) { return t ? Json(*t) : Json(nullptr); }
 
+Json summary_json(const Summary& s) {
+  return {{"num_requests", s.num_requests},
+          {"num_completed", s.num_completed},
+          {"num_dropped", s.num_dropped},
+          {"num_unfinished", s.num_unfinished},
+          {"ttft_p50_s", s.ttft_p50_s},
+          {"ttft_p90_s", s.ttft_p90_s},
+          {"ttft_p99_s", s.ttft_p99_s},
+          {"itl_mean_s", s.itl_mean_s},
+          {"e2e_p50_s", s.e2e_p50_s},
+          {"e2e_p99_s", s.e2e_p99_s},
+          {"slo_attainment", s.slo_attainment},
+          {"goodput_rps", s.goodput_rps},
+          {"gpu_hours", s.gpu_hours},
+          {"idle_gpu_minutes", s.idle_gpu_minutes},
+          {"cost_usd", s.cost_usd},
+          {"peak_replicas", s.peak_replicas},
+          {"mean_replicas", s.mean_replicas},
+          {"num_preemptions", s.num_preemptions},
+          {"num_scale_events", s.num_scale_events},
+          {"num_replica_evictions", s.num_replica_evictions},
+          {"num_requests_failed_by_eviction", s.num_requests_failed_by_eviction},
+          {"ttft_spike_minutes", s.ttft_spike_minutes},
+          {"ttft_breach_hours", s.ttft_breach_hours}};
+}
+
+Json cluster_json(const ClusterTotals& c) {
+  return {{"node_hours", c.node_hours},
+          {"node_cost_usd", c.node_cost_usd},
+          {"gpu_hours_allocatable", c.gpu_hours_allocatable},
+          {"gpu_hours_requested", c.gpu_hours_requested},
+          {"nodes_launched", c.nodes_launched},
+          {"pod_evictions", c.pod_evictions},
+          {"spot_interruptions", c.spot_interruptions},
+          {"non_gpu_pods_on_gpu_nodes", c.non_gpu_pods_on_gpu_nodes}};
+}
+
+Json series_json(const Series& ser) {
+  Json out{{"t_s", ser.t_s},
+           {"desired_replicas", ser.desired_replicas},
+           {"ready_replicas", ser.ready_replicas},
+           {"num_requests_waiting", ser.num_requests_waiting},
+           {"num_requests_running", ser.num_requests_running},
+           {"kv_cache_usage_perc", ser.kv_cache_usage_perc},
+           {"DCGM_FI_DEV_GPU_UTIL", ser.gpu_util},
+           {"DCGM_FI_DEV_FB_USED", ser.fb_used_mib},
+           {"ttft_p99_s", ser.ttft_p99_s},
+           {"num_dropped", ser.num_dropped},
+           {"arrival_rate_rps", ser.arrival_rate_rps}};
+  if (!ser.nodes.empty()) out["nodes"] = ser.nodes;
+  return out;
+}
+
+// The HPA the pool's strategy expanded to (null for "fixed").
+Json autoscaler_json(const AutoscalerConfig& a) {
+  return {{"strategy", to_string(a.strategy)}, {"hpa", a.hpa ? hpa::hpa_spec_to_json(*a.hpa) : Json(nullptr)}};
+}
+
 }  // namespace
 
 Json result_to_json(const RunResult& r, const Scenario& scenario) {
-  const Summary& s = r.summary;
+  const bool pools = scenario.pools_declared;
   Json out;
-  out["summary"] = {
-      {"num_requests", s.num_requests},     {"num_completed", s.num_completed},
-      {"num_dropped", s.num_dropped},       {"num_unfinished", s.num_unfinished},
-      {"ttft_p50_s", s.ttft_p50_s},         {"ttft_p90_s", s.ttft_p90_s},
-      {"ttft_p99_s", s.ttft_p99_s},         {"itl_mean_s", s.itl_mean_s},
-      {"e2e_p50_s", s.e2e_p50_s},           {"e2e_p99_s", s.e2e_p99_s},
-      {"slo_attainment", s.slo_attainment}, {"goodput_rps", s.goodput_rps},
-      {"gpu_hours", s.gpu_hours},           {"idle_gpu_minutes", s.idle_gpu_minutes},
-      {"cost_usd", s.cost_usd},             {"peak_replicas", s.peak_replicas},
-      {"mean_replicas", s.mean_replicas},   {"num_preemptions", s.num_preemptions},
-      {"num_scale_events", s.num_scale_events},
-      {"num_replica_evictions", s.num_replica_evictions},
-      {"num_requests_failed_by_eviction", s.num_requests_failed_by_eviction},
-      {"ttft_spike_minutes", s.ttft_spike_minutes},
-      {"ttft_breach_hours", s.ttft_breach_hours}};
-  if (scenario.cluster.provisioner != "fixed") {
-    out["summary"]["cluster"] = {{"node_hours", s.node_hours},
-                                 {"node_cost_usd", s.node_cost_usd},
-                                 {"gpu_hours_allocatable", s.gpu_hours_allocatable},
-                                 {"gpu_hours_requested", s.gpu_hours_requested},
-                                 {"nodes_launched", s.nodes_launched},
-                                 {"pod_evictions", s.pod_evictions},
-                                 {"spot_interruptions", s.spot_interruptions},
-                                 {"non_gpu_pods_on_gpu_nodes", s.non_gpu_pods_on_gpu_nodes}};
+  out["summary"] = summary_json(r.summary);
+  if (scenario.cluster.provisioner != ProvisionerKind::FixedDelay) out["summary"]["cluster"] = cluster_json(r.summary.cluster);
+  out["series"] = series_json(r.series);
+  out["autoscaler"] = autoscaler_json(scenario.pools.front().autoscaler);
+  if (pools) {
+    Json per_pool = Json::object();
+    for (std::size_t i = 0; i < r.pools.size(); ++i) {
+      per_pool[r.pools[i].name] = {{"model", scenario.pools[i].model},
+                                   {"summary", summary_json(r.pools[i].summary)},
+                                   {"series", series_json(r.pools[i].series)},
+                                   {"autoscaler", autoscaler_json(scenario.pools[i].autoscaler)}};
+    }
+    out["pools"] = std::move(per_pool);
   }
-  const Series& ser = r.series;
-  out["series"] = {{"t_s", ser.t_s},
-                   {"desired_replicas", ser.desired_replicas},
-                   {"ready_replicas", ser.ready_replicas},
-                   {"num_requests_waiting", ser.num_requests_waiting},
-                   {"num_requests_running", ser.num_requests_running},
-                   {"kv_cache_usage_perc", ser.kv_cache_usage_perc},
-                   {"DCGM_FI_DEV_GPU_UTIL", ser.gpu_util},
-                   {"DCGM_FI_DEV_FB_USED", ser.fb_used_mib},
-                   {"ttft_p99_s", ser.ttft_p99_s},
-                   {"num_dropped", ser.num_dropped},
-                   {"arrival_rate_rps", ser.arrival_rate_rps}};
-  if (!ser.nodes.empty()) out["series"]["nodes"] = ser.nodes;
-  out["autoscaler"] = {{"strategy", scenario.autoscaler.strategy}, {"hpa", r.autoscaler_spec}};
   if (scenario.output.decisions) {
     Json decisions = Json::array();
     for (const auto& d : r.decisions) {
@@ -61,6 +98,7 @@ Json result_to_json(const RunResult& r, const Scenario& scenario) {
              {"desired_replicas", d.desired_replicas},
              {"reason", d.reason},
              {"explanation", d.explanation}};
+      if (pools) j["pool"] = d.pool.empty() ? Json(nullptr) : Json(d.pool);
       if (!d.detail.is_null()) j["detail"] = d.detail;
       decisions.push_back(std::move(j));
     }
@@ -71,15 +109,17 @@ Json result_to_json(const RunResult& r, const Scenario& scenario) {
     std::size_t n = std::min<std::size_t>(r.requests.size(), static_cast<std::size_t>(Limits::kMaxRequestRecords));
     for (std::size_t i = 0; i < n; ++i) {
       const RequestRecord& q = r.requests[i];
-      reqs.push_back({{"id", q.id},
-                      {"arrived_at", q.arrived_at},
-                      {"scheduled_at", optional_time(q.scheduled_at)},
-                      {"first_token_at", optional_time(q.first_token_at)},
-                      {"completed_at", optional_time(q.completed_at)},
-                      {"dropped_at", optional_time(q.dropped_at)},
-                      {"replica", q.replica < 0 ? Json(nullptr) : Json(q.replica)},
-                      {"prompt_tokens", q.prompt_tokens},
-                      {"output_tokens", q.output_tokens}});
+      Json j{{"id", q.id},
+             {"arrived_at", q.arrived_at},
+             {"scheduled_at", optional_time(q.scheduled_at)},
+             {"first_token_at", optional_time(q.first_token_at)},
+             {"completed_at", optional_time(q.completed_at)},
+             {"dropped_at", optional_time(q.dropped_at)},
+             {"replica", q.replica < 0 ? Json(nullptr) : Json(q.replica)},
+             {"prompt_tokens", q.prompt_tokens},
+             {"output_tokens", q.output_tokens}};
+      if (pools) j["pool"] = scenario.pools[static_cast<std::size_t>(q.pool)].name;
+      reqs.push_back(std::move(j));
     }
     out["requests"] = std::move(reqs);
     out["requests_truncated"] = r.requests.size() > n;

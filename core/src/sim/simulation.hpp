@@ -1,14 +1,18 @@
-// One run of the coupled system: workload → router → replica engines, metrics scrape, the replica
-// autoscaler and the node provisioner, on one event queue. Returns everything the caller may want.
+// One run of the coupled system: workload → router → pools of replica engines, metrics scrape, the
+// pools' replica scalers, the schedulers and the node provisioner, on one event queue. Returns
+// everything the caller may want: summary, time series, decision log, per-request lifecycles, in total
+// and per pool.
 #pragma once
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "io/json_reader.hpp"
-#include "scenario/scenario.hpp"
+#include "cluster/cluster_model.hpp"
+#include "gpuscale/json.hpp"
+#include "kernel/decision.hpp"
 #include "kernel/time.hpp"
+#include "scenario/scenario.hpp"
 
 namespace gpuscale {
 
@@ -20,7 +24,8 @@ struct RequestRecord {
   std::optional<double> first_token_at;
   std::optional<double> completed_at;
   std::optional<double> dropped_at;      // the client gave up (no first token within timeout_s) or its replica went away
-  std::int32_t replica = -1;
+  std::int32_t pool = 0;                 // the pool serving its model
+  std::int32_t replica = -1;             // the replica in that pool
   std::int32_t prompt_tokens = 0;
   std::int32_t output_tokens = 0;
 };
@@ -38,24 +43,16 @@ struct Summary {
   double goodput_rps = 0;            // completed within the SLO per second of run
   double gpu_hours = 0;              // GPUs held by replicas (created → gone), in hours
   double idle_gpu_minutes = 0;       // GPUs of Ready replicas with nothing waiting or running, in minutes
-  double cost_usd = 0;               // gpu_hours × gpu_hour_usd
+  double cost_usd = 0;               // gpu_hours × gpu_hour_usd; with a cluster model, the run's node cost
   std::int64_t peak_replicas = 0;    // most replicas existing at once (any state but gone)
   double mean_replicas = 0;          // time-weighted mean of the same
   std::int64_t num_preemptions = 0;  // vllm:num_preemptions summed over replicas
-  std::int64_t num_scale_events = 0; // times the autoscaler changed the replica count
+  std::int64_t num_scale_events = 0; // times an autoscaler changed the replica count
   std::int64_t num_replica_evictions = 0;            // replicas lost to node removals (each pays a full cold start)
   std::int64_t num_requests_failed_by_eviction = 0;  // requests in flight on them that failed
   double ttft_spike_minutes = 0;     // scrape intervals whose windowed P99 TTFT was above 10 s, in minutes
   std::int64_t ttft_breach_hours = 0;  // clock hours whose P99 TTFT (requests arriving in the hour that got a first token, nearest rank) > 10 s
-  // Layer 1 (cluster mode only; 0 with fixed-delay nodes). cost_usd is then node_cost_usd.
-  double node_hours = 0;             // hours nodes existed, launch → termination
-  double node_cost_usd = 0;          // Σ node-hours × price of the node's capacity type
-  double gpu_hours_allocatable = 0;  // GPUs on existing nodes × hours (paid for)
-  double gpu_hours_requested = 0;    // GPUs requested by bound pods × hours (used)
-  std::int64_t nodes_launched = 0;
-  std::int64_t pod_evictions = 0;    // pods evicted by node removals and interruptions
-  std::int64_t spot_interruptions = 0;
-  std::int64_t non_gpu_pods_on_gpu_nodes = 0;  // times a pod without GPUs was bound to a GPU node
+  ClusterTotals cluster;             // layer 1 (all 0 with fixed-delay nodes): node-hours, node cost, GPU-hours paid and used, ...
 };
 
 // Columns sampled at every scrape.
@@ -72,35 +69,23 @@ struct Series {
   std::vector<std::int32_t> nodes;           // cluster mode: nodes not yet terminated (empty otherwise)
 };
 
-struct DecisionRecord {
-  double t_s = 0;
-  std::string controller;  // "hpa", "provisioner", "lifecycle"
-  std::int32_t current_replicas = 0;
-  std::int32_t desired_replicas = 0;
-  std::string reason;
-  std::string explanation;
-  Json detail;  // the controller's full arithmetic (proposals, stabilization, limits)
-  // HPA syncs only: the winning metric's numbers, typed, for graders.
-  double metric_value = 0;                // the metric's current value (average or total), metric units
-  double ratio = 0;                       // usage ratio of the first pass
-  std::optional<double> rebalanced_ratio; // after filling missing / unready pods with 0 or target
-  std::int32_t metric_proposal = -1;      // that metric's proposal, before stabilization and limits
-  std::int32_t ready_pods = 0, unready_pods = 0, missing_pods = 0;
+// One pool's share of the run (the totals are over every pool).
+struct PoolResult {
+  std::string name;
+  Summary summary;  // its requests and replicas (cluster totals stay in the run's summary)
+  Series series;    // its replicas (no node column)
 };
 
 struct RunResult {
   Summary summary;
   Series series;
+  std::vector<PoolResult> pools;         // per pool, in the scenario's order
   std::vector<DecisionRecord> decisions;
-  std::vector<RequestRecord> requests;  // always kept; exported only if output.requests
-  Json autoscaler_spec;                 // the HPA spec the strategy expanded to (null for fixed)
-  std::int64_t num_events = 0;          // events processed (for benchmarks)
+  std::vector<RequestRecord> requests;   // always kept; exported only if output.requests
+  std::int64_t num_events = 0;           // events processed (for benchmarks)
 };
 
 RunResult run_simulation(const Scenario& scenario);
 Json result_to_json(const RunResult& result, const Scenario& scenario);
-
-// The autoscaling/v2 HorizontalPodAutoscalerSpec a strategy preset stands for (null for "fixed").
-Json autoscaler_hpa_spec(const AutoscalerConfig& config);
 
 }  // namespace gpuscale

@@ -14,6 +14,7 @@
 #include <cstdlib>
 
 #include "k8s/duration.hpp"
+#include "scheduling/fit.hpp"
 
 namespace gpuscale {
 
@@ -69,9 +70,9 @@ void remove_requests(Node& n, const PodTemplate& t) {
 }
 
 // First fit over simulated nodes (room accounted in their requested fields); the index used, or -1.
-int place_first_fit(const ClusterState& cluster, const PodTemplate& pod, std::vector<Node>& nodes) {
+int place_first_fit(const PodTemplate& pod, std::vector<Node>& nodes) {
   for (std::size_t i = 0; i < nodes.size(); ++i) {
-    if (pod_fits_node(cluster, pod, nodes[i])) {
+    if (check_fit(pod, nodes[i]).ok()) {
       add_requests(nodes[i], pod);
       return static_cast<int>(i);
     }
@@ -136,7 +137,7 @@ Node template_node(const NodeGroup& group, const GroupView& v) {
 }
 
 double group_price(const NodeGroup& group, const InstanceType& type) {
-  return group.capacity_type == "spot" ? type.spot_usd_per_hour : type.on_demand_usd_per_hour;
+  return hourly_price(type, group.capacity_type);
 }
 
 // ---- flag values ----
@@ -200,11 +201,12 @@ ClusterAutoscalerFlags parse_flags(const Json& doc, const std::string& path) {
       const std::size_t comma = text.find(',', start);
       const std::string name = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
       if (name == "grpc") throw InputError(p, "the grpc expander calls an external service; the lab does not model it");
-      if (name != "least-waste" && name != "random" && name != "most-pods" && name != "price" && name != "priority") {
+      const auto known = std::find_if(std::begin(kExpanders), std::end(kExpanders), [&](const Named<Expander>& x) { return name == x.name; });
+      if (known == std::end(kExpanders)) {
         throw InputError(p, "unknown expander \"" + name + "\"; allowed: least-waste, random, most-pods, price, priority "
                             "(a comma-separated chain, e.g. \"priority,least-waste\")");
       }
-      f.expanders.push_back(name);
+      f.expanders.push_back(known->value);
       if (comma == std::string::npos) break;
       start = comma + 1;
     }
@@ -251,7 +253,7 @@ ClusterAutoscalerConfig parse_cluster_autoscaler(const Json& doc, const std::str
     NodeGroup n;
     n.name = g.get_string("name", "");
     n.instance_type = g.get_string("instanceType", "");
-    n.capacity_type = g.get_enum("capacityType", "on-demand", {"on-demand", "spot"});
+    n.capacity_type = get_enum(g, "capacityType", n.capacity_type, kCapacityTypes);
     n.zone = g.get_string("zone", "");
     n.min_size = static_cast<int>(g.get_int("minSize", 0, 0, 10000));
     n.max_size = static_cast<int>(g.get_int("maxSize", 1, 0, 10000));
@@ -291,7 +293,7 @@ void check_node_groups(const ClusterAutoscalerConfig& config, const std::vector<
       for (const auto& z : t->zones) list += (list.empty() ? "" : ", ") + z;
       throw InputError(p + "/zone", "\"" + g.zone + "\": " + t->name + " is offered in " + list);
     }
-    if (g.capacity_type == "spot" && t->spot_usd_per_hour <= 0) {
+    if (g.capacity_type == CapacityType::Spot && t->spot_usd_per_hour <= 0) {
       throw InputError(p + "/capacityType", t->name + " is not offered as spot in the catalogue");
     }
   }
@@ -357,7 +359,7 @@ ScaleUpPlan plan_scale_up(const ClusterState& cluster, const ClusterAutoscalerCo
   // The pods still pending, highest priority first (filter_out_schedulable sorts by priority).
   std::vector<std::uint32_t> pods;
   for (std::uint32_t id : pending) {
-    if (id < cluster.pods.size() && cluster.pods[id].phase == PodPhase::Pending) pods.push_back(id);
+    if (id < cluster.pods.size() && cluster.pods[id].phase == PodPhase::Pending && !cluster.pods[id].deleted) pods.push_back(id);
   }
   std::stable_sort(pods.begin(), pods.end(), [&](std::uint32_t a, std::uint32_t b) {
     return template_of(cluster, cluster.pods[a]).priority > template_of(cluster, cluster.pods[b]).priority;
@@ -385,11 +387,11 @@ ScaleUpPlan plan_scale_up(const ClusterState& cluster, const ClusterAutoscalerCo
   std::vector<std::uint32_t> upcoming_used;
   for (std::uint32_t id : pods) {
     const PodTemplate& t = template_of(cluster, cluster.pods[id]);
-    if (place_first_fit(cluster, t, existing) >= 0) {
+    if (place_first_fit(t, existing) >= 0) {
       ++plan.fit_existing;
       continue;
     }
-    const int u = place_first_fit(cluster, t, upcoming);
+    const int u = place_first_fit(t, upcoming);
     if (u >= 0) {
       ++plan.fit_upcoming;
       const std::uint32_t nid = upcoming[static_cast<std::size_t>(u)].id;
@@ -424,7 +426,7 @@ ScaleUpPlan plan_scale_up(const ClusterState& cluster, const ClusterAutoscalerCo
       continue;
     }
     std::string head = fmt("%s (%s %s %s; size %d of max %d, %d upcoming)", group.name.c_str(), v.type->name.c_str(),
-                           group.capacity_type.c_str(), v.zone.c_str(), v.size, group.max_size, v.upcoming);
+                           to_string(group.capacity_type), v.zone.c_str(), v.size, group.max_size, v.upcoming);
     if (g < backoff_until.size() && backoff_until[g] > now) {
       text += "\n" + head + ": backed off until " + at(backoff_until[g]);
       continue;
@@ -438,9 +440,9 @@ ScaleUpPlan plan_scale_up(const ClusterState& cluster, const ClusterAutoscalerCo
     int fits_template = 0, left_at_max = 0;
     for (std::uint32_t id : plan.pods_to_help) {
       const PodTemplate& t = template_of(cluster, cluster.pods[id]);
-      if (!pod_fits_node(cluster, t, tmpl)) continue;
+      if (!check_fit(t, tmpl).ok()) continue;
       ++fits_template;
-      bool placed = place_first_fit(cluster, t, fresh) >= 0;
+      bool placed = place_first_fit(t, fresh) >= 0;
       if (!placed && static_cast<int>(fresh.size()) < headroom) {
         fresh.push_back(tmpl);
         add_requests(fresh.back(), t);
@@ -517,9 +519,9 @@ int choose_option(const std::vector<ScaleUpOption>& options, const ClusterAutosc
     return s;
   };
   explanation.clear();
-  for (const std::string& e : config.flags.expanders) {
+  for (const Expander e : config.flags.expanders) {
     if (keep.size() <= 1) break;
-    if (e == "random") {
+    if (e == Expander::Random) {
       // Deterministic stand-in for the random pick: round-robin by the number of scale-ups so far.
       const int pick = keep[tie % keep.size()];
       explanation += fmt("expander random (deterministic: option %llu mod %zu of [%s]) → %s; ",
@@ -531,9 +533,9 @@ int choose_option(const std::vector<ScaleUpOption>& options, const ClusterAutosc
     // Each expander keeps its best options (ties kept for the next one), as CA's filter chain does.
     const auto score = [&](int i) {
       const ScaleUpOption& o = options[i];
-      if (e == "least-waste") return -o.waste;
-      if (e == "price") return -(o.price_usd_per_hour / double(o.pods.size()));
-      if (e == "most-pods") return double(o.pods.size());
+      if (e == Expander::LeastWaste) return -o.waste;
+      if (e == Expander::Price) return -(o.price_usd_per_hour / double(o.pods.size()));
+      if (e == Expander::MostPods) return double(o.pods.size());
       return double(config.node_groups[o.group].priority);  // priority
     };
     double best = score(keep[0]);
@@ -542,8 +544,9 @@ int choose_option(const std::vector<ScaleUpOption>& options, const ClusterAutosc
     for (int i : keep) {
       if (score(i) == best) next.push_back(i);
     }
-    const char* what = e == "least-waste" ? "least waste" : e == "price" ? "lowest USD/h per pod" : e == "most-pods" ? "most pods" : "highest priority";
-    explanation += fmt("expander %s (%s %s) keeps [%s]; ", e.c_str(), what, num(e == "least-waste" || e == "price" ? -best : best).c_str(),
+    const char* what = e == Expander::LeastWaste ? "least waste" : e == Expander::Price ? "lowest USD/h per pod" : e == Expander::MostPods ? "most pods" : "highest priority";
+    const bool lower_is_better = e == Expander::LeastWaste || e == Expander::Price;
+    explanation += fmt("expander %s (%s %s) keeps [%s]; ", to_string(e), what, num(lower_is_better ? -best : best).c_str(),
                        names(next).c_str());
     keep.swap(next);
   }
@@ -578,7 +581,7 @@ std::vector<ScaleDownCandidate> find_unneeded_nodes(const ClusterState& cluster,
     c.ready = ca_node_state(n, config.flags, now) == CaNodeState::Ready;
     std::vector<std::uint32_t> to_move;
     for (std::uint32_t id : n.pods) {
-      if (id < cluster.pods.size() && cluster.pods[id].phase == PodPhase::Bound) to_move.push_back(id);
+      if (id < cluster.pods.size() && cluster.pods[id].phase == PodPhase::Running && !cluster.pods[id].deleted) to_move.push_back(id);
     }
     c.empty = to_move.empty();
     c.utilization = node_utilization(n, config.flags);
@@ -596,7 +599,7 @@ std::vector<ScaleDownCandidate> find_unneeded_nodes(const ClusterState& cluster,
       }
       // simulator/drain: a pod whose PodDisruptionBudget allows no disruption blocks the node (NotEnoughPdb).
       std::string why;
-      if (!pdb_allows_eviction(cluster, cluster.pods[id], &why)) {
+      if (!eviction_allowed(cluster, cluster.pods[id], &why)) {
         c.reason = "NotEnoughPdb";
         c.explanation += "; " + pod_text(cluster, id) + ": " + why;
         break;
@@ -611,7 +614,7 @@ std::vector<ScaleDownCandidate> find_unneeded_nodes(const ClusterState& cluster,
         std::size_t dest = snap.size();
         for (std::size_t j = 0; j < snap.size(); ++j) {
           if (j == n.id || !destination[j]) continue;
-          if (pod_fits_node(cluster, t, snap[j])) {
+          if (check_fit(t, snap[j]).ok()) {
             dest = j;
             break;
           }
@@ -686,7 +689,7 @@ void ClusterAutoscaler::wake(const ClusterState& cluster, Micros now, Provisione
   const ClusterAutoscalerFlags& f = config_.flags;
   next_scan_ = now + f.scan_interval;
   pending_.erase(std::remove_if(pending_.begin(), pending_.end(),
-                                [&](std::uint32_t id) { return id >= cluster.pods.size() || cluster.pods[id].phase != PodPhase::Pending; }),
+                                [&](std::uint32_t id) { return id >= cluster.pods.size() || cluster.pods[id].phase != PodPhase::Pending || cluster.pods[id].deleted; }),
                  pending_.end());
 
   // 1. Nodes that did not come up within --max-node-provision-time: the unregistered ones are
@@ -700,7 +703,7 @@ void ClusterAutoscaler::wake(const ClusterState& cluster, Micros now, Provisione
     timed_out_.push_back(n.id);
     std::string why;
     if (st == CaNodeState::LongUnregistered) {
-      out.removals.push_back(NodeRemoval{n.id, "RegistrationTimeout", false});
+      out.removals.push_back(NodeRemoval{n.id, RemovalReason::RegistrationTimeout, false});
       why = node_text(cluster, n) + " launched at " + at(n.launched_at) + " has not registered after --max-node-provision-time " +
             format_duration(f.max_node_provision_time) + ": deleted without drain";
       out.log.push_back(make_log("timeout", "RegistrationTimeout", why));
@@ -871,7 +874,7 @@ void ClusterAutoscaler::scale_down(const ClusterState& cluster, Micros now, Prov
   const int n_drain = std::min(static_cast<int>(drain.size()), drain_budget);
   const auto remove = [&](const ScaleDownCandidate& c, bool is_empty) {
     const Node& n = cluster.nodes[c.node];
-    out.removals.push_back(NodeRemoval{c.node, "ScaleDown", true, f.max_pod_eviction_time});
+    out.removals.push_back(NodeRemoval{c.node, RemovalReason::ScaleDown, true, f.max_pod_eviction_time});
     const Micros s = unneeded_since_[c.node];
     out.log.push_back(make_log(
         "scale-down", is_empty ? "ScaleDownEmpty" : "ScaleDown",

@@ -9,17 +9,26 @@
 #include <string>
 #include <vector>
 
-#include "cluster/cluster.hpp"
+#include "cluster/cluster_state.hpp"
 #include "io/json_reader.hpp"
 #include "provisioning/provisioner.hpp"
 #include "kernel/time.hpp"
 
 namespace gpuscale {
 
+// --expander's strategies (expander/*), chained in the order given.
+enum class Expander : std::uint8_t { LeastWaste, Random, MostPods, Price, Priority };
+inline constexpr Named<Expander> kExpanders[] = {{"least-waste", Expander::LeastWaste},
+                                                 {"random", Expander::Random},
+                                                 {"most-pods", Expander::MostPods},
+                                                 {"price", Expander::Price},
+                                                 {"priority", Expander::Priority}};
+inline const char* to_string(Expander e) { return name_of(e, kExpanders); }
+
 // The flags the lab accepts, by their real names (docs/cluster-autoscaler.md). Durations in µs.
 struct ClusterAutoscalerFlags {
   Micros scan_interval = 10 * kMicrosPerSecond;                       // --scan-interval
-  std::vector<std::string> expanders = {"least-waste"};               // --expander (comma-separated chain)
+  std::vector<Expander> expanders = {Expander::LeastWaste};           // --expander (comma-separated chain)
   bool scale_down_enabled = true;                                     // --scale-down-enabled
   double scale_down_utilization_threshold = 0.5;                      // --scale-down-utilization-threshold (fraction)
   double scale_down_gpu_utilization_threshold = 0.5;                  // --scale-down-gpu-utilization-threshold (fraction)
@@ -44,7 +53,7 @@ struct ClusterAutoscalerFlags {
 struct NodeGroup {
   std::string name;                    // the ASG / managed node group name; Node::owner of its nodes
   std::string instance_type;           // e.g. "p5.48xlarge" (must be in the catalogue)
-  std::string capacity_type = "on-demand";  // "on-demand" | "spot"
+  CapacityType capacity_type = CapacityType::OnDemand;
   std::string zone;                    // "" = the type's first zone
   int min_size = 0;                    // nodes
   int max_size = 1;                    // nodes

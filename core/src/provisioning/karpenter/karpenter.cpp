@@ -9,6 +9,7 @@
 #include <iterator>
 
 #include "k8s/cron.hpp"
+#include "scheduling/fit.hpp"
 
 namespace gpuscale {
 
@@ -16,8 +17,6 @@ namespace {
 
 constexpr const char* kCapacityTypeLabel = "karpenter.sh/capacity-type";
 constexpr const char* kNodePoolLabel = "karpenter.sh/nodepool";
-constexpr const char* kOnDemand = "on-demand";
-constexpr const char* kSpot = "spot";
 constexpr std::int64_t kUnlimited = INT32_MAX;  // Karpenter's "no budget applies" (math.MaxInt32)
 
 // ---- formatting from integers only, so logs are byte-identical natively and in WASM ----
@@ -61,10 +60,9 @@ std::string fmt_ids(const std::vector<std::uint32_t>& ids, std::size_t max_shown
   return s + "]";
 }
 
-std::string fmt_taint(const Taint& t) { return t.key + (t.value.empty() ? "" : "=" + t.value) + ":" + t.effect; }
 
 std::string fmt_offering(const ClusterState& cluster, const Offering& o) {
-  return cluster.types[o.type_index].name + " " + o.capacity_type + " " + o.zone + " at " + fmt_price(o.price_micro_usd);
+  return cluster.types[o.type_index].name + " " + to_string(o.capacity_type) + " " + o.zone + " at " + fmt_price(o.price_micro_usd);
 }
 
 std::string fmt_requests(int gpus, std::int64_t cpu_milli, std::int64_t memory_mib) {
@@ -95,23 +93,6 @@ int find_pool_index(const std::vector<NodePool>& pools, const std::string& name)
   return -1;
 }
 
-// Selector, required affinity and taints (the resource check is separate: the simulation tracks free room).
-bool constraints_ok(const PodTemplate& pod, const Labels& labels, const std::vector<Taint>& taints) {
-  if (!tolerates_all(pod.tolerations, taints)) return false;
-  for (const auto& [k, v] : pod.node_selector) {
-    auto it = labels.find(k);
-    if (it == labels.end() || it->second != v) return false;
-  }
-  return matches_all(pod.required_affinity, labels);
-}
-
-const Taint* first_untolerated(const PodTemplate& pod, const std::vector<Taint>& taints) {
-  for (const Taint& t : taints) {
-    if (!tolerates_all(pod.tolerations, {t})) return &t;
-  }
-  return nullptr;
-}
-
 // Taints a node sheds before it is Initialized: Karpenter ignores them when it simulates against in-flight
 // capacity (the pool's startupTaints and the well-known ephemeral not-ready taints).
 bool ephemeral_taint(const Taint& t, const NodePool* pool) {
@@ -126,8 +107,8 @@ bool ephemeral_taint(const Taint& t, const NodePool* pool) {
   return false;
 }
 
-std::int64_t catalogue_price(const InstanceType& type, const std::string& capacity_type) {
-  return price_micro_usd(capacity_type == kSpot ? type.spot_usd_per_hour : type.on_demand_usd_per_hour);
+std::int64_t catalogue_price(const InstanceType& type, CapacityType capacity_type) {
+  return price_micro_usd(hourly_price(type, capacity_type));
 }
 
 std::int64_t node_price(const ClusterState& cluster, const Node& node) {
@@ -167,8 +148,8 @@ PoolCheck check_pool(const ClusterState& cluster, const NodePool& pool, const st
     pc.why = "limits exceeded (" + exceeded + ")";
     return pc;
   }
-  if (const Taint* t = first_untolerated(pod, pool.taints)) {
-    pc.why = "taint " + fmt_taint(*t) + " not tolerated";
+  if (const Taint* t = first_untolerated(pod.tolerations, pool.taints)) {
+    pc.why = "taint " + taint_text(*t) + " not tolerated";
     return pc;
   }
   if (offerings.empty()) {
@@ -177,14 +158,14 @@ PoolCheck check_pool(const ClusterState& cluster, const NodePool& pool, const st
   }
   std::vector<Offering> selected, roomy;
   for (const auto& o : offerings) {
-    if (constraints_ok(pod, *o.labels, {})) selected.push_back(o);
+    if (fits_node_affinity(pod, *o.labels)) selected.push_back(o);
   }
   if (selected.empty()) {
     pc.why = "pod's nodeSelector/affinity matches none of " + std::to_string(offerings.size()) + " allowed offerings";
     return pc;
   }
   for (const auto& o : selected) {
-    if (pod_fits_type(pod, cluster.types[o.type_index], *o.labels, {})) roomy.push_back(o);
+    if (check_fit_type(pod, cluster.types[o.type_index], *o.labels, {}).ok()) roomy.push_back(o);
   }
   if (roomy.empty()) {
     pc.why = "no allowed type has room for " + fmt_requests(pod.gpus, pod.cpu_milli, pod.memory_mib);
@@ -226,7 +207,7 @@ bool try_add_to_claim(const ClusterState& cluster, const std::vector<NodePool>& 
   together.memory_mib = claim.memory_mib + pod.memory_mib;
   std::vector<Offering> still;
   for (const auto& o : claim.options) {
-    if (pod_fits_type(together, cluster.types[o.type_index], *o.labels, {})) still.push_back(o);
+    if (check_fit_type(together, cluster.types[o.type_index], *o.labels, {}).ok()) still.push_back(o);
   }
   if (still.empty()) return false;
   claim.options = std::move(still);
@@ -252,12 +233,13 @@ NodeLaunch launch_for(const ClusterState& cluster, const NodePool& pool, const O
 
 std::string pool_title(const NodePool& pool) { return pool.name + " (weight " + std::to_string(pool.weight) + ")"; }
 
-std::string budget_text(const NodePool& pool, const std::string& reason, const BudgetCount& b, std::int64_t now_unix_us) {
+std::string budget_text(const NodePool& pool, DisruptionReason reason, const BudgetCount& b, std::int64_t now_unix_us) {
   std::vector<std::string> budgets;
   for (const auto& bd : pool.budgets) {
     std::string s = "nodes " + bd.nodes;
     if (!bd.reasons.empty()) {
-      std::vector<std::string> r = bd.reasons;
+      std::vector<std::string> r;
+      for (DisruptionReason x : bd.reasons) r.push_back(to_string(x));
       s += " for " + join(r, "/");
     }
     if (bd.cron && bd.duration) {
@@ -266,7 +248,7 @@ std::string budget_text(const NodePool& pool, const std::string& reason, const B
     }
     budgets.push_back(s);
   }
-  return "budget " + pool.name + "/" + reason + ": {" + join(budgets, "; ") + "} over " + fmt_count(static_cast<std::size_t>(b.total), "node") + ", " + std::to_string(b.disrupting) + " disrupting → " +
+  return "budget " + pool.name + "/" + to_string(reason) + ": {" + join(budgets, "; ") + "} over " + fmt_count(static_cast<std::size_t>(b.total), "node") + ", " + std::to_string(b.disrupting) + " disrupting → " +
          (b.allowed >= kUnlimited ? std::string("unlimited") : std::to_string(b.allowed)) + " allowed";
 }
 
@@ -324,7 +306,7 @@ Labels pool_node_labels(const NodePool& pool, const Labels& well_known) {
   l[kNodePoolLabel] = pool.name;
   // A requirement on a label Karpenter does not know becomes a node label (NodeClaim template requirements).
   for (const auto& r : pool.requirements) {
-    if (r.op == "In" && !r.values.empty() && !well_known.count(r.key)) l.emplace(r.key, r.values[0]);
+    if (r.op == SelectorOp::In && !r.values.empty() && !well_known.count(r.key)) l.emplace(r.key, r.values[0]);
   }
   return l;
 }
@@ -337,10 +319,10 @@ std::vector<Offering> pool_offerings(const NodePool& pool, const std::vector<Ins
   std::vector<Offering> out;
   for (std::size_t ti = 0; ti < types.size(); ++ti) {
     const InstanceType& t = types[ti];
-    for (const char* cap : {kOnDemand, kSpot}) {
+    for (CapacityType cap : {CapacityType::OnDemand, CapacityType::Spot}) {
       const std::int64_t price = catalogue_price(t, cap);
       if (price <= 0) continue;  // not offered
-      if (!capacity_required && std::string(cap) != kOnDemand) continue;
+      if (!capacity_required && cap != CapacityType::OnDemand) continue;
       for (const auto& zone : t.zones) {
         Labels labels = instance_labels(t, cap, zone);
         for (const auto& kv : pool_node_labels(pool, labels)) labels.insert(kv);  // never overrides a well-known label
@@ -354,7 +336,7 @@ std::vector<Offering> pool_offerings(const NodePool& pool, const std::vector<Ins
   // and zone order (stable sort).
   std::stable_sort(out.begin(), out.end(), [](const Offering& a, const Offering& b) {
     if (a.price_micro_usd != b.price_micro_usd) return a.price_micro_usd < b.price_micro_usd;
-    return a.capacity_type == kSpot && b.capacity_type != kSpot;
+    return a.capacity_type == CapacityType::Spot && b.capacity_type != CapacityType::Spot;
   });
   return out;
 }
@@ -437,7 +419,7 @@ SimResult simulate_scheduling(const ClusterState& cluster, const std::vector<Nod
     // 1. existing and in-flight nodes; what earlier pods of the batch took is already subtracted.
     for (auto& n : nodes) {
       if (pod.gpus <= n.gpus_free && pod.cpu_milli <= n.cpu_free_milli && pod.memory_mib <= n.memory_free_mib &&
-          constraints_ok(pod, n.labels, n.taints)) {
+          fits_node_affinity(pod, n.labels) && tolerates_all(pod.tolerations, n.taints)) {
         n.gpus_free -= pod.gpus;
         n.cpu_free_milli -= pod.cpu_milli;
         n.memory_free_mib -= pod.memory_mib;
@@ -489,7 +471,7 @@ SimResult simulate_scheduling(const ClusterState& cluster, const std::vector<Nod
 std::vector<std::uint32_t> provisionable_pods(const ClusterState& cluster) {
   std::vector<std::uint32_t> out;
   for (const auto& p : cluster.pods) {
-    if (p.phase == PodPhase::Pending && p.unschedulable_since >= 0) out.push_back(p.id);
+    if (p.phase == PodPhase::Pending && !p.deleted && p.unschedulable_since >= 0) out.push_back(p.id);
   }
   return out;
 }
@@ -502,7 +484,7 @@ ProvisioningPlan plan_provisioning(const ClusterState& cluster, const std::vecto
   // (their nomination) and are not launched for twice.
   std::set<std::uint32_t> batch;
   for (std::uint32_t id : pods) {
-    if (id < cluster.pods.size() && cluster.pods[id].phase == PodPhase::Pending) batch.insert(id);
+    if (id < cluster.pods.size() && cluster.pods[id].phase == PodPhase::Pending && !cluster.pods[id].deleted) batch.insert(id);
   }
   for (std::uint32_t id : provisionable_pods(cluster)) batch.insert(id);
   ProvisioningPlan plan;
@@ -596,7 +578,7 @@ bool budget_active(const DisruptionBudget& budget, std::int64_t now_unix_us) {
   return cron_window_active(*budget.cron, *budget.duration, now_unix_us);
 }
 
-std::int64_t pool_allowed_disruptions(const NodePool& pool, const std::string& reason, std::int64_t total,
+std::int64_t pool_allowed_disruptions(const NodePool& pool, DisruptionReason reason, std::int64_t total,
                                       std::int64_t disrupting, std::int64_t now_unix_us) {
   std::int64_t best = kUnlimited;
   for (const auto& b : pool.budgets) {
@@ -606,7 +588,7 @@ std::int64_t pool_allowed_disruptions(const NodePool& pool, const std::string& r
   return std::max<std::int64_t>(0, best - disrupting);
 }
 
-BudgetCount pool_budget(const ClusterState& cluster, const NodePool& pool, const std::string& reason,
+BudgetCount pool_budget(const ClusterState& cluster, const NodePool& pool, DisruptionReason reason,
                         const std::set<std::uint32_t>& marked, std::int64_t now_unix_us) {
   // helpers.go BuildDisruptionBudgetMapping: count the pool's initialized nodes whose instance is not yet
   // terminated; a draining node (lab phase Terminating) still counts, and counts as disrupting, as do nodes
@@ -660,7 +642,7 @@ CandidateScan disruption_candidates(const ClusterState& cluster, const std::vect
     std::int32_t blocking = -1;
     for (std::uint32_t pid : n.pods) {
       const Pod& p = cluster.pods[pid];
-      if (p.phase != PodPhase::Bound) continue;  // terminating pods are not rescheduled
+      if (p.phase != PodPhase::Running) continue;  // terminating pods are not rescheduled
       const PodTemplate& t = cluster.templates[p.template_index];
       if (t.do_not_disrupt && blocking < 0) blocking = static_cast<std::int32_t>(pid);
       c.pods.push_back(pid);
@@ -673,7 +655,7 @@ CandidateScan disruption_candidates(const ClusterState& cluster, const std::vect
     // pdb.go CanEvictPods: a pod whose PodDisruptionBudget allows no disruption now blocks its node.
     std::string pdb_why;
     const auto pdb_blocked = std::find_if(c.pods.begin(), c.pods.end(), [&](std::uint32_t pid) {
-      return !pdb_allows_eviction(cluster, cluster.pods[pid], &pdb_why);
+      return !eviction_allowed(cluster, cluster.pods[pid], &pdb_why);
     });
     if (pdb_blocked != c.pods.end()) {
       scan.skipped.push_back(who + ": pod " + std::to_string(*pdb_blocked) + " is protected by " + pdb_why);
@@ -720,7 +702,7 @@ ConsolidationOption compute_consolidation(const ClusterState& cluster, const std
     if (exclude.count(n.id) && !marked.count(n.id)) continue;  // a candidate
     if (n.phase != NodePhase::Terminating && !marked.count(n.id)) continue;
     for (std::uint32_t pid : n.pods) {
-      if (cluster.pods[pid].phase == PodPhase::Bound) deleting_pods.insert(pid);
+      if (cluster.pods[pid].phase == PodPhase::Running) deleting_pods.insert(pid);
     }
   }
   pods.insert(pods.end(), deleting_pods.begin(), deleting_pods.end());
@@ -748,7 +730,7 @@ ConsolidationOption compute_consolidation(const ClusterState& cluster, const std
     moves.push_back(std::to_string(pod) + "→node " + std::to_string(node));
   }
   if (r.claims.empty()) {
-    opt.action = "delete";
+    opt.action = DisruptionAction::Delete;
     opt.why = subject + ": every pod fits on other nodes (" + (moves.empty() ? std::string("none to move") : join(moves, ", ")) + ")";
     return opt;
   }
@@ -760,9 +742,9 @@ ConsolidationOption compute_consolidation(const ClusterState& cluster, const std
   const SimClaim& claim = r.claims.front();
   const std::vector<Offering>& all = claim.options;  // cheapest first
   bool all_spot = true;
-  for (const auto& c : candidates) all_spot = all_spot && cluster.nodes[c.node].capacity_type == kSpot;
+  for (const auto& c : candidates) all_spot = all_spot && cluster.nodes[c.node].capacity_type == CapacityType::Spot;
   bool allows_spot = false;
-  for (const auto& o : all) allows_spot = allows_spot || o.capacity_type == kSpot;
+  for (const auto& o : all) allows_spot = allows_spot || o.capacity_type == CapacityType::Spot;
   const std::string need = subject + ": needs one new NodeClaim for pods " + fmt_ids(claim.pods) + " (" +
                            fmt_requests(claim.gpus, claim.cpu_milli, claim.memory_mib) + ") from " + pools[claim.pool].name;
 
@@ -774,7 +756,7 @@ ConsolidationOption compute_consolidation(const ClusterState& cluster, const std
       return opt;
     }
     for (const auto& o : all) {
-      if (o.capacity_type == kSpot && o.price_micro_usd < opt.candidates_price) cheaper.push_back(o);
+      if (o.capacity_type == CapacityType::Spot && o.price_micro_usd < opt.candidates_price) cheaper.push_back(o);
     }
     std::vector<int> types;  // distinct instance types, cheapest first
     for (const auto& o : cheaper) {
@@ -808,11 +790,11 @@ ConsolidationOption compute_consolidation(const ClusterState& cluster, const std
     }
     // On-demand → [on-demand, spot]: prices were filtered assuming spot launches, so require spot.
     bool has_spot = false, has_od = false;
-    for (const auto& o : cheaper) (o.capacity_type == kSpot ? has_spot : has_od) = true;
+    for (const auto& o : cheaper) (o.capacity_type == CapacityType::Spot ? has_spot : has_od) = true;
     if (has_spot && has_od) {
       std::vector<Offering> spot_only;
       for (const auto& o : cheaper) {
-        if (o.capacity_type == kSpot) spot_only.push_back(o);
+        if (o.capacity_type == CapacityType::Spot) spot_only.push_back(o);
       }
       cheaper = std::move(spot_only);
     }
@@ -839,7 +821,7 @@ ConsolidationOption compute_consolidation(const ClusterState& cluster, const std
   const Offering& best = cheaper.front();
   NodeLaunch l = launch_for(cluster, pools[claim.pool], best);
   l.replaces = static_cast<std::int32_t>(candidates.front().node);
-  opt.action = "replace";
+  opt.action = DisruptionAction::Replace;
   opt.replacement = l;
   opt.replacement_price = best.price_micro_usd;
   opt.why = need + "; replace with " + fmt_offering(cluster, best) + " < " + fmt_price(opt.candidates_price) + " (saves " +
@@ -870,7 +852,7 @@ double node_disruption_cost(const ClusterState& cluster, const Node& n) {
   double cost = 1.0;
   for (std::uint32_t pid : n.pods) {
     const Pod& p = cluster.pods[pid];
-    if (p.phase != PodPhase::Bound) continue;
+    if (p.phase != PodPhase::Running) continue;
     const double eviction = std::clamp(1.0 + cluster.templates[p.template_index].priority / 33554432.0, -10.0, 10.0);
     cost += std::max(0.0, eviction);
   }
@@ -886,7 +868,7 @@ BalancedScore balanced_score(const ClusterState& cluster, const std::vector<Node
     const Node& n = cluster.nodes[id];
     source_pools.insert(n.owner);
     const int pi = find_pool_index(pools, n.owner);
-    b.scored = b.scored || (pi >= 0 && pools[pi].consolidation_policy == "Balanced");
+    b.scored = b.scored || (pi >= 0 && pools[pi].consolidation_policy == ConsolidationPolicy::Balanced);
     move_disruption += node_disruption_cost(cluster, n);
   }
   if (!b.scored) return b;
@@ -897,7 +879,7 @@ BalancedScore balanced_score(const ClusterState& cluster, const std::vector<Node
     pool_price += node_price(cluster, n);
     pool_disruption += node_disruption_cost(cluster, n);
   }
-  const std::int64_t savings = o.candidates_price - (o.action == "replace" ? o.replacement_price : 0);
+  const std::int64_t savings = o.candidates_price - (o.action == DisruptionAction::Replace ? o.replacement_price : 0);
   b.savings_fraction = pool_price > 0 ? static_cast<double>(savings) / static_cast<double>(pool_price) : 0;
   b.disruption_fraction = pool_disruption > 0 ? move_disruption / pool_disruption : 1;
   b.score = savings > 0 ? b.savings_fraction / b.disruption_fraction : 0;
@@ -915,13 +897,13 @@ ConsolidationOption scored_consolidation(const ClusterState& cluster, const std:
                                          const std::vector<Candidate>& candidates, const std::set<std::uint32_t>& marked,
                                          const KarpenterSettings& settings, bool multi_node, const PoolOfferings* offerings) {
   ConsolidationOption o = compute_consolidation(cluster, pools, candidates, marked, settings, multi_node, offerings);
-  if (o.action == "none") return o;
+  if (o.action == DisruptionAction::None) return o;
   const BalancedScore b = balanced_score(cluster, pools, o);
   if (!b.scored) return o;
   if (b.approved) {
     o.why += "; " + b.text;
   } else {
-    o.action = "none";
+    o.action = DisruptionAction::None;
     o.replacement.reset();
     o.why += "; rejected by " + b.text;
   }
@@ -955,7 +937,7 @@ std::string command_invalidation(const DisruptionDecision& d, const ClusterState
     if (!left.count(c.pool)) left[c.pool] = pool_budget(cluster, pools[c.pool], d.reason, marked, now_unix_us).allowed;
     if (left[c.pool]-- <= 0) return "a candidate can no longer be disrupted without violating budgets (" + pools[c.pool].name + ")";
   }
-  if (d.method == "Emptiness") {
+  if (d.method == DisruptionMethod::Emptiness) {
     for (const auto& c : current) {
       if (!c.pods.empty()) return "node " + std::to_string(c.node) + " is no longer empty (" + fmt_count(c.pods.size(), "pod") + ")";
     }
@@ -963,9 +945,9 @@ std::string command_invalidation(const DisruptionDecision& d, const ClusterState
   }
   // ValidateCommand: the scheduling simulation of the candidates' pods must give the same command.
   const ConsolidationOption o =
-      scored_consolidation(cluster, pools, current, marked, settings, d.method == "MultiNodeConsolidation", offerings);
-  if (o.action != d.action) return "the scheduling simulation now gives " + (o.action == "none" ? "no action: " + o.why : o.action);
-  if (d.action == "replace" && (!o.replacement || o.replacement->type_index != d.replacement->type_index ||
+      scored_consolidation(cluster, pools, current, marked, settings, d.method == DisruptionMethod::MultiNodeConsolidation, offerings);
+  if (o.action != d.action) return "the scheduling simulation now gives " + (o.action == DisruptionAction::None ? "no action: " + o.why : std::string(to_string(o.action)));
+  if (d.action == DisruptionAction::Replace && (!o.replacement || o.replacement->type_index != d.replacement->type_index ||
                                 o.replacement->capacity_type != d.replacement->capacity_type)) {
     return "the scheduling simulation now needs a different replacement: " + o.why;
   }
@@ -999,17 +981,17 @@ DisruptionDecision decide_disruption(const ClusterState& cluster, const std::vec
     });
     return v;
   };
-  auto budgets = [&](const std::string& reason) {
+  auto budgets = [&](DisruptionReason reason) {
     std::vector<BudgetCount> b(pools.size());
     for (std::size_t i = 0; i < pools.size(); ++i) b[i] = pool_budget(cluster, pools[i], reason, marked, now_unix_us);
     return b;
   };
-  auto finish = [&](const char* method, const char* action, const char* reason) {
+  auto finish = [&](DisruptionMethod method, DisruptionAction action, DisruptionReason reason) {
     d.method = method;
     d.action = action;
     d.reason = reason;
-    d.log.action = action;
-    d.log.reason = reason;
+    d.log.action = to_string(action);
+    d.log.reason = method == DisruptionMethod::None ? "" : to_string(reason);
     d.log.explanation = join(text, "; ");
     return d;
   };
@@ -1020,7 +1002,7 @@ DisruptionDecision decide_disruption(const ClusterState& cluster, const std::vec
     if (c.pods.empty()) empty.push_back(c);
   }
   if (!empty.empty()) {
-    std::vector<BudgetCount> b = budgets("Empty");
+    std::vector<BudgetCount> b = budgets(DisruptionReason::Empty);
     std::vector<std::int64_t> left(pools.size());
     for (std::size_t i = 0; i < pools.size(); ++i) left[i] = b[i].allowed;
     std::vector<std::uint32_t> chosen, blocked;
@@ -1035,12 +1017,12 @@ DisruptionDecision decide_disruption(const ClusterState& cluster, const std::vec
       chosen.push_back(c.node);
     }
     std::vector<std::string> bt;
-    for (int pi : pools_seen) bt.push_back(budget_text(pools[pi], "Empty", b[pi], now_unix_us));
+    for (int pi : pools_seen) bt.push_back(budget_text(pools[pi], DisruptionReason::Empty, b[pi], now_unix_us));
     if (!chosen.empty()) {
       d.nodes = chosen;
       text.push_back("Emptiness: delete empty nodes " + fmt_ids(chosen) + (blocked.empty() ? "" : ", budget holds back " + fmt_ids(blocked)) +
                      " (" + join(bt, "; ") + ")");
-      return finish("Emptiness", "delete", "Empty");
+      return finish(DisruptionMethod::Emptiness, DisruptionAction::Delete, DisruptionReason::Empty);
     }
     text.push_back("Emptiness: empty nodes " + fmt_ids(blocked) + " held back by budgets (" + join(bt, "; ") + ")");
   }
@@ -1051,7 +1033,7 @@ DisruptionDecision decide_disruption(const ClusterState& cluster, const std::vec
   std::vector<std::string> when_empty;
   for (const auto& c : scan.candidates) {
     if (c.pods.empty()) continue;
-    if (pools[c.pool].consolidation_policy == "WhenEmpty") {
+    if (pools[c.pool].consolidation_policy == ConsolidationPolicy::WhenEmpty) {
       when_empty.push_back(std::to_string(c.node));
       continue;
     }
@@ -1060,14 +1042,14 @@ DisruptionDecision decide_disruption(const ClusterState& cluster, const std::vec
   if (!when_empty.empty()) text.push_back("not empty under consolidationPolicy WhenEmpty: nodes " + join(when_empty, ", "));
   if (cons.empty()) {
     text.push_back("no action");
-    return finish("", "none", "");
+    return finish(DisruptionMethod::None, DisruptionAction::None, DisruptionReason::Empty);
   }
   cons = by_cost(cons);
 
   // 3. MultiNodeConsolidation: budget-filtered prefix of at most 100, binary search for the largest prefix
   //    (of at least 2) that works.
   {
-    std::vector<BudgetCount> b = budgets("Underutilized");
+    std::vector<BudgetCount> b = budgets(DisruptionReason::Underutilized);
     std::vector<std::int64_t> left(pools.size());
     for (std::size_t i = 0; i < pools.size(); ++i) left[i] = b[i].allowed;
     std::vector<Candidate> disruptable;
@@ -1086,7 +1068,7 @@ DisruptionDecision decide_disruption(const ClusterState& cluster, const std::vec
         const int mid = (lo + hi) / 2;
         std::vector<Candidate> prefix(disruptable.begin(), disruptable.begin() + mid + 1);
         ConsolidationOption o = scored_consolidation(cluster, pools, prefix, marked, settings, true, offerings);
-        if (o.action != "none") {
+        if (o.action != DisruptionAction::None) {
           saved = std::move(o);
           lo = mid + 1;
         } else {
@@ -1094,15 +1076,15 @@ DisruptionDecision decide_disruption(const ClusterState& cluster, const std::vec
           hi = mid - 1;
         }
       }
-      if (saved.action != "none") {
+      if (saved.action != DisruptionAction::None) {
         std::set<int> ps;
         for (std::uint32_t id : saved.nodes) ps.insert(find_pool_index(pools, cluster.nodes[id].owner));
         std::vector<std::string> bt;
-        for (int pi : ps) bt.push_back(budget_text(pools[pi], "Underutilized", b[pi], now_unix_us));
+        for (int pi : ps) bt.push_back(budget_text(pools[pi], DisruptionReason::Underutilized, b[pi], now_unix_us));
         text.push_back("MultiNodeConsolidation: " + saved.why + " (" + join(bt, "; ") + ")");
         d.nodes = saved.nodes;
         d.replacement = saved.replacement;
-        return finish("MultiNodeConsolidation", saved.action == "delete" ? "delete" : "replace", "Underutilized");
+        return finish(DisruptionMethod::MultiNodeConsolidation, saved.action, DisruptionReason::Underutilized);
       }
       text.push_back("MultiNodeConsolidation: no prefix of " + std::to_string(disruptable.size()) + " candidates works (" + last_fail + ")");
     } else {
@@ -1112,7 +1094,7 @@ DisruptionDecision decide_disruption(const ClusterState& cluster, const std::vec
 
   // 4. SingleNodeConsolidation: candidates one by one, interleaved across NodePools (weight order).
   {
-    std::vector<BudgetCount> b = budgets("Underutilized");
+    std::vector<BudgetCount> b = budgets(DisruptionReason::Underutilized);
     std::vector<std::vector<Candidate>> per_pool(pools.size());
     for (const auto& c : cons) per_pool[c.pool].push_back(c);
     std::vector<Candidate> order;
@@ -1129,23 +1111,23 @@ DisruptionDecision decide_disruption(const ClusterState& cluster, const std::vec
     std::vector<std::string> fails;
     for (const auto& c : order) {
       if (b[c.pool].allowed <= 0) {
-        fails.push_back("node " + std::to_string(c.node) + ": " + budget_text(pools[c.pool], "Underutilized", b[c.pool], now_unix_us));
+        fails.push_back("node " + std::to_string(c.node) + ": " + budget_text(pools[c.pool], DisruptionReason::Underutilized, b[c.pool], now_unix_us));
         continue;
       }
       ConsolidationOption o = scored_consolidation(cluster, pools, {c}, marked, settings, false, offerings);
-      if (o.action == "none") {
+      if (o.action == DisruptionAction::None) {
         fails.push_back(o.why);
         continue;
       }
-      text.push_back("SingleNodeConsolidation: " + o.why + " (" + budget_text(pools[c.pool], "Underutilized", b[c.pool], now_unix_us) + ")");
+      text.push_back("SingleNodeConsolidation: " + o.why + " (" + budget_text(pools[c.pool], DisruptionReason::Underutilized, b[c.pool], now_unix_us) + ")");
       d.nodes = o.nodes;
       d.replacement = o.replacement;
-      return finish("SingleNodeConsolidation", o.action == "delete" ? "delete" : "replace", "Underutilized");
+      return finish(DisruptionMethod::SingleNodeConsolidation, o.action, DisruptionReason::Underutilized);
     }
     text.push_back("SingleNodeConsolidation: " + join(fails, "; "));
   }
   text.push_back("no action");
-  return finish("", "none", "");
+  return finish(DisruptionMethod::None, DisruptionAction::None, DisruptionReason::Empty);
 }
 
 // ---- the controller ----------------------------------------------------------------------------------
@@ -1245,7 +1227,7 @@ void Karpenter::forceful(const ClusterState& cluster, Micros now, ProvisionerAct
     log.action = "delete";
     // liveness.go: a NodeClaim not registered within the registration TTL is deleted outright.
     if (unregistered) {
-      out.removals.push_back(NodeRemoval{n.id, "RegistrationTimeout", false});
+      out.removals.push_back(NodeRemoval{n.id, RemovalReason::RegistrationTimeout, false});
       log.controller = "karpenter.liveness";
       log.reason = "RegistrationTimeout";
       log.explanation = "node " + std::to_string(n.id) + " launched at " + fmt_time(n.launched_at) + " has not registered after " +
@@ -1253,7 +1235,7 @@ void Karpenter::forceful(const ClusterState& cluster, Micros now, ProvisionerAct
                         "): delete the NodeClaim";
     } else {
       // Expiration is forceful: drain at once, no replacement first, budgets and do-not-disrupt do not apply.
-      out.removals.push_back(NodeRemoval{n.id, "Expired", true});
+      out.removals.push_back(NodeRemoval{n.id, RemovalReason::Expired, true});
       log.reason = "Expired";
       log.explanation = "node " + std::to_string(n.id) + " reached expireAfter at " + fmt_time(n.expires_at) +
                         ": drain and delete (no replacement first; budgets do not apply)";
@@ -1304,7 +1286,7 @@ void Karpenter::progress_replacements(const ClusterState& cluster, Micros now, P
       for (std::uint32_t old : r.old_nodes) {
         const Node& o = cluster.nodes[old];
         if (!alive_phase(o.phase) || removed_.count(old)) continue;
-        out.removals.push_back(NodeRemoval{old, "Underutilized", true});
+        out.removals.push_back(NodeRemoval{old, RemovalReason::Underutilized, true});
         removed_.insert(old);
         removing.push_back(old);
       }
@@ -1351,7 +1333,7 @@ std::uint64_t Karpenter::disruption_state(const ClusterState& cluster, Micros no
     }
   }
   for (const Pod& p : cluster.pods) {
-    if (p.phase == PodPhase::Gone) continue;
+    if (p.deleted) continue;
     mix(p.id);
     mix(static_cast<std::uint64_t>(p.phase));
     mix(static_cast<std::uint64_t>(p.node));
@@ -1374,8 +1356,8 @@ void Karpenter::disrupt(const ClusterState& cluster, Micros now, ProvisionerActi
       ProvisionerLog log;
       log.controller = "karpenter.disruption";
       log.action = "abandon";
-      log.reason = d.reason;
-      log.explanation = d.method + " " + d.action + " of nodes " + fmt_ids(d.nodes) + " decided " +
+      log.reason = to_string(d.reason);
+      log.explanation = std::string(to_string(d.method)) + " " + to_string(d.action) + " of nodes " + fmt_ids(d.nodes) + " decided " +
                         fmt_duration(settings_.command_validation) + " ago is no longer valid: " + why;
       out.log.push_back(std::move(log));
       consolidated_ = false;
@@ -1388,10 +1370,10 @@ void Karpenter::disrupt(const ClusterState& cluster, Micros now, ProvisionerActi
   const std::uint64_t state = disruption_state(cluster, now);
   if (consolidated_ && state == consolidated_state_ && now - consolidated_at_ < kConsolidatedFor) return;
   DisruptionDecision d = decide_disruption(cluster, pools_, settings_, marked_nodes(), nominated_until_, now, &offerings(cluster));
-  consolidated_ = d.action == "none";
+  consolidated_ = d.action == DisruptionAction::None;
   consolidated_state_ = state;
   consolidated_at_ = now;
-  if (d.action != "none" && settings_.command_validation > 0) {
+  if (d.action != DisruptionAction::None && settings_.command_validation > 0) {
     pending_ = std::move(d);
     pending_until_ = now + settings_.command_validation;
     return;
@@ -1400,12 +1382,12 @@ void Karpenter::disrupt(const ClusterState& cluster, Micros now, ProvisionerActi
 }
 
 void Karpenter::execute(DisruptionDecision d, const ClusterState& cluster, Micros now, ProvisionerActions& out) {
-  if (d.action == "delete") {
+  if (d.action == DisruptionAction::Delete) {
     for (std::uint32_t id : d.nodes) {
-      out.removals.push_back(NodeRemoval{id, d.reason, true});
+      out.removals.push_back(NodeRemoval{id, d.reason == DisruptionReason::Empty ? RemovalReason::Empty : RemovalReason::Underutilized, true});
       removed_.insert(id);
     }
-  } else if (d.action == "replace") {
+  } else if (d.action == DisruptionAction::Replace) {
     // The old nodes stay until the replacement is Initialized (progress_replacements); meanwhile they count
     // as disrupting and are not offered to the provisioner's simulation.
     PendingReplacement r;

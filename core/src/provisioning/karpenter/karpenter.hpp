@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "cluster/cluster.hpp"
+#include "cluster/cluster_state.hpp"
 #include "provisioning/karpenter/nodepool.hpp"
 #include "provisioning/provisioner.hpp"
 #include "kernel/time.hpp"
@@ -60,7 +60,7 @@ bool within_limits(const NodePool& pool, const ResourceAmounts& used, const Reso
 // One launchable (instance type, capacity type, zone) that a NodePool's requirements allow.
 struct Offering {
   int type_index = 0;                // into the catalogue
-  std::string capacity_type;         // "on-demand" | "spot"
+  CapacityType capacity_type = CapacityType::OnDemand;
   std::string zone;
   std::int64_t price_micro_usd = 0;  // per hour
   // Well-known labels + the pool's labels, as the node will have them; shared, because offerings are
@@ -145,7 +145,7 @@ std::int64_t allowed_disruptions(const std::string& nodes, std::int64_t total, s
 // The minimum across the pool's active budgets whose reasons include `reason` (no reasons: all), minus
 // `disrupting`; unlimited (INT32_MAX) if no budget applies. A budget with a `schedule` is active for
 // `duration` after each time its schedule fires (Budget.IsActive), at `now_unix_us` (µs since the epoch, UTC).
-std::int64_t pool_allowed_disruptions(const NodePool& pool, const std::string& reason, std::int64_t total,
+std::int64_t pool_allowed_disruptions(const NodePool& pool, DisruptionReason reason, std::int64_t total,
                                       std::int64_t disrupting, std::int64_t now_unix_us);
 bool budget_active(const DisruptionBudget& budget, std::int64_t now_unix_us);
 struct BudgetCount {
@@ -153,7 +153,7 @@ struct BudgetCount {
   std::int64_t disrupting = 0;  // of those: Terminating, disrupted, or in `marked`
   std::int64_t allowed = 0;
 };
-BudgetCount pool_budget(const ClusterState& cluster, const NodePool& pool, const std::string& reason,
+BudgetCount pool_budget(const ClusterState& cluster, const NodePool& pool, DisruptionReason reason,
                         const std::set<std::uint32_t>& marked, std::int64_t now_unix_us);
 
 // When the node's Consolidatable condition turns True: (last pod event, else initialized_at) + consolidateAfter;
@@ -177,8 +177,22 @@ CandidateScan disruption_candidates(const ClusterState& cluster, const std::vect
                                     const std::set<std::uint32_t>& marked, const std::map<std::uint32_t, Micros>& nominated_until,
                                     Micros now);
 
+// What a disruption command does to its nodes.
+enum class DisruptionAction : std::uint8_t { None, Delete, Replace };
+inline constexpr Named<DisruptionAction> kDisruptionActions[] = {
+    {"none", DisruptionAction::None}, {"delete", DisruptionAction::Delete}, {"replace", DisruptionAction::Replace}};
+inline const char* to_string(DisruptionAction a) { return name_of(a, kDisruptionActions); }
+
+// The disruption methods, in the order a pass tries them.
+enum class DisruptionMethod : std::uint8_t { None, Emptiness, MultiNodeConsolidation, SingleNodeConsolidation };
+inline constexpr Named<DisruptionMethod> kDisruptionMethods[] = {{"", DisruptionMethod::None},
+                                                                {"Emptiness", DisruptionMethod::Emptiness},
+                                                                {"MultiNodeConsolidation", DisruptionMethod::MultiNodeConsolidation},
+                                                                {"SingleNodeConsolidation", DisruptionMethod::SingleNodeConsolidation}};
+inline const char* to_string(DisruptionMethod m) { return name_of(m, kDisruptionMethods); }
+
 struct ConsolidationOption {
-  std::string action = "none";         // "delete" | "replace" | "none"
+  DisruptionAction action = DisruptionAction::None;
   std::vector<std::uint32_t> nodes;    // the candidates it removes
   std::optional<NodeLaunch> replacement;
   std::int64_t candidates_price = 0;   // µUSD/h, summed over the candidates
@@ -194,9 +208,9 @@ ConsolidationOption compute_consolidation(const ClusterState& cluster, const std
                                           const PoolOfferings* offerings = nullptr);
 
 struct DisruptionDecision {
-  std::string method;                 // "Emptiness" | "MultiNodeConsolidation" | "SingleNodeConsolidation" | "" (none)
-  std::string action = "none";        // "delete" | "replace" | "none"
-  std::string reason;                 // budget reason: "Empty" | "Underutilized"
+  DisruptionMethod method = DisruptionMethod::None;
+  DisruptionAction action = DisruptionAction::None;
+  DisruptionReason reason = DisruptionReason::Empty;  // the budget reason
   std::vector<std::uint32_t> nodes;   // removed (delete) or replaced once the replacement is Initialized
   std::optional<NodeLaunch> replacement;
   bool had_candidates = false;        // something was a candidate or was skipped for a reason worth logging

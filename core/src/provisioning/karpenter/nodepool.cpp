@@ -12,6 +12,7 @@
 #include "k8s/duration.hpp"
 #include "k8s/names.hpp"
 #include "k8s/quantity.hpp"
+#include "cluster/instance_types.hpp"
 
 namespace gpuscale {
 
@@ -204,8 +205,9 @@ Requirement parse_requirement(const Json& v, const std::string& path) {
     throw InputError(r.child_path("key"), shown(key) + " is not a valid label key: " + why);
   if (std::string why = restricted_label_problem(key); !why.empty()) throw InputError(r.child_path("key"), why);
   req.key = normalized_label(key);
-  req.op = expect_enum(r.require("operator", "In, NotIn, Exists, DoesNotExist, Gt, Lt, Gte or Lte"),
+  const std::string op = expect_enum(r.require("operator", "In, NotIn, Exists, DoesNotExist, Gt, Lt, Gte or Lte"),
                        r.child_path("operator"), {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt", "Gte", "Lte"});
+  req.op = value_of(op, kSelectorOps);
   if (const Json* vals = r.raw("values"); vals && !vals->is_null()) {
     const std::string vp = r.child_path("values");
     expect_array(*vals, vp, kMaxValues);
@@ -216,20 +218,20 @@ Requirement parse_requirement(const Json& v, const std::string& path) {
   }
   const std::string vp = r.child_path("values");
   const std::size_t n = req.values.size();
-  if ((req.op == "In" || req.op == "NotIn") && n == 0) {
-    throw InputError(vp, "operator " + req.op + " needs at least one value");
+  if ((req.op == SelectorOp::In || req.op == SelectorOp::NotIn) && n == 0) {
+    throw InputError(vp, "operator " + op + " needs at least one value");
   }
-  if ((req.op == "Exists" || req.op == "DoesNotExist") && n != 0) {
-    throw InputError(vp, "operator " + req.op + " takes no values (found " + std::to_string(n) + ")");
+  if ((req.op == SelectorOp::Exists || req.op == SelectorOp::DoesNotExist) && n != 0) {
+    throw InputError(vp, "operator " + op + " takes no values (found " + std::to_string(n) + ")");
   }
-  if (req.op == "Gt" || req.op == "Lt" || req.op == "Gte" || req.op == "Lte") {
+  if (req.op == SelectorOp::Gt || req.op == SelectorOp::Lt || req.op == SelectorOp::Gte || req.op == SelectorOp::Lte) {
     if (n != 1) {
-      throw InputError(vp, "operator " + req.op + " needs exactly one value, a non-negative whole number such as \"0\" (found " +
+      throw InputError(vp, "operator " + op + " needs exactly one value, a non-negative whole number such as \"0\" (found " +
                                std::to_string(n) + " values)");
     }
     const std::string& s = req.values[0];
     if (s.empty() || s.size() > 18 || !std::all_of(s.begin(), s.end(), is_digit)) {
-      throw InputError(vp + "/0", "operator " + req.op + " needs a non-negative whole number, found " + shown(s));
+      throw InputError(vp + "/0", "operator " + op + " needs a non-negative whole number, found " + shown(s));
     }
   }
   // Label-value syntax after the operator rules: "Lt needs a whole number" says more than "-1 is no label value".
@@ -239,7 +241,7 @@ Requirement parse_requirement(const Json& v, const std::string& path) {
   }
   if (auto mv = r.get_optional_int("minValues", 1, 50)) {
     req.min_values = int(*mv);
-    if (req.op == "In" && n < std::size_t(*mv)) {
+    if (req.op == SelectorOp::In && n < std::size_t(*mv)) {
       throw InputError(r.child_path("minValues"), "is " + std::to_string(*mv) + " but values lists only " +
                                                       std::to_string(n) + "; an In requirement needs at least minValues values");
     }
@@ -268,8 +270,9 @@ std::vector<Taint> parse_nodepool_taints(const Json& v, const std::string& path)
           throw InputError(r.child_path("value"), shown(t.value) + " is not a valid taint value: " + why);
       }
     }
-    t.effect = expect_enum(r.require("effect", "NoSchedule, PreferNoSchedule or NoExecute"), r.child_path("effect"),
-                           {"NoSchedule", "PreferNoSchedule", "NoExecute"});
+    t.effect = value_of(expect_enum(r.require("effect", "NoSchedule, PreferNoSchedule or NoExecute"), r.child_path("effect"),
+                                    {"NoSchedule", "PreferNoSchedule", "NoExecute"}),
+                        kTaintEffects);
     if (const Json* ta = r.raw("timeAdded"); ta && !ta->is_null()) expect_string(*ta, r.child_path("timeAdded"), 64);
     out.push_back(t);
   }
@@ -309,9 +312,10 @@ DisruptionBudget parse_budget(const Json& v, const std::string& path) {
     expect_array(*reasons, rp, kMaxReasons);
     for (std::size_t i = 0; i < reasons->size(); ++i) {
       const std::string ip = rp + "/" + std::to_string(i);
-      std::string reason = expect_enum((*reasons)[i], ip, {"Underutilized", "Empty", "Drifted"});
+      const std::string name = expect_enum((*reasons)[i], ip, {"Underutilized", "Empty", "Drifted"});
+      const DisruptionReason reason = value_of(name, kDisruptionReasons);
       if (std::find(b.reasons.begin(), b.reasons.end(), reason) != b.reasons.end())
-        throw InputError(ip, shown(reason) + " is listed twice (reasons is a set)");
+        throw InputError(ip, shown(name) + " is listed twice (reasons is a set)");
       b.reasons.push_back(reason);
     }
   }
@@ -461,13 +465,13 @@ NodePool parse_nodepool(const Json& doc, const std::string& path) {
     if (const Json* st = ts.raw("startupTaints"); st && !st->is_null())
       pool.startup_taints = parse_nodepool_taints(*st, ts.child_path("startupTaints"));
     {  // Karpenter's runtime validation: no duplicate key/effect pair across taints and startupTaints.
-      std::vector<std::pair<std::string, std::string>> seen;
+      std::vector<std::pair<std::string, TaintEffect>> seen;
       auto check = [&](const std::vector<Taint>& list, const std::string& field) {
         for (std::size_t i = 0; i < list.size(); ++i) {
-          std::pair<std::string, std::string> ke{list[i].key, list[i].effect};
+          std::pair<std::string, TaintEffect> ke{list[i].key, list[i].effect};
           if (std::find(seen.begin(), seen.end(), ke) != seen.end()) {
             throw InputError(ts.child_path(field) + "/" + std::to_string(i),
-                             "duplicate taint key/effect pair " + list[i].key + ":" + list[i].effect +
+                             "duplicate taint key/effect pair " + list[i].key + ":" + to_string(list[i].effect) +
                                  " (across taints and startupTaints)");
           }
           seen.push_back(ke);
@@ -494,8 +498,9 @@ NodePool parse_nodepool(const Json& doc, const std::string& path) {
       std::string hint = cp->is_string() && cp->get<std::string>() == "WhenUnderutilized"
                              ? " (v1beta1's WhenUnderutilized is WhenEmptyOrUnderutilized in v1)"
                              : "";
-      pool.consolidation_policy = expect_enum(*cp, dr.child_path("consolidationPolicy"),
-                                              {"WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced"}, hint);
+      pool.consolidation_policy = value_of(expect_enum(*cp, dr.child_path("consolidationPolicy"),
+                                                       {"WhenEmpty", "WhenEmptyOrUnderutilized", "Balanced"}, hint),
+                                           kConsolidationPolicies);
     }
     // consolidateAfter is +required: the API server fills in 0s only when the whole disruption block is absent.
     const Json& ca = dr.require("consolidateAfter",
@@ -528,23 +533,23 @@ bool selects_gpu_instances(const std::vector<Requirement>& requirements) {
   };
   auto any_value = [](const Requirement& r, auto pred) { return std::any_of(r.values.begin(), r.values.end(), pred); };
   for (const Requirement& r : requirements) {
-    const bool positive = r.op == "In" || r.op == "Exists" || r.op == "Gt" || r.op == "Gte";
+    const bool positive = r.op == SelectorOp::In || r.op == SelectorOp::Exists || r.op == SelectorOp::Gt || r.op == SelectorOp::Gte;
     if (!positive) continue;
     if (r.key == "karpenter.k8s.aws/instance-gpu-count") {
-      if (r.op == "Exists" || r.op == "Gt") return true;
-      if (r.op == "Gte" && !r.values.empty() && r.values[0] != "0") return true;
-      if (r.op == "In" && any_value(r, [](const std::string& v) {
+      if (r.op == SelectorOp::Exists || r.op == SelectorOp::Gt) return true;
+      if (r.op == SelectorOp::Gte && !r.values.empty() && r.values[0] != "0") return true;
+      if (r.op == SelectorOp::In && any_value(r, [](const std::string& v) {
             return !v.empty() && std::all_of(v.begin(), v.end(), is_digit) && v.find_first_not_of('0') != std::string::npos;
           }))
         return true;
     } else if (r.key == "karpenter.k8s.aws/instance-gpu-name" || r.key == "karpenter.k8s.aws/instance-gpu-manufacturer" ||
                r.key == "karpenter.k8s.aws/instance-gpu-memory") {
       return true;
-    } else if (r.key == "karpenter.k8s.aws/instance-family" && r.op == "In") {
+    } else if (r.key == "karpenter.k8s.aws/instance-family" && r.op == SelectorOp::In) {
       if (any_value(r, [&](const std::string& v) { return !v.empty() && gpu_family(v); })) return true;
-    } else if (r.key == "karpenter.k8s.aws/instance-category" && r.op == "In") {
+    } else if (r.key == "karpenter.k8s.aws/instance-category" && r.op == SelectorOp::In) {
       if (any_value(r, [](const std::string& v) { return v == "p" || v == "g"; })) return true;
-    } else if (r.key == "node.kubernetes.io/instance-type" && r.op == "In") {
+    } else if (r.key == "node.kubernetes.io/instance-type" && r.op == SelectorOp::In) {
       if (any_value(r, gpu_type)) return true;
     }
   }
@@ -554,7 +559,7 @@ bool selects_gpu_instances(const std::vector<Requirement>& requirements) {
 Json nodepool_to_json(const NodePool& pool) {
   Json requirements = Json::array();
   for (const Requirement& r : pool.requirements) {
-    Json j{{"key", r.key}, {"operator", r.op}, {"values", r.values}};
+    Json j{{"key", r.key}, {"operator", to_string(r.op)}, {"values", r.values}};
     if (r.min_values > 0) j["minValues"] = r.min_values;
     requirements.push_back(j);
   }
@@ -570,7 +575,11 @@ Json nodepool_to_json(const NodePool& pool) {
   Json budgets = Json::array();
   for (const DisruptionBudget& b : pool.budgets) {
     Json j{{"nodes", b.nodes}};
-    if (!b.reasons.empty()) j["reasons"] = b.reasons;
+    if (!b.reasons.empty()) {
+      Json reasons = Json::array();
+      for (DisruptionReason r : b.reasons) reasons.push_back(to_string(r));
+      j["reasons"] = reasons;
+    }
     if (!b.schedule.empty()) j["schedule"] = b.schedule;
     if (b.duration) j["duration"] = format_duration(*b.duration);
     budgets.push_back(j);
@@ -580,7 +589,7 @@ Json nodepool_to_json(const NodePool& pool) {
        {{"metadata", {{"labels", Json(pool.template_labels)}, {"annotations", Json(pool.template_annotations)}}},
         {"spec", template_spec}}},
       {"disruption",
-       {{"consolidationPolicy", pool.consolidation_policy},
+       {{"consolidationPolicy", to_string(pool.consolidation_policy)},
         {"consolidateAfter", pool.consolidate_after ? format_duration(*pool.consolidate_after) : "Never"},
         {"budgets", budgets}}},
   };
@@ -594,13 +603,13 @@ std::vector<NodePoolWarning> lint_nodepool(const NodePool& pool, const Json& doc
   std::vector<NodePoolWarning> out;
   const bool gpu = selects_gpu_instances(pool.requirements);
   const bool consolidates_underutilized =
-      pool.consolidate_after.has_value() && pool.consolidation_policy != "WhenEmpty";
+      pool.consolidate_after.has_value() && pool.consolidation_policy != ConsolidationPolicy::WhenEmpty;
   const std::string tps = "/spec/template/spec";
 
   if (gpu && consolidates_underutilized) {
-    const bool balanced = pool.consolidation_policy == "Balanced";
+    const bool balanced = pool.consolidation_policy == ConsolidationPolicy::Balanced;
     out.push_back({"/spec/disruption/consolidationPolicy", "consolidation-evicts-replicas",
-                   "consolidationPolicy " + pool.consolidation_policy + " on a GPU pool lets Karpenter delete or replace a "
+                   "consolidationPolicy " + std::string(to_string(pool.consolidation_policy)) + " on a GPU pool lets Karpenter delete or replace a "
                    "node that still runs inference replicas whenever their pods fit elsewhere or on a cheaper node" +
                        std::string(balanced ? " (Balanced only when the savings outweigh the disruption score, but it still evicts)" : "") +
                        ". Every evicted replica is a full restart: image pull, weight load and warm-up (minutes for a 70B "
@@ -622,7 +631,7 @@ std::vector<NodePoolWarning> lint_nodepool(const NodePool& pool, const Json& doc
   }
   if (gpu) {
     bool blocking = std::any_of(pool.taints.begin(), pool.taints.end(),
-                                [](const Taint& t) { return t.effect == "NoSchedule" || t.effect == "NoExecute"; });
+                                [](const Taint& t) { return t.effect != TaintEffect::PreferNoSchedule; });
     if (!blocking) {
       out.push_back({tps + "/taints", "no-gpu-taint",
                      "no NoSchedule taint on a GPU pool: pods that need no GPU (web tiers, batch jobs, controllers) can be "
@@ -641,7 +650,7 @@ std::vector<NodePoolWarning> lint_nodepool(const NodePool& pool, const Json& doc
       if (r.key != "karpenter.sh/capacity-type") continue;
       if (!first) first = i;
       const bool listed = std::find(r.values.begin(), r.values.end(), "spot") != r.values.end();
-      if ((r.op == "In" && !listed) || (r.op == "NotIn" && listed) || r.op == "DoesNotExist") spot = false;
+      if ((r.op == SelectorOp::In && !listed) || (r.op == SelectorOp::NotIn && listed) || r.op == SelectorOp::DoesNotExist) spot = false;
     }
     // A template label pins the capacity type of every node (Karpenter treats labels as In requirements).
     auto label = pool.template_labels.find("karpenter.sh/capacity-type");
@@ -682,17 +691,17 @@ std::vector<NodePoolWarning> lint_nodepool(const NodePool& pool, const Json& doc
   {
     // The reasons whose disruptions evict running replicas: Drifted always, Underutilized when the policy
     // consolidates non-empty nodes. (Empty nodes run no replicas; budgets never cover expiration.)
-    std::vector<std::string> reasons = {"Drifted"};
-    if (consolidates_underutilized) reasons.insert(reasons.begin(), "Underutilized");
+    std::vector<DisruptionReason> reasons = {DisruptionReason::Drifted};
+    if (consolidates_underutilized) reasons.insert(reasons.begin(), DisruptionReason::Underutilized);
     std::vector<std::string> unbounded;
-    for (const std::string& reason : reasons) {
+    for (DisruptionReason reason : reasons) {
       bool bounded = false;
       for (const DisruptionBudget& b : pool.budgets) {
         if (!b.schedule.empty()) continue;  // only active during its window
         if (!b.reasons.empty() && std::find(b.reasons.begin(), b.reasons.end(), reason) == b.reasons.end()) continue;
         if (b.nodes != "100%") bounded = true;
       }
-      if (!bounded) unbounded.push_back(reason);
+      if (!bounded) unbounded.push_back(to_string(reason));
     }
     if (!unbounded.empty()) {
       std::string list;

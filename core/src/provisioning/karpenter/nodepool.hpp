@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "cluster/cluster.hpp"
+#include "k8s/constraints.hpp"
 #include "k8s/cron.hpp"
 #include "k8s/duration.hpp"
 #include "io/json_reader.hpp"
@@ -15,9 +15,22 @@
 
 namespace gpuscale {
 
+// spec.disruption.consolidationPolicy.
+enum class ConsolidationPolicy : std::uint8_t { WhenEmpty, WhenEmptyOrUnderutilized, Balanced };
+inline constexpr Named<ConsolidationPolicy> kConsolidationPolicies[] = {{"WhenEmpty", ConsolidationPolicy::WhenEmpty},
+                                                                       {"WhenEmptyOrUnderutilized", ConsolidationPolicy::WhenEmptyOrUnderutilized},
+                                                                       {"Balanced", ConsolidationPolicy::Balanced}};
+inline const char* to_string(ConsolidationPolicy p) { return name_of(p, kConsolidationPolicies); }
+
+// The reasons a budget may limit (karpenter.sh/v1 DisruptionReason).
+enum class DisruptionReason : std::uint8_t { Underutilized, Empty, Drifted };
+inline constexpr Named<DisruptionReason> kDisruptionReasons[] = {
+    {"Underutilized", DisruptionReason::Underutilized}, {"Empty", DisruptionReason::Empty}, {"Drifted", DisruptionReason::Drifted}};
+inline const char* to_string(DisruptionReason r) { return name_of(r, kDisruptionReasons); }
+
 struct DisruptionBudget {
-  std::string nodes = "10%";          // "N" or "P%" (percentages round up)
-  std::vector<std::string> reasons;   // subset of Underutilized, Empty, Drifted; empty = all
+  std::string nodes = "10%";               // "N" or "P%" (percentages round up)
+  std::vector<DisruptionReason> reasons;   // empty = all
   std::string schedule;               // cron, UTC (optional; needs duration)
   std::optional<Micros> duration;     // with schedule
   std::optional<CronSchedule> cron;   // `schedule`, parsed
@@ -48,7 +61,7 @@ struct NodePool {
   std::optional<Micros> expire_after = 720LL * 3600 * kMicrosPerSecond;  // nullopt = "Never"
   std::optional<Micros> termination_grace_period;  // nullopt = wait forever
   // spec.disruption
-  std::string consolidation_policy = "WhenEmptyOrUnderutilized";  // | "WhenEmpty" | "Balanced"
+  ConsolidationPolicy consolidation_policy = ConsolidationPolicy::WhenEmptyOrUnderutilized;
   std::optional<Micros> consolidate_after = 0;  // nullopt = "Never"
   std::vector<DisruptionBudget> budgets = {DisruptionBudget{}};
 };

@@ -1,0 +1,191 @@
+// The HPA controller and KEDA's operator as replica scalers (see replica_scaler.hpp).
+#include <algorithm>
+#include <cstdio>
+
+#include "autoscaling/hpa_json.hpp"
+#include "autoscaling/replica_scaler.hpp"
+
+namespace gpuscale {
+
+namespace {
+
+std::string fmt(const char* format, double a) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, a);
+  return buf;
+}
+
+}  // namespace
+
+const ReplicaView* ScalerSnapshot::find(std::uint32_t id) const {
+  auto it = std::lower_bound(replicas.begin(), replicas.end(), id, [](const ReplicaView& r, std::uint32_t v) { return r.id < v; });
+  return it != replicas.end() && it->id == id ? &*it : nullptr;
+}
+
+HpaScaler::HpaScaler(hpa::HorizontalPodAutoscalerSpec spec, hpa::ControllerFlags flags, Micros period)
+    : spec_(std::move(spec)), flags_(flags), period_(period) {
+  for (const auto& m : spec_.metrics) {
+    if (m.type == hpa::MetricSourceType::Pods) pod_metric_names_.push_back(m.metric.name);
+  }
+}
+
+// The HPA's view of the pool: its pods through the API, their metrics through prometheus-adapter (Pods
+// metrics) and KEDA's Prometheus scaler or the HTTP Add-on (External metrics).
+hpa::Observed HpaScaler::observe(const ScalerSnapshot& snap, Micros now) const {
+  hpa::Observed o;
+  o.spec_replicas = snap.spec_replicas;
+  std::int32_t status = 0;
+  double waiting_total = 0, running_total = 0;
+  for (const ReplicaView& r : snap.replicas) {
+    hpa::PodSnapshot pod;
+    pod.name = snap.pod_prefix + "-" + std::to_string(r.id);
+    pod.deleting = r.state == ReplicaView::State::Draining;
+    pod.phase = r.state == ReplicaView::State::Pending ? PodPhase::Pending : PodPhase::Running;
+    if (r.state == ReplicaView::State::Pending) {
+      pod.ready_condition = std::nullopt;  // unscheduled: only PodScheduled=False so far
+      pod.start_age_s = std::nullopt;
+    } else {
+      pod.ready_condition = r.state == ReplicaView::State::Ready ? hpa::ConditionStatus::True : hpa::ConditionStatus::False;
+      pod.start_age_s = micros_to_seconds(now - r.started_at);
+      const Micros transition = r.ready_at >= 0 ? r.ready_at : r.started_at;
+      pod.readiness_transition_age_s = micros_to_seconds(now - transition);
+    }
+    pod.requests_milli["cpu"] = snap.cpu_request_milli;  // only CPU metrics would use it
+    for (const auto& s : *snap.scraped) {
+      if (s.replica != r.id) continue;
+      pod.metric_sample_age_s = micros_to_seconds(now - s.sampled_at);
+      pod.metric_window_s = snap.scrape_interval_s;
+      // Only the Pods metrics the HPA asks for (prometheus-adapter serves quantities in milli-units:
+      // a kv_cache_usage_perc of 0.734 arrives as 734m).
+      for (const std::string& name : pod_metric_names_) {
+        if (s.has_gpu_metrics && name == "DCGM_FI_DEV_GPU_UTIL") {
+          pod.metrics_milli[name] = s.gpu_util * 1000;
+        } else if (s.has_gpu_metrics && name == "DCGM_FI_DEV_FB_USED") {
+          pod.metrics_milli[name] = static_cast<std::int64_t>(s.fb_used_mib * 1000 + 0.5);
+        } else if (s.has_vllm_metrics && name == "vllm:num_requests_waiting") {
+          pod.metrics_milli[name] = std::int64_t(s.waiting) * 1000;
+        } else if (s.has_vllm_metrics && name == "vllm:num_requests_running") {
+          pod.metrics_milli[name] = std::int64_t(s.running) * 1000;
+        } else if (s.has_vllm_metrics && name == "vllm:kv_cache_usage_perc") {
+          pod.metrics_milli[name] = static_cast<std::int64_t>(s.kv_usage * 1000 + 0.5);
+        }
+      }
+      if (s.has_vllm_metrics && !pod.deleting) {
+        waiting_total += s.waiting;
+        running_total += s.running;
+      }
+    }
+    if (!pod.deleting) ++status;
+    o.pods.push_back(std::move(pod));
+  }
+  o.status_replicas = status;
+  // KEDA's Prometheus scaler: sum(vllm:num_requests_waiting) over what Prometheus last scraped.
+  o.external_metrics["vllm:num_requests_waiting"] = hpa::MetricValue{true, static_cast<std::int64_t>(waiting_total * 1000), ""};
+  o.external_metrics["vllm:num_requests_running"] = hpa::MetricValue{true, static_cast<std::int64_t>(running_total * 1000), ""};
+  // The KEDA HTTP Add-on's interceptor counts live, not through Prometheus: every request that
+  // arrived and is neither answered nor abandoned, whether held at the gateway or at a replica.
+  o.external_metrics["interceptor_concurrency"] = hpa::MetricValue{true, snap.in_flight * 1000, ""};
+  return o;
+}
+
+ScalerDecision HpaScaler::sync(const ScalerSnapshot& snap, Micros now, const LogPolicy& log) {
+  const hpa::Observed o = observe(snap, now);
+  // The arithmetic as text costs more than the arithmetic. When only the syncs that change the
+  // replica count are logged, a sync runs without it, and one that turns out to change the count
+  // runs again from the same memory, with it: the same decision, now explained.
+  const bool log_all = log.decisions && log.every_sync;
+  const bool log_changes = log.decisions && !log_all;
+  hpa::Memory before;
+  if (log_changes) before = memory_;
+  flags_.explain = log_all;
+  hpa::Decision d = hpa::reconcile(spec_, o, memory_, now, flags_);
+  if (log_changes && d.desired_replicas != d.current_replicas) {
+    memory_ = std::move(before);
+    flags_.explain = true;
+    d = hpa::reconcile(spec_, o, memory_, now, flags_);
+  }
+  ScalerDecision out;
+  if (log_all || (log_changes && d.desired_replicas != d.current_replicas)) {
+    DecisionRecord& rec = out.log.emplace_back();
+    rec.t_s = micros_to_seconds(now);
+    rec.controller = "hpa";
+    rec.current_replicas = d.current_replicas;
+    rec.desired_replicas = d.desired_replicas;
+    rec.reason = d.conditions.empty() ? "" : d.conditions.back().reason;
+    rec.explanation = d.explanation;
+    if (log.detail) {
+      rec.detail = hpa::decision_to_json(d);
+      rec.detail.erase("explanation");  // already the record's own explanation
+      for (auto& p : rec.detail["proposals"]) p.erase("explanation");  // part of it, too
+    }
+    for (const auto& prop : d.proposals) {
+      // The metric that won: Decision::metric_name is the controller's description of it.
+      if (!prop.ok || (prop.description != d.metric_name && !d.metric_name.empty())) continue;
+      rec.metric_value = static_cast<double>(prop.current_milli) / 1000.0;
+      rec.ratio = prop.ratio;
+      rec.rebalanced_ratio = prop.rebalanced_ratio;
+      rec.metric_proposal = prop.replicas;
+      rec.ready_pods = prop.ready_pods;
+      rec.unready_pods = prop.unready_pods;
+      rec.missing_pods = prop.missing_pods;
+      break;
+    }
+  }
+  if (d.desired_replicas != snap.spec_replicas) out.desired = d.desired_replicas;
+  return out;
+}
+
+// Every pollingInterval the operator asks the trigger whether the workload is active: the value
+// strictly above activationThreshold. Active at 0 replicas → scale to 1 (the HPA takes it from there);
+// inactive for longer than cooldownPeriod since it was last active → scale to 0 (scaleToZeroOrIdle).
+// queue_depth's trigger is the Prometheus query sum(vllm:num_requests_waiting), read from what was
+// last scraped: at zero replicas no pod exports it, so it reads 0, whatever waits at the gateway.
+// http_concurrency's is the HTTP Add-on interceptor's in-flight count, which includes the requests
+// it holds while the app is at zero: that one wakes it.
+ScalerDecision KedaOperator::sync(const ScalerSnapshot& snap, Micros now, const LogPolicy& log) {
+  const KedaSettings& k = settings_;
+  double value_now = 0;
+  if (k.http_trigger) {
+    value_now = static_cast<double>(snap.in_flight);
+  } else {
+    for (const auto& sc : *snap.scraped) {
+      const ReplicaView* r = snap.find(sc.replica);
+      if (sc.has_vllm_metrics && r && r->state == ReplicaView::State::Ready) value_now += sc.waiting;
+    }
+  }
+  const bool active = value_now > k.activation_threshold;
+  if (active) last_active_ = now;
+  const std::string value = std::string(k.http_trigger ? "interceptor concurrency" : "sum(vllm:num_requests_waiting)") + " = " +
+                            fmt("%g", value_now) + (active ? " > " : " ≤ ") + "activationThreshold " + fmt("%g", k.activation_threshold) +
+                            (active ? " → active" : " → not active");
+  const std::int32_t spec = snap.spec_replicas;
+  std::string text;
+  std::int32_t target = spec;
+  if (spec == 0 && active) {
+    target = 1;
+    text = value + "; replicas 0 → scale to 1 (the HPA scales from 1 to N)";
+  } else if (spec > 0 && !active && now - last_active_ > k.cooldown_period) {
+    target = 0;
+    text = value + " since t = " + fmt("%.0f s", micros_to_seconds(last_active_)) + ", longer than cooldownPeriod " +
+           fmt("%.0f s", micros_to_seconds(k.cooldown_period)) + " → scale to minReplicaCount 0";
+  } else if (spec == 0 && !k.http_trigger && snap.in_flight > 0) {
+    text = value + " (at zero replicas no pod exports it); " + std::to_string(snap.in_flight) +
+           " requests wait at the gateway, which this trigger does not read → stay at 0";
+  }
+  ScalerDecision out;
+  // Polls that change nothing are logged like HPA syncs that change nothing: only with hpa_syncs "all".
+  const bool logged = log.decisions && (target != spec || log.every_sync);
+  if (!text.empty() && logged) {
+    DecisionRecord& rec = out.log.emplace_back();
+    rec.t_s = micros_to_seconds(now);
+    rec.controller = "keda";
+    rec.current_replicas = spec;
+    rec.desired_replicas = target;
+    rec.reason = target > spec ? "ScaledFromZero" : target < spec ? "ScaledToZero" : "NotActive";
+    rec.explanation = "KEDA operator (pollingInterval " + fmt("%.0f s", micros_to_seconds(k.polling_interval)) + "): " + text;
+  }
+  if (target != spec) out.desired = target;
+  return out;
+}
+
+}  // namespace gpuscale

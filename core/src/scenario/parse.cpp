@@ -1,0 +1,537 @@
+// Scenario parsing (see scenario.hpp): JSON to typed structs once, every error naming its JSON path.
+#include <algorithm>
+#include <cmath>
+
+#include "autoscaling/hpa_json.hpp"
+#include "k8s/cron.hpp"
+#include "k8s/names.hpp"
+#include "scenario/fields.hpp"
+#include "scenario/scenario.hpp"
+#include "scheduling/fit.hpp"
+#include "scheduling/scheduler.hpp"
+#include "serving/engine_profiles.hpp"
+
+namespace gpuscale {
+
+namespace {
+
+TokenDistribution parse_tokens(const Json& j, const std::string& path, TokenDistribution d) {
+  ObjectReader r(j, path);
+  d.kind = get_enum(r, "kind", d.kind, kTokenDistributionKinds);
+  d.mean = r.get_number("mean", d.mean, 1, double(Limits::kMaxTokens));
+  d.cv = r.get_number("cv", d.cv, 0, 4);
+  d.min = r.get_int("min", d.min, 1, Limits::kMaxTokens);
+  d.max = r.get_int("max", d.max, 1, Limits::kMaxTokens);
+  r.finish();
+  if (d.min > d.max) throw InputError(path + "/min", "is above max (" + std::to_string(d.max) + ")");
+  if (d.kind != TokenDistributionKind::Uniform && (d.mean < double(d.min) || d.mean > double(d.max))) {
+    throw InputError(path + "/mean", "must lie between min and max");
+  }
+  return d;
+}
+
+DurationRange parse_range(const Json& j, const std::string& path, DurationRange d) {
+  ObjectReader r(j, path);
+  d.min_s = r.get_number("min_s", d.min_s, 0, 7200);
+  d.max_s = r.get_number("max_s", d.max_s, 0, 7200);
+  r.finish();
+  if (d.max_s < d.min_s) throw InputError(path + "/max_s", "is below min_s");
+  return d;
+}
+
+void apply_startup_preset(NodeStartup& st) {
+  switch (st.preset) {
+    case StartupPreset::LessonKarpenter:
+      st.launch_to_registered = {35, 45};
+      st.registered_to_initialized = {10, 15};
+      break;
+    case StartupPreset::LessonClusterAutoscaler:
+      st.launch_to_registered = {70, 90};
+      st.registered_to_initialized = {20, 30};
+      break;
+    case StartupPreset::RealWorld:
+      st.launch_to_registered = {180, 360};
+      st.registered_to_initialized = {60, 120};
+      break;
+    case StartupPreset::Custom: break;
+  }
+}
+
+// "YYYY-MM-DDTHH:MM:SSZ" (RFC 3339 in UTC) → seconds since the Unix epoch.
+std::int64_t parse_utc_time(const std::string& text, const std::string& path) {
+  const char* help = "expected a UTC time like \"2026-01-05T00:00:00Z\" (RFC 3339, ending in Z)";
+  auto digits = [&](std::size_t at, std::size_t n) {
+    int v = 0;
+    for (std::size_t i = at; i < at + n; ++i) {
+      if (i >= text.size() || text[i] < '0' || text[i] > '9') throw InputError(path, "\"" + text.substr(0, 64) + "\": " + help);
+      v = v * 10 + (text[i] - '0');
+    }
+    return v;
+  };
+  if (text.size() != 20 || text[4] != '-' || text[7] != '-' || text[10] != 'T' || text[13] != ':' || text[16] != ':' ||
+      text[19] != 'Z') {
+    throw InputError(path, "\"" + text.substr(0, 64) + "\": " + help);
+  }
+  const int year = digits(0, 4), month = digits(5, 2), day = digits(8, 2);
+  const int hour = digits(11, 2), minute = digits(14, 2), second = digits(17, 2);
+  const std::int64_t first = days_from_civil(year, month, 1);
+  const std::int64_t month_days = month >= 1 && month <= 12
+                                      ? days_from_civil(month == 12 ? year + 1 : year, month == 12 ? 1 : month + 1, 1) - first
+                                      : 0;
+  if (year < 1970 || month < 1 || month > 12 || day < 1 || day > month_days || hour > 23 || minute > 59 || second > 59) {
+    throw InputError(path, "\"" + text + "\" is not a valid date and time from 1970 on; " + help);
+  }
+  return ((first + day - 1) * 24 + hour) * 3600 + minute * 60 + second;
+}
+
+// cluster.preset: a named setup from data/cluster-presets.json becomes the base of the cluster
+// object; the scenario's other cluster fields (node_startup, initial_nodes, workloads, …) replace
+// the preset's. The provisioner and its configuration come from the preset alone.
+Json expand_cluster_preset(const Json& cluster) {
+  if (!cluster.is_object() || !cluster.contains("preset")) return cluster;
+  const Json& name = cluster["preset"];
+  std::string allowed = "\"none\"";
+  const Json* preset = nullptr;
+  for (const Json& p : cluster_presets()) {
+    allowed += ", \"" + p.at("name").get<std::string>() + "\"";
+    if (name.is_string() && p.at("name") == name) preset = &p;
+  }
+  if (!name.is_string()) throw InputError("/cluster/preset", "expected one of " + allowed + ", found " + type_name(name));
+  Json merged = preset ? preset->at("cluster") : Json::object();
+  if (!preset && name != "none") {
+    throw InputError("/cluster/preset", "\"" + name.get<std::string>().substr(0, 64) + "\" is not allowed; expected one of " + allowed);
+  }
+  for (const auto& [key, value] : cluster.items()) {
+    if (key == "preset") continue;
+    if (preset && (key == "provisioner" || key == "nodepools" || key == "cluster_autoscaler")) {
+      throw InputError("/cluster/" + key, "is set by cluster.preset \"" + name.get<std::string>() + "\"; give either the preset or your own " + key);
+    }
+    merged[key] = value;
+  }
+  return merged;
+}
+
+// The replicas' pod as the engine needs it: one GPU per tensor-parallel rank, 8 vCPU and 100 GiB of host
+// memory per GPU (room for tokenizer, detokenizer and the weights' page cache: a p5.48xlarge takes four
+// TP2 pods), and the toleration the ExtendedResourceToleration admission plugin (on in EKS) gives every
+// pod that requests nvidia.com/gpu, for taints keyed nvidia.com/gpu.
+PodTemplate default_replica_pod(const PoolConfig& pool, int index) {
+  PodTemplate t;
+  t.name = pool.name;
+  t.owner = PodOwner{PodOwner::Kind::Pool, index, pool.name};
+  t.gpus = engine_profile(pool.engine.profile).tensor_parallel;
+  t.cpu_milli = 8000 * t.gpus;
+  t.memory_mib = 100 * 1024 * t.gpus;
+  t.tolerations.push_back(Toleration{"nvidia.com/gpu", TolerationOp::Exists, "", std::nullopt});
+  return t;
+}
+
+EngineSettings parse_engine(const Json& j, const std::string& path, EngineSettings e) {
+  ObjectReader r(j, path);
+  if (const Json* v = r.raw("profile")) {
+    const std::vector<std::string> names = engine_profile_names();
+    e.profile = expect_enum_of(*v, path + "/profile", names);
+  }
+  e.max_num_seqs = fields::read_int(r, fields::kMaxNumSeqs, e.max_num_seqs);
+  e.max_num_batched_tokens = r.get_int("max_num_batched_tokens", e.max_num_batched_tokens, 16, 131072);
+  e.gpu_memory_utilization = fields::read(r, fields::kGpuMemoryUtilization, e.gpu_memory_utilization);
+  e.step_coalescing = r.get_bool("step_coalescing", e.step_coalescing);
+  r.finish();
+  return e;
+}
+
+KedaConfig parse_keda(const Json& j, const std::string& path, std::int64_t min_replicas) {
+  ObjectReader r(j, path);
+  KedaConfig k;
+  k.set = true;
+  k.min_replica_count = r.get_int("min_replica_count", std::max<std::int64_t>(0, min_replicas), 0, Limits::kMaxReplicas);
+  k.activation_threshold = r.get_number("activation_threshold", k.activation_threshold, 0, 1e9);
+  k.polling_interval_s = r.get_number("polling_interval_s", k.polling_interval_s, 1, 3600);
+  k.cooldown_period_s = r.get_number("cooldown_period_s", k.cooldown_period_s, 0, 86400);
+  r.finish();
+  return k;
+}
+
+AutoscalerConfig parse_autoscaler(const Json& j, const std::string& path, const std::string& deployment) {
+  ObjectReader r(j, path);
+  AutoscalerConfig as;
+  as.strategy = get_enum(r, "strategy", as.strategy, kScalerStrategies);
+  as.replicas = fields::read_int(r, fields::kReplicas, as.replicas);
+  as.min_replicas = fields::read_int(r, fields::kMinReplicas, as.min_replicas);
+  as.max_replicas = fields::read_int(r, fields::kMaxReplicas, as.max_replicas);
+  as.target = fields::read(r, fields::kTarget, as.target);
+  as.sync_period_s = fields::read(r, fields::kSyncPeriod, as.sync_period_s);
+  as.tolerance = r.get_number("tolerance", as.tolerance, 0, 1);
+  as.downscale_stabilization_s = r.get_number("downscale_stabilization_s", as.downscale_stabilization_s, 0, 3600);
+  const Json* custom = r.raw("hpa");
+  if (custom) expect_object(*custom, path + "/hpa");
+  std::optional<hpa::HorizontalPodAutoscalerBehavior> behavior;
+  if (const Json* b = r.raw("behavior"); b && !b->is_null()) behavior = hpa::parse_hpa_behavior(*b, path + "/behavior");
+  if (const Json* k = r.raw("keda")) {
+    as.keda = parse_keda(*k, path + "/keda", as.min_replicas);
+    if (!is_keda(as.strategy)) {
+      throw InputError(path + "/keda", "is only used with the KEDA strategies \"queue_depth\" and \"http_concurrency\" (their ScaledObject)");
+    }
+    // KEDA generates the HPA with minReplicas = minReplicaCount if > 0, else 1 (controllers/keda/hpa.go).
+    const std::int64_t hpa_min = std::max<std::int64_t>(1, as.keda.min_replica_count);
+    if (r.has("min_replicas") && as.min_replicas != hpa_min) {
+      throw InputError(path + "/keda/min_replica_count",
+                       "is " + std::to_string(as.keda.min_replica_count) + " but min_replicas is " + std::to_string(as.min_replicas) +
+                           ": KEDA generates the HPA with minReplicas = max(1, minReplicaCount); give one of the two");
+    }
+    as.min_replicas = hpa_min;
+  }
+  r.finish();
+  if (as.min_replicas > as.max_replicas) {
+    throw InputError(path + "/min_replicas", "is above max_replicas (" + std::to_string(as.max_replicas) + ")");
+  }
+  if (as.strategy == ScalerStrategy::Custom) {
+    if (!custom) throw InputError(path + "/hpa", "strategy \"custom\" needs an autoscaling/v2 HorizontalPodAutoscalerSpec here");
+    as.hpa = hpa::parse_hpa_spec(*custom, path + "/hpa");
+  } else if (custom) {
+    throw InputError(path + "/hpa", "is only used with strategy \"custom\"");
+  } else if (as.strategy != ScalerStrategy::Fixed) {
+    as.hpa = preset_hpa_spec(as.strategy, deployment, static_cast<std::int32_t>(as.min_replicas), static_cast<std::int32_t>(as.max_replicas),
+                             as.target, behavior);
+  }
+  return as;
+}
+
+void parse_cold_start(ObjectReader& r, ColdStartConfig& cs) {
+  cs.node_provisioning_s = fields::read(r, fields::kNodeProvisioning, cs.node_provisioning_s);
+  cs.model_load_s = fields::read(r, fields::kModelLoad, cs.model_load_s);
+  cs.warmup_s = fields::read(r, fields::kWarmup, cs.warmup_s);
+  cs.warm_nodes = r.get_bool("warm_nodes", cs.warm_nodes);
+}
+
+PoolConfig parse_pool(const Json& j, const std::string& path, int index, const Scenario& s) {
+  ObjectReader r(j, path);
+  PoolConfig pool;
+  pool.name = r.get_string("name", "", 63);
+  if (!is_dns1123_label(pool.name)) {
+    throw InputError(path + "/name", "\"" + pool.name.substr(0, 64) + "\" is not a valid Deployment name (lowercase letters, digits and '-', at most 63)");
+  }
+  pool.model = r.get_string("model", "", 253);
+  if (pool.model.empty()) throw InputError(path + "/model", "is required: the served model name requests ask for (workload.models)");
+  pool.role = get_enum(r, "role", pool.role, kPoolRoles);
+  if (pool.role != PoolRole::Aggregated) {
+    throw InputError(path + "/role", "only \"aggregated\" pools are modelled so far (disaggregated prefill/decode pools are coming)");
+  }
+  pool.model_load_s = s.cold_start.model_load_s;
+  pool.warmup_s = s.cold_start.warmup_s;
+  if (const Json* e = r.raw("engine")) pool.engine = parse_engine(*e, path + "/engine", pool.engine);
+  if (const Json* c = r.raw("cold_start")) {
+    ObjectReader cr(*c, path + "/cold_start");
+    pool.model_load_s = fields::read(cr, fields::kModelLoad, pool.model_load_s);
+    pool.warmup_s = fields::read(cr, fields::kWarmup, pool.warmup_s);
+    cr.finish();
+  }
+  pool.autoscaler = parse_autoscaler(r.raw("autoscaler") ? *r.raw("autoscaler") : Json::object(), path + "/autoscaler", pool.name);
+  pool.pod = default_replica_pod(pool, index);
+  if (const Json* p = r.raw("pod")) pool.pod = parse_pod_template(*p, path + "/pod", pool.pod);
+  if (const Json* p = r.raw("pdb")) pool.pdb = parse_pdb(*p, path + "/pdb");
+  r.finish();
+  return pool;
+}
+
+int type_index(const ClusterConfig& c, const std::string& name, const std::string& path) {
+  const InstanceType* t = find_instance_type(c.instance_types, name);
+  if (!t) throw InputError(path, "\"" + name.substr(0, 64) + "\" is not in the instance catalogue");
+  return static_cast<int>(t - c.instance_types.data());
+}
+
+void parse_cluster(const Json& j, Scenario& s) {
+  ClusterConfig& c = s.cluster;
+  ObjectReader r(j, "/cluster");
+  c.provisioner = get_enum(r, "provisioner", c.provisioner, kProvisionerKinds);
+  const Json* types = r.raw("instance_types");
+  c.instance_types = types ? parse_instance_types(*types, "/cluster/instance_types") : default_instance_types();
+  const Json* nodepools = r.raw("nodepools");
+  const Json* ca = r.raw("cluster_autoscaler");
+  if (const Json* v = r.raw("node_startup")) {
+    ObjectReader sr(*v, "/cluster/node_startup");
+    c.startup.preset = get_enum(sr, "preset", c.startup.preset, kStartupPresets);
+    apply_startup_preset(c.startup);
+    if (const Json* x = sr.raw("launch_to_registered")) {
+      c.startup.launch_to_registered = parse_range(*x, "/cluster/node_startup/launch_to_registered", c.startup.launch_to_registered);
+    }
+    if (const Json* x = sr.raw("registered_to_initialized")) {
+      c.startup.registered_to_initialized =
+          parse_range(*x, "/cluster/node_startup/registered_to_initialized", c.startup.registered_to_initialized);
+    }
+    sr.finish();
+  } else if (c.provisioner == ProvisionerKind::ClusterAutoscaler) {
+    c.startup.preset = StartupPreset::LessonClusterAutoscaler;
+    apply_startup_preset(c.startup);
+  }
+  const Json* initial = r.raw("initial_nodes");
+  if (const Json* v = r.raw("workloads")) {
+    expect_array(*v, "/cluster/workloads", 16);
+    for (std::size_t i = 0; i < v->size(); ++i) {
+      const std::string p = "/cluster/workloads/" + std::to_string(i);
+      ObjectReader wr((*v)[i], p);
+      WorkloadPods w;
+      w.name = wr.get_string("name", "web", 63);
+      w.replicas = wr.get_int("replicas", 1, 0, 1000);
+      w.pod.name = w.name;
+      w.pod.owner = PodOwner{PodOwner::Kind::Workload, static_cast<int>(i), w.name};
+      w.pod.cpu_milli = 1000;
+      w.pod.memory_mib = 2048;
+      if (const Json* pod = wr.raw("pod")) w.pod = parse_pod_template(*pod, p + "/pod", w.pod);
+      wr.finish();
+      c.workloads.push_back(std::move(w));
+    }
+  }
+  const Json* inference_pod = r.raw("inference_pod");
+  const Json* inference_pdb = r.raw("inference_pdb");
+  c.retry_evicted_requests = r.get_bool("retry_evicted_requests", c.retry_evicted_requests);
+  c.spot_interruptions_per_node_hour = r.get_number("spot_interruptions_per_node_hour", 0, 0, 10);
+  if (r.raw("start_time")) c.start_unix_s = parse_utc_time(r.get_string("start_time", "", 64), "/cluster/start_time");
+  r.finish();
+
+  // The single-service form's replica pod and budget belong to its one pool.
+  if ((inference_pod || inference_pdb) && s.pools_declared) {
+    throw InputError(inference_pod ? "/cluster/inference_pod" : "/cluster/inference_pdb",
+                     "with \"pools\", give each pool its own \"pod\" and \"pdb\"");
+  }
+  if (inference_pod) s.pools[0].pod = parse_pod_template(*inference_pod, "/cluster/inference_pod", s.pools[0].pod);
+  if (inference_pdb) s.pools[0].pdb = parse_pdb(*inference_pdb, "/cluster/inference_pdb");
+
+  if (c.provisioner == ProvisionerKind::Karpenter) {
+    if (!nodepools || !nodepools->is_array() || nodepools->empty()) {
+      throw InputError("/cluster/nodepools", "provisioner \"karpenter\" needs at least one karpenter.sh/v1 NodePool");
+    }
+    expect_array(*nodepools, "/cluster/nodepools", 16);
+    for (std::size_t i = 0; i < nodepools->size(); ++i) c.nodepools.push_back(parse_nodepool((*nodepools)[i], "/cluster/nodepools/" + std::to_string(i)));
+  } else if (nodepools) {
+    throw InputError("/cluster/nodepools", "only used with provisioner \"karpenter\"");
+  }
+  if (c.provisioner == ProvisionerKind::ClusterAutoscaler) {
+    if (!ca) throw InputError("/cluster/cluster_autoscaler", "provisioner \"cluster_autoscaler\" needs {\"flags\": {...}, \"nodeGroups\": [...]}");
+    c.cluster_autoscaler = parse_cluster_autoscaler(*ca, "/cluster/cluster_autoscaler");
+    check_node_groups(c.cluster_autoscaler, c.instance_types, "/cluster/cluster_autoscaler");
+  } else if (ca) {
+    throw InputError("/cluster/cluster_autoscaler", "only used with provisioner \"cluster_autoscaler\"");
+  }
+
+  if (initial) {
+    expect_array(*initial, "/cluster/initial_nodes", 64);
+    for (std::size_t i = 0; i < initial->size(); ++i) {
+      const std::string p = "/cluster/initial_nodes/" + std::to_string(i);
+      ObjectReader nr((*initial)[i], p);
+      InitialNodes n;
+      const std::string type = nr.get_string("instance_type", "p5.48xlarge");
+      n.capacity_type = get_enum(nr, "capacity_type", n.capacity_type, kCapacityTypes);
+      n.zone = nr.get_string("zone", "");
+      n.owner = nr.get_string("owner", "");
+      n.count = nr.get_int("count", 1, 0, 256);
+      nr.finish();
+      n.type_index = type_index(c, type, p + "/instance_type");
+      if (n.owner.empty()) {
+        n.owner = !c.nodepools.empty() ? c.nodepools.front().name
+                  : !c.cluster_autoscaler.node_groups.empty() ? c.cluster_autoscaler.node_groups.front().name
+                                                              : "";
+      }
+      const bool known = std::any_of(c.nodepools.begin(), c.nodepools.end(), [&](const NodePool& np) { return np.name == n.owner; }) ||
+                         std::any_of(c.cluster_autoscaler.node_groups.begin(), c.cluster_autoscaler.node_groups.end(),
+                                     [&](const NodeGroup& g) { return g.name == n.owner; });
+      if (!known && c.provisioner != ProvisionerKind::FixedDelay) {
+        throw InputError(p + "/owner", "\"" + n.owner.substr(0, 64) + "\" is not a NodePool or node group of this scenario");
+      }
+      c.initial_nodes.push_back(n);
+    }
+  }
+  // Every pod names a scheduler the lab runs.
+  const auto check_scheduler = [](const PodTemplate& pod, const std::string& path) {
+    if (!find_scheduler(pod.scheduler_name)) {
+      throw InputError(path, "\"" + pod.scheduler_name.substr(0, 64) + "\" is not a scheduler of the lab; known: " + scheduler_names());
+    }
+  };
+  for (std::size_t i = 0; i < s.pools.size(); ++i) {
+    check_scheduler(s.pools[i].pod, s.pools_declared ? "/pools/" + std::to_string(i) + "/pod/schedulerName" : "/cluster/inference_pod/schedulerName");
+  }
+  for (std::size_t i = 0; i < c.workloads.size(); ++i) check_scheduler(c.workloads[i].pod, "/cluster/workloads/" + std::to_string(i) + "/pod/schedulerName");
+}
+
+void parse_workload(const Json& j, WorkloadConfig& wl) {
+  ObjectReader wr(j, "/workload");
+  wl.preset = get_enum(wr, "preset", wl.preset, kWorkloadPresets);
+  wl.rate_scale = fields::read(wr, fields::kRateScale, wl.rate_scale);
+  if (const Json* ph = wr.raw("phases")) {
+    expect_array(*ph, "/workload/phases", Limits::kMaxPhases);
+    for (std::size_t i = 0; i < ph->size(); ++i) {
+      std::string p = "/workload/phases/" + std::to_string(i);
+      ObjectReader pr((*ph)[i], p);
+      Phase phase;
+      phase.duration_s = pr.get_number("duration_s", phase.duration_s, 1, Limits::kMaxDurationS);
+      phase.rate_rps = pr.get_number("rate_rps", phase.rate_rps, 0, Limits::kMaxRateRps);
+      pr.finish();
+      wl.phases.push_back(phase);
+    }
+  }
+  if (const Json* t = wr.raw("prompt_tokens")) wl.prompt_tokens = parse_tokens(*t, "/workload/prompt_tokens", wl.prompt_tokens);
+  if (const Json* t = wr.raw("output_tokens")) wl.output_tokens = parse_tokens(*t, "/workload/output_tokens", wl.output_tokens);
+  wl.timeout_s = fields::read(wr, fields::kTimeout, wl.timeout_s);
+  if (const Json* m = wr.raw("models")) {
+    expect_array(*m, "/workload/models", Limits::kMaxPools);
+    for (std::size_t i = 0; i < m->size(); ++i) {
+      const std::string p = "/workload/models/" + std::to_string(i);
+      ObjectReader mr((*m)[i], p);
+      ModelShare share;
+      share.model = mr.get_string("model", "", 253);
+      share.share = mr.get_number("share", share.share, 0, 1e6);
+      mr.finish();
+      if (share.model.empty()) throw InputError(p + "/model", "is required: a pool's model");
+      wl.models.push_back(share);
+    }
+  }
+  wr.finish();
+  if (wl.preset == WorkloadPreset::Custom && wl.phases.empty()) {
+    throw InputError("/workload/phases", "preset \"custom\" needs at least one phase");
+  }
+  if (wl.preset != WorkloadPreset::Custom && !wl.phases.empty()) {
+    throw InputError("/workload/phases", "phases are only used with preset \"custom\"");
+  }
+}
+
+// The pools and the workload's models must name each other: every model a pool serves, every pool a model.
+void check_models(const Scenario& s) {
+  if (!s.pools_declared) {
+    if (!s.workload.models.empty()) throw InputError("/workload/models", "is only used with \"pools\" (each request names a pool's model)");
+    return;
+  }
+  for (std::size_t i = 0; i < s.pools.size(); ++i) {
+    for (std::size_t k = 0; k < i; ++k) {
+      if (s.pools[k].name == s.pools[i].name) throw InputError("/pools/" + std::to_string(i) + "/name", "\"" + s.pools[i].name + "\" appears twice");
+      if (s.pools[k].model == s.pools[i].model) {
+        throw InputError("/pools/" + std::to_string(i) + "/model", "\"" + s.pools[i].model + "\" is already served by pool \"" + s.pools[k].name + "\"");
+      }
+    }
+  }
+  if (s.pools.size() > 1 && s.workload.models.empty()) {
+    throw InputError("/workload/models", "with several pools, say which model each request asks for: [{\"model\": ..., \"share\": ...}]");
+  }
+  double total = 0;
+  for (std::size_t i = 0; i < s.workload.models.size(); ++i) {
+    const ModelShare& m = s.workload.models[i];
+    total += m.share;
+    if (std::none_of(s.pools.begin(), s.pools.end(), [&](const PoolConfig& p) { return p.model == m.model; })) {
+      throw InputError("/workload/models/" + std::to_string(i) + "/model", "\"" + m.model.substr(0, 64) + "\" is served by no pool");
+    }
+  }
+  if (!s.workload.models.empty() && !(total > 0)) throw InputError("/workload/models", "the shares add up to 0: no request would be sent");
+}
+
+}  // namespace
+
+std::vector<Phase> effective_phases(const WorkloadConfig& w) {
+  std::vector<Phase> phases;
+  if (w.preset == WorkloadPreset::LessonBurst) {
+    // The lesson's profile: quiet 10 min, spike 20 min, tail 30 min (lesson.md, toy simulator).
+    phases = {{600, 0.05}, {1200, 0.4}, {1800, 0.12}};
+  } else if (w.preset == WorkloadPreset::Steady) {
+    phases = {{3600, 0.2}};
+  } else {
+    phases = w.phases;
+  }
+  for (auto& p : phases) p.rate_rps *= w.rate_scale;
+  return phases;
+}
+
+Scenario parse_scenario(const Json& doc) {
+  Scenario s;
+  ObjectReader r(doc, "");
+  s.seed = static_cast<std::uint64_t>(fields::read_int(r, fields::kSeed, static_cast<std::int64_t>(s.seed)));
+  s.duration_s = r.get_number("duration_s", s.duration_s, 1, Limits::kMaxDurationS);
+  s.router = get_enum(r, "router", s.router, kRouters);
+  if (const Json* w = r.raw("workload")) parse_workload(*w, s.workload);
+  if (const Json* c = r.raw("cold_start")) {
+    ObjectReader cr(*c, "/cold_start");
+    parse_cold_start(cr, s.cold_start);
+    cr.finish();
+  }
+  const Json* engine = r.raw("engine");
+  const Json* autoscaler = r.raw("autoscaler");
+  if (const Json* pools = r.raw("pools")) {
+    s.pools_declared = true;
+    expect_array(*pools, "/pools", Limits::kMaxPools);
+    if (pools->empty()) throw InputError("/pools", "needs at least one pool");
+    if (engine || autoscaler) {
+      throw InputError(engine ? "/engine" : "/autoscaler", "with \"pools\", give each pool its own \"engine\" and \"autoscaler\"");
+    }
+    for (std::size_t i = 0; i < pools->size(); ++i) s.pools.push_back(parse_pool((*pools)[i], "/pools/" + std::to_string(i), static_cast<int>(i), s));
+  } else {
+    // The single-service form: one aggregated pool named vllm, from the top-level engine and autoscaler.
+    PoolConfig pool;
+    pool.model_load_s = s.cold_start.model_load_s;
+    pool.warmup_s = s.cold_start.warmup_s;
+    if (engine) pool.engine = parse_engine(*engine, "/engine", pool.engine);
+    pool.autoscaler = parse_autoscaler(autoscaler ? *autoscaler : Json::object(), "/autoscaler", pool.name);
+    pool.pod = default_replica_pod(pool, 0);
+    s.pools.push_back(std::move(pool));
+  }
+  if (const Json* m = r.raw("metrics")) {
+    ObjectReader mr(*m, "/metrics");
+    s.metrics.scrape_interval_s = fields::read(mr, fields::kScrapeInterval, s.metrics.scrape_interval_s);
+    s.metrics.dcgm_sample_period_s = mr.get_number("dcgm_sample_period_s", s.metrics.dcgm_sample_period_s, 0.1, 60);
+    s.metrics.ttft_window_s = mr.get_number("ttft_window_s", s.metrics.ttft_window_s, 1, 3600);
+    mr.finish();
+    if (s.metrics.dcgm_sample_period_s > s.metrics.scrape_interval_s) {
+      throw InputError("/metrics/dcgm_sample_period_s", "must not exceed scrape_interval_s");
+    }
+  }
+  if (const Json* c = r.raw("cluster")) {
+    parse_cluster(expand_cluster_preset(*c), s);
+  } else {
+    s.cluster.instance_types = default_instance_types();
+  }
+  if (const Json* o = r.raw("slo")) {
+    ObjectReader sr(*o, "/slo");
+    s.slo.ttft_s = fields::read(sr, fields::kSloTtft, s.slo.ttft_s);
+    s.slo.itl_s = sr.get_number("itl_s", s.slo.itl_s, 0.001, 60);
+    sr.finish();
+  }
+  if (const Json* c = r.raw("cost")) {
+    ObjectReader cr(*c, "/cost");
+    s.cost.gpu_hour_usd = cr.get_number("gpu_hour_usd", s.cost.gpu_hour_usd, 0, 1000);
+    cr.finish();
+  }
+  if (const Json* o = r.raw("output")) {
+    ObjectReader orr(*o, "/output");
+    s.output.requests = orr.get_bool("requests", s.output.requests);
+    s.output.decisions = orr.get_bool("decisions", s.output.decisions);
+    s.output.decision_detail = orr.get_bool("decision_detail", s.output.decision_detail);
+    s.output.hpa_syncs = get_enum(orr, "hpa_syncs", s.output.hpa_syncs, kHpaSyncLogs);
+    orr.finish();
+  }
+  r.finish();
+  check_models(s);
+
+  // Bound the work: the expected number of arrivals must stay under the limit.
+  const double expected = expected_arrivals(s);
+  if (expected > double(Limits::kMaxRequests)) {
+    throw InputError("/workload", "would generate about " + std::to_string(static_cast<long long>(expected)) + " requests; at most " +
+                                      std::to_string(Limits::kMaxRequests) + " are allowed (lower rate_scale or duration_s)");
+  }
+  return s;
+}
+
+double expected_arrivals(const Scenario& s) {
+  double expected = 0, t = 0;
+  auto phases = effective_phases(s.workload);
+  double cycle = 0;
+  for (const auto& p : phases) cycle += p.duration_s;
+  while (t < s.duration_s && cycle > 0) {
+    for (const auto& p : phases) {
+      double d = std::min(p.duration_s, s.duration_s - t);
+      if (d <= 0) break;
+      expected += d * p.rate_rps;
+      t += d;
+    }
+  }
+  return expected;
+}
+
+Scenario parse_scenario_text(const std::string& text) { return parse_scenario(parse_json_text(text)); }
+
+}  // namespace gpuscale

@@ -1,0 +1,94 @@
+// The playground's knob schema, built from the scenario's field table (fields.hpp), and the named
+// cluster presets it offers.
+#include <cmath>
+
+#include "scenario/fields.hpp"
+#include "scenario/scenario.hpp"
+
+namespace gpuscale {
+
+extern const char* const kClusterPresetsJson;
+
+const Json& cluster_presets() {
+  static const Json presets = Json::parse(kClusterPresetsJson).at("presets");
+  return presets;
+}
+
+namespace {
+
+Json knob(const fields::Number& f, double def) {
+  Json k{{"path", f.path}, {"label", f.label}, {"type", f.integer ? "integer" : "number"}, {"min", f.lo}, {"max", f.hi},
+         {"step", f.step}, {"unit", f.unit}};
+  if (f.integer) {
+    k["default"] = static_cast<std::int64_t>(def);
+    k["min"] = static_cast<std::int64_t>(f.lo);
+    k["max"] = static_cast<std::int64_t>(f.hi);
+  } else {
+    k["default"] = def;
+  }
+  // Where the playground starts, when that is not the parser's default (a livelier arrival rate).
+  if (!std::isnan(f.start)) k["start"] = f.start;
+  return k;
+}
+
+template <typename E, std::size_t N>
+Json choices(const Named<E> (&names)[N], std::initializer_list<E> offered) {
+  Json out = Json::array();
+  for (E e : offered) out.push_back(name_of(e, names));
+  return out;
+}
+
+}  // namespace
+
+Json scenario_schema() {
+  namespace f = fields;
+  // Defaults are the structs' own (what the parser uses when a field is absent).
+  const AutoscalerConfig a;
+  const WorkloadConfig w;
+  const ColdStartConfig cs;
+  const EngineSettings e;
+  const MetricsConfig m;
+  const SloConfig slo;
+  const Scenario s;
+  Json knobs = Json::array();
+  knobs.push_back(Json{{"path", "/autoscaler/strategy"}, {"label", "Replica autoscaler"}, {"type", "enum"},
+                       {"default", to_string(a.strategy)}, {"unit", ""},
+                       {"choices", choices(kScalerStrategies, {ScalerStrategy::Fixed, ScalerStrategy::GpuUtil, ScalerStrategy::GpuMemory,
+                                                               ScalerStrategy::QueueDepth, ScalerStrategy::KvCache,
+                                                               ScalerStrategy::HttpConcurrency})}});
+  knobs.push_back(knob(f::kTarget, a.target));
+  knobs.push_back(knob(f::kReplicas, double(a.replicas)));
+  knobs.push_back(knob(f::kMinReplicas, double(a.min_replicas)));
+  knobs.push_back(knob(f::kMaxReplicas, double(a.max_replicas)));
+  knobs.push_back(Json{{"path", "/workload/preset"}, {"label", "Arrival profile"}, {"type", "enum"},
+                       {"default", name_of(w.preset, kWorkloadPresets)}, {"unit", ""},
+                       {"choices", choices(kWorkloadPresets, {WorkloadPreset::LessonBurst, WorkloadPreset::Steady})}});
+  knobs.push_back(knob(f::kRateScale, w.rate_scale));
+  knobs.push_back(knob(f::kTimeout, w.timeout_s));
+  knobs.push_back(knob(f::kNodeProvisioning, cs.node_provisioning_s));
+  knobs.push_back(knob(f::kModelLoad, cs.model_load_s));
+  knobs.push_back(knob(f::kWarmup, cs.warmup_s));
+  knobs.push_back(knob(f::kScrapeInterval, m.scrape_interval_s));
+  knobs.push_back(knob(f::kSyncPeriod, a.sync_period_s));
+  knobs.push_back(knob(f::kMaxNumSeqs, double(e.max_num_seqs)));
+  knobs.push_back(knob(f::kGpuMemoryUtilization, e.gpu_memory_utilization));
+  knobs.push_back(knob(f::kSloTtft, slo.ttft_s));
+  Json presets = Json::array({Json{{"value", "none"}, {"label", "Fixed delay per replica (no cluster model)"}}});
+  for (const Json& p : cluster_presets()) presets.push_back(Json{{"value", p.at("name")}, {"label", p.at("label")}});
+  knobs.push_back(Json{{"path", "/cluster/preset"}, {"label", "Node provisioner"}, {"type", "enum"},
+                       {"default", "none"}, {"unit", ""}, {"choices", presets}});
+  // maxUnavailable 100% allows every disruption, the same as no PodDisruptionBudget; 0% allows none.
+  knobs.push_back(Json{{"path", "/cluster/inference_pdb/maxUnavailable"},
+                       {"label", "PodDisruptionBudget maxUnavailable (with a node provisioner)"},
+                       {"type", "enum"},
+                       {"default", "100%"},
+                       {"unit", ""},
+                       {"choices", Json::array({Json{{"value", "100%"}, {"label", "100% (no budget)"}},
+                                                Json{{"value", "50%"}, {"label", "50%"}},
+                                                Json{{"value", "25%"}, {"label", "25%"}},
+                                                Json{{"value", "0%"}, {"label", "0% (no voluntary disruption)"}}})}});
+  knobs.push_back(knob(f::kSeed, double(s.seed)));
+  return knobs;
+}
+
+}  // namespace gpuscale

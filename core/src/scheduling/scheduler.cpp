@@ -1,0 +1,17 @@
+// The scheduler registry (see scheduler.hpp).
+#include "scheduling/scheduler.hpp"
+
+#include "scheduling/kube_scheduler.hpp"
+
+namespace gpuscale {
+
+bool find_scheduler(const std::string& scheduler_name) { return scheduler_name == kDefaultScheduler; }
+
+std::unique_ptr<Scheduler> make_scheduler(const std::string& scheduler_name) {
+  if (scheduler_name == kDefaultScheduler) return std::make_unique<KubeScheduler>();
+  return nullptr;
+}
+
+std::string scheduler_names() { return std::string("\"") + kDefaultScheduler + "\""; }
+
+}  // namespace gpuscale

@@ -1,0 +1,47 @@
+// Pod scheduling behind one interface. A scheduler serves the pods that name it in spec.schedulerName:
+// given the cluster and its pending pods it returns, pod by pod in its queue order, where each goes or
+// why it cannot, and when it wants to run again. The cluster model applies the bindings and marks the
+// rest Unschedulable; a scheduler never mutates the cluster. Implementations: kube-scheduler
+// (kube_scheduler.hpp); the registry below maps a schedulerName to one.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cluster/cluster_state.hpp"
+#include "kernel/time.hpp"
+
+namespace gpuscale {
+
+// One pending pod's outcome of a cycle.
+struct PodOutcome {
+  std::uint32_t pod = 0;
+  std::optional<std::uint32_t> node;  // bound to this node; nullopt: unschedulable
+  std::string reason;                 // the PodScheduled condition's reason: "Scheduled" | "Unschedulable"
+  std::string message;                // the winner's score, or FailedScheduling's per-reason counts
+};
+
+struct SchedulingCycle {
+  std::vector<PodOutcome> outcomes;   // one per pending pod it looked at, in its queue order
+  Micros next_wakeup = -1;            // a timer it wants (e.g. the unschedulable-pod flush); -1: none new
+};
+
+class Scheduler {
+ public:
+  virtual ~Scheduler() = default;
+  virtual const char* name() const = 0;  // the spec.schedulerName it serves
+  // One cycle over `pending` (its pods, oldest first) against the cluster at `now`. Each binding sees the
+  // room the cycle's earlier bindings took, as the scheduler's assumed-pod cache does.
+  virtual SchedulingCycle schedule(const ClusterState& cluster, const std::vector<std::uint32_t>& pending, Micros now) = 0;
+  // The timer it asked for fired.
+  virtual void on_wakeup(Micros now) { (void)now; }
+};
+
+// The registry: the schedulers a pod may name.
+bool find_scheduler(const std::string& scheduler_name);
+std::unique_ptr<Scheduler> make_scheduler(const std::string& scheduler_name);
+std::string scheduler_names();  // for messages: "\"default-scheduler\""
+
+}  // namespace gpuscale

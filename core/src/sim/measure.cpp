@@ -1,0 +1,183 @@
+// Measurement and the replica scalers: DCGM's sample windows, the Prometheus scrape that feeds the
+// series and the scalers, and each scaler's sync (see world.hpp).
+#include <algorithm>
+
+#include "metrics/percentile.hpp"
+#include "sim/world.hpp"
+
+namespace gpuscale::sim {
+
+namespace {
+
+// What one scrape summed over a set of replicas, for a series row.
+struct ScrapeTotals {
+  std::int32_t waiting = 0, running = 0;
+  double kv_sum = 0, util_sum = 0, fb_sum = 0;
+  int n_ready = 0, n_gpu = 0;
+};
+
+void push_row(Series& ser, double t_s, std::int32_t desired, std::int32_t ready, const ScrapeTotals& s, double ttft_p99,
+              std::int64_t dropped, double arrival_rate) {
+  ser.t_s.push_back(t_s);
+  ser.desired_replicas.push_back(desired);
+  ser.ready_replicas.push_back(ready);
+  ser.num_requests_waiting.push_back(s.waiting);
+  ser.num_requests_running.push_back(s.running);
+  ser.kv_cache_usage_perc.push_back(s.n_ready ? s.kv_sum / s.n_ready : 0.0);
+  ser.gpu_util.push_back(s.n_gpu ? s.util_sum / s.n_gpu : 0.0);
+  ser.fb_used_mib.push_back(s.n_gpu ? s.fb_sum / s.n_gpu : 0.0);
+  ser.ttft_p99_s.push_back(ttft_p99);
+  ser.num_dropped.push_back(dropped);
+  ser.arrival_rate_rps.push_back(arrival_rate);
+}
+
+}  // namespace
+
+bool World::holds_gpus(const Replica& r) const {
+  return r.state == ReplicaState::Loading || r.state == ReplicaState::WarmingUp || r.state == ReplicaState::Ready ||
+         r.state == ReplicaState::Draining;
+}
+
+void World::on_dcgm_window_start() {
+  for (Pool& p : pools_) {
+    for (auto& r : p.replicas) {
+      if (r.state == ReplicaState::Gone) continue;
+      r.busy_at_window_start = r.engine->busy_time(now_);
+      r.window_open = true;
+    }
+  }
+}
+
+void World::on_scrape() {
+  ScrapeTotals all;
+  const bool per_pool = s_.pools_declared;
+  const double interval = result_.series.t_s.empty() ? 0 : s_.metrics.scrape_interval_s;
+  const Micros window = seconds_to_micros(s_.metrics.ttft_window_s);
+  for (Pool& p : pools_) {
+    p.scraped.clear();
+    ScrapeTotals mine;
+    for (auto& r : p.replicas) {
+      if (r.state == ReplicaState::Gone || r.state == ReplicaState::Pending) continue;
+      ScrapedReplica s{};
+      s.replica = r.id;
+      s.sampled_at = now_;
+      s.has_gpu_metrics = holds_gpus(r);
+      // DCGM_FI_DEV_GPU_UTIL: percent of the sample period with a kernel running. A loading replica
+      // runs no kernels (0 %); warm-up runs profiling/CUDA-graph passes back to back (100 %).
+      if (r.state == ReplicaState::Loading) {
+        s.gpu_util = 0;
+        s.fb_used_mib = 0;
+      } else if (r.state == ReplicaState::WarmingUp) {
+        s.gpu_util = 100;
+        s.fb_used_mib = r.engine->fb_used_mib_per_gpu();
+      } else {
+        Micros busy_now = r.engine->busy_time(now_);
+        Micros start = r.window_open ? r.busy_at_window_start : busy_now;
+        Micros period = r.window_open ? dcgm_period_ : 0;
+        // An int64 percent, truncated as NVML reports it.
+        s.gpu_util = period > 0 ? std::min<std::int64_t>(100, (busy_now - start) * 100 / period) : 0;
+        s.fb_used_mib = r.engine->fb_used_mib_per_gpu();
+      }
+      r.window_open = false;
+      if (r.state == ReplicaState::Ready || r.state == ReplicaState::Draining) {
+        s.has_vllm_metrics = true;
+        s.waiting = r.engine->num_requests_waiting();
+        s.running = r.engine->num_requests_running();
+        s.kv_usage = r.engine->kv_cache_usage(now_);
+      }
+      p.scraped.push_back(s);
+      if (r.state == ReplicaState::Ready) {
+        mine.waiting += s.waiting;
+        mine.running += s.running;
+        mine.kv_sum += s.kv_usage;
+        ++mine.n_ready;
+      }
+      if (s.has_gpu_metrics) {
+        mine.util_sum += static_cast<double>(s.gpu_util);
+        mine.fb_sum += s.fb_used_mib;
+        ++mine.n_gpu;
+      }
+    }
+    all.waiting += mine.waiting;
+    all.running += mine.running;
+    all.kv_sum += mine.kv_sum;
+    all.util_sum += mine.util_sum;
+    all.fb_sum += mine.fb_sum;
+    all.n_ready += mine.n_ready;
+    all.n_gpu += mine.n_gpu;
+    if (per_pool) {
+      while (!p.ttft_window.empty() && p.ttft_window.front().first <= now_ - window) p.ttft_window.pop_front();
+      scratch_.clear();
+      for (const auto& e : p.ttft_window) scratch_.push_back(e.second);
+      const double p99 = percentile(scratch_, 0.99);
+      if (p99 > 10.0) p.ttft_spike_micros += scrape_every_;
+      push_row(p.series, micros_to_seconds(now_), p.spec_replicas, p.ready_replicas, mine, p99, p.dropped,
+               interval > 0 ? static_cast<double>(p.arrivals_since_scrape) / interval : 0.0);
+    }
+    p.arrivals_since_scrape = 0;
+  }
+  // Windowed TTFT p99.
+  while (!ttft_window_.empty() && ttft_window_.front().first <= now_ - window) ttft_window_.pop_front();
+  scratch_.clear();
+  for (const auto& e : ttft_window_) scratch_.push_back(e.second);
+
+  Series& ser = result_.series;
+  std::int32_t desired = 0, ready = 0;
+  for (const Pool& p : pools_) {
+    desired += p.spec_replicas;
+    ready += p.ready_replicas;
+  }
+  push_row(ser, micros_to_seconds(now_), desired, ready, all, percentile(scratch_, 0.99), num_dropped_,
+           interval > 0 ? static_cast<double>(arrivals_since_scrape_) / interval : 0.0);
+  if (cluster_) ser.nodes.push_back(static_cast<std::int32_t>(cluster_->state().nodes.size()) - cluster_->nodes_in(NodePhase::Terminated));
+  // A TTFT spike: the windowed P99 above 10 s (the SLA line of the lesson's consolidation trap).
+  if (ser.ttft_p99_s.back() > 10.0) ttft_spike_micros_ += scrape_every_;
+  arrivals_since_scrape_ = 0;
+
+  Micros next = now_ + scrape_every_;
+  if (next <= end_) {
+    queue_.push(next, EventClass::Measure, {EventKind::Scrape});
+    Micros window_start = next - dcgm_period_;
+    queue_.push(std::max(window_start, now_), EventClass::Measure, {EventKind::DcgmWindowStart});
+  }
+}
+
+ScalerSnapshot World::snapshot(const Pool& p) const {
+  ScalerSnapshot snap;
+  snap.pod_prefix = p.config->name;
+  snap.spec_replicas = p.spec_replicas;
+  snap.scraped = &p.scraped;
+  snap.in_flight = p.in_flight();
+  snap.cpu_request_milli = p.config->pod.cpu_milli;
+  snap.scrape_interval_s = s_.metrics.scrape_interval_s;
+  for (const Replica& r : p.replicas) {
+    if (r.state == ReplicaState::Gone) continue;
+    ReplicaView v;
+    v.id = r.id;
+    v.state = r.state == ReplicaState::Pending    ? ReplicaView::State::Pending
+              : r.state == ReplicaState::Ready    ? ReplicaView::State::Ready
+              : r.state == ReplicaState::Draining ? ReplicaView::State::Draining
+                                                  : ReplicaView::State::Starting;
+    v.started_at = r.node_ready_at;
+    v.ready_at = r.ready_at;
+    snap.replicas.push_back(v);
+  }
+  return snap;
+}
+
+void World::on_scaler_sync(Pool& p, std::size_t k) {
+  ScalerDecision d = p.scalers[k]->sync(snapshot(p), now_, log_policy_);
+  for (DecisionRecord& rec : d.log) {
+    rec.pool = p.log_name;
+    result_.decisions.push_back(std::move(rec));
+  }
+  if (d.desired && *d.desired != p.spec_replicas) {
+    p.spec_replicas = *d.desired;
+    ++p.num_scale_events;
+    reconcile_replicas(p, now_, Settle::Now);
+  }
+  queue_.push(now_ + p.scalers[k]->period(), EventClass::Control,
+              {EventKind::ScalerSync, static_cast<std::uint8_t>(k), static_cast<std::uint16_t>(p.index)});
+}
+
+}  // namespace gpuscale::sim

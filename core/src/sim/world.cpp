@@ -1,0 +1,372 @@
+// The world's loop: the one event queue, arrivals, the router, engine steps, client timeouts, and
+// what the cluster reports (see world.hpp).
+#include "sim/world.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "provisioning/provisioner_factory.hpp"
+#include "serving/engine_profiles.hpp"
+#include "sim/scalers.hpp"
+
+namespace gpuscale {
+
+namespace sim {
+
+const char* state_name(ReplicaState s) {
+  switch (s) {
+    case ReplicaState::Pending: return "Pending";
+    case ReplicaState::Loading: return "Loading";
+    case ReplicaState::WarmingUp: return "WarmingUp";
+    case ReplicaState::Ready: return "Ready";
+    case ReplicaState::Draining: return "Draining";
+    case ReplicaState::Gone: return "Gone";
+  }
+  return "?";
+}
+
+World::World(const Scenario& s)
+    : s_(s),
+      end_(seconds_to_micros(s.duration_s)),
+      workload_(s.workload, s.seed, end_),
+      fixed_nodes_(seconds_to_micros(s.cold_start.warm_nodes ? 0 : s.cold_start.node_provisioning_s)),
+      pools_(s.pools.size()) {
+  for (std::size_t i = 0; i < s.pools.size(); ++i) {
+    const PoolConfig& c = s.pools[i];
+    Pool& p = pools_[i];
+    p.config = &c;
+    p.index = static_cast<int>(i);
+    p.log_name = s.pools_declared ? c.name : "";
+    p.engine.profile = engine_profile(c.engine.profile);
+    p.engine.max_num_seqs = static_cast<int>(c.engine.max_num_seqs);
+    p.engine.max_num_batched_tokens = static_cast<int>(c.engine.max_num_batched_tokens);
+    p.engine.gpu_memory_utilization = c.engine.gpu_memory_utilization;
+    p.engine.max_decode_substeps = c.engine.step_coalescing ? 512 : 1;  // a cut macro step wastes little; long decodes need long ones
+    p.gpus_per_replica = p.engine.profile.tensor_parallel;
+    p.scalers = make_replica_scalers(c);
+  }
+  // Each request names a model (the workload's model index); the pool serving it takes it.
+  if (s.workload.models.empty()) {
+    pool_of_model_.push_back(0);
+  } else {
+    for (const ModelShare& m : s.workload.models) {
+      const auto it = std::find_if(s.pools.begin(), s.pools.end(), [&](const PoolConfig& c) { return c.model == m.model; });
+      pool_of_model_.push_back(static_cast<int>(it - s.pools.begin()));
+    }
+  }
+  scrape_every_ = seconds_to_micros(s.metrics.scrape_interval_s);
+  if (s.cluster.provisioner != ProvisionerKind::FixedDelay) cluster_ = std::make_unique<ClusterModel>(s, make_node_provisioner(s), *this);
+  dcgm_period_ = seconds_to_micros(s.metrics.dcgm_sample_period_s);
+  timeout_ = seconds_to_micros(s.workload.timeout_s);
+  log_policy_ = LogPolicy{s.output.decisions, s.output.hpa_syncs == HpaSyncLog::All, s.output.decision_detail};
+  // Room for the requests a Poisson count will almost never exceed (mean + 4 σ), so the record
+  // table is not copied as it grows. Speed only; bounded by the scenario's request limit.
+  const double mean = expected_arrivals(s);
+  result_.requests.reserve(static_cast<std::size_t>(mean + 4 * std::sqrt(mean) + 16));
+}
+
+RunResult World::run() {
+  std::vector<std::int32_t> starting;
+  for (Pool& p : pools_) {
+    std::int64_t initial = p.config->autoscaler.replicas;
+    // An HPA needs a replica to act on; with KEDA's minReplicaCount 0 the run may start scaled to zero.
+    const AutoscalerConfig& a = p.config->autoscaler;
+    if (a.hpa) initial = std::clamp<std::int64_t>(initial, is_keda(a.strategy) && a.keda.scales_to_zero() ? 0 : 1, Limits::kMaxReplicas);
+    p.spec_replicas = static_cast<std::int32_t>(initial);
+    starting.push_back(p.spec_replicas);
+    // The service already runs when the scenario starts: its first replicas are Ready at t = 0,
+    // on nodes that have been up for an hour (so no CPU-initialization or readiness-delay rules apply).
+    for (std::int32_t k = 0; k < p.spec_replicas; ++k) create_ready_replica(p);
+  }
+  if (cluster_) {
+    // In cluster mode they need their pods bound first: those the starting nodes hold stay Ready;
+    // the others wait for nodes like any new replica. start() creates the pools' pods in order.
+    std::int64_t pod = 0;
+    for (Pool& p : pools_) {
+      for (auto& r : p.replicas) {
+        leave_ready(p, r);
+        set_idle(p, r, false);
+        r.state = ReplicaState::Pending;
+        r.pod = pod++;
+      }
+    }
+    cluster_->start(starting);
+    settle();
+  }
+
+  Request first;
+  if (workload_.next(first)) {
+    pending_arrival_ = first;
+    queue_.push(first.arrived_at, EventClass::Arrival, {EventKind::Arrival, 0, 0, first.id});
+  }
+  queue_.push(0, EventClass::Measure, {EventKind::Scrape});
+  for (Pool& p : pools_) {
+    for (std::size_t k = 0; k < p.scalers.size(); ++k) {
+      queue_.push(p.scalers[k]->period(), EventClass::Control,
+                  {EventKind::ScalerSync, static_cast<std::uint8_t>(k), static_cast<std::uint16_t>(p.index)});
+    }
+  }
+  queue_.push(end_, EventClass::Control, {EventKind::End});
+
+  while (!queue_.empty()) {
+    auto ev = queue_.pop();
+    ++result_.num_events;
+    advance_clock(ev.time);
+    if (ev.payload.kind == EventKind::End) break;
+    dispatch(ev.payload);
+  }
+  finish();
+  return std::move(result_);
+}
+
+void World::file(Micros time, EventClass cls, const ClusterEvent& e) {
+  queue_.push(std::max(time, now_), cls, {EventKind::Cluster, static_cast<std::uint8_t>(e.kind), 0, e.index, e.gen});
+}
+
+// ---- time-weighted accumulators ----------------------------------------------------------------
+
+void World::advance_clock(Micros t) {
+  if (t > now_) {
+    // Integer µs, so the totals do not depend on how finely events cut time.
+    const Micros dt = t - now_;
+    for (Pool& p : pools_) {
+      p.replica_micros += dt * p.live_replicas;
+      p.idle_replica_micros += dt * p.idle_replicas;
+    }
+    now_ = t;
+  }
+}
+
+void World::set_idle(Pool& p, Replica& r, bool idle) {
+  if (idle && r.idle_since < 0) {
+    r.idle_since = now_;
+    ++p.idle_replicas;
+  } else if (!idle && r.idle_since >= 0) {
+    r.idle_since = -1;
+    --p.idle_replicas;
+  }
+}
+
+// ---- events -------------------------------------------------------------------------------------
+
+void World::dispatch(const Payload& e) {
+  Pool& p = pools_[e.pool];
+  switch (e.kind) {
+    case EventKind::Arrival: on_arrival(); break;
+    case EventKind::StepEnd:
+      if (e.gen == p.replicas[e.index].step_gen) on_step_end(p, p.replicas[e.index]);
+      break;
+    case EventKind::NodeReady: on_node_ready(p, p.replicas[e.index]); break;
+    case EventKind::LoadDone: on_load_done(p, p.replicas[e.index]); break;
+    case EventKind::WarmupDone: on_warmup_done(p, p.replicas[e.index]); break;
+    case EventKind::DrainDeadline: on_drain_deadline(p, p.replicas[e.index]); break;
+    case EventKind::Timeout: on_timeout(e.index); break;
+    case EventKind::DcgmWindowStart: on_dcgm_window_start(); break;
+    case EventKind::Scrape: on_scrape(); break;
+    case EventKind::ScalerSync: on_scaler_sync(p, e.sub); break;
+    case EventKind::Cluster:
+      cluster_->on_event(ClusterEvent{static_cast<ClusterEvent::Kind>(e.sub), e.index, e.gen}, now_);
+      // The instant's cluster events are followed by one settlement, after all of them.
+      if (settle_at_ != now_) {
+        settle_at_ = now_;
+        queue_.push(now_, EventClass::Settle, {EventKind::ClusterSettle});
+      }
+      break;
+    case EventKind::ClusterSettle:
+      cluster_->settle(now_);
+      settle();
+      break;
+    case EventKind::End: break;
+  }
+}
+
+void World::on_arrival() {
+  const Request req = pending_arrival_;
+  RequestRecord rec;
+  rec.id = req.id;
+  rec.arrived_at = micros_to_seconds(req.arrived_at);
+  rec.pool = pool_of_model_[static_cast<std::size_t>(req.model)];
+  rec.prompt_tokens = req.prompt_tokens;
+  rec.output_tokens = req.output_tokens;
+  result_.requests.push_back(rec);
+  Pool& p = pools_[static_cast<std::size_t>(rec.pool)];
+  ++arrivals_since_scrape_;
+  ++p.arrivals_since_scrape;
+  ++p.arrivals;
+  // Arrivals come in time order and the timeout is fixed, so timeouts never go back in time.
+  queue_.push_monotone(req.arrived_at + timeout_, EventClass::Timeout, {EventKind::Timeout, 0, 0, req.id});
+  route(req.id);
+  Request next;
+  if (workload_.next(next)) {
+    pending_arrival_ = next;
+    queue_.push(next.arrived_at, EventClass::Arrival, {EventKind::Arrival, 0, 0, next.id});
+  }
+}
+
+// The gateway: the request's model picks the pool; in it, least outstanding requests among Ready
+// replicas (ties → the oldest), or round robin. With no Ready replica the request waits at the gateway
+// until one is Ready or the client gives up.
+void World::route(std::uint32_t request_id) {
+  RequestRecord& rec = result_.requests[request_id];
+  Pool& p = pools_[static_cast<std::size_t>(rec.pool)];
+  Replica* best = nullptr;
+  if (p.ready.empty()) {
+    // fall through: held at the gateway
+  } else if (s_.router == Router::RoundRobin) {
+    best = &p.replicas[p.ready[p.rr_next++ % p.ready.size()]];
+  } else {
+    int best_load = 0;
+    for (std::uint32_t id : p.ready) {  // in creation order: ties go to the oldest replica
+      Replica& r = p.replicas[id];
+      int load = r.engine->num_requests_waiting() + r.engine->num_requests_running();
+      if (!best || load < best_load) {
+        best = &r;
+        best_load = load;
+      }
+    }
+  }
+  if (!best) {
+    p.gateway.push_back(request_id);
+    return;
+  }
+  rec.scheduled_at = micros_to_seconds(now_);
+  rec.replica = static_cast<std::int32_t>(best->id);
+  best->engine->add_request(request_id, rec.prompt_tokens, rec.output_tokens, now_);
+  best->assigned.push_back(request_id);
+  set_idle(p, *best, false);
+  if (best->stepping) {
+    cut_step(p, *best);
+  } else {
+    start_step_if_idle(p, *best);
+  }
+}
+
+// The batch changed during a step: the engine sees it at the next step boundary.
+void World::cut_step(Pool& p, Replica& r) {
+  Micros end = r.engine->truncate_step(now_);
+  if (end != r.step_end) {
+    r.step_end = end;
+    ++r.step_gen;
+    queue_.push(end, EventClass::Completion, {EventKind::StepEnd, 0, static_cast<std::uint16_t>(p.index), r.id, r.step_gen});
+  }
+}
+
+void World::start_step_if_idle(Pool& p, Replica& r) {
+  if (r.stepping || !r.engine->has_work()) return;
+  Micros d = r.engine->begin_step(now_);
+  r.stepping = true;
+  r.step_end = now_ + d;
+  ++r.step_gen;
+  queue_.push(r.step_end, EventClass::Completion, {EventKind::StepEnd, 0, static_cast<std::uint16_t>(p.index), r.id, r.step_gen});
+}
+
+void World::on_step_end(Pool& p, Replica& r) {
+  r.stepping = false;
+  if (r.state == ReplicaState::Gone) return;
+  engine_events_.clear();
+  r.engine->end_step(now_, engine_events_);
+  for (const auto& e : engine_events_) {
+    RequestRecord& rec = result_.requests[e.request_id];
+    if (rec.dropped_at) continue;
+    if (e.kind == EngineEvent::FirstToken && !rec.first_token_at) {
+      rec.first_token_at = micros_to_seconds(e.time);
+      ttft_window_.push_back({e.time, *rec.first_token_at - rec.arrived_at});
+      if (s_.pools_declared) p.ttft_window.push_back(ttft_window_.back());
+    } else if (e.kind == EngineEvent::Finished) {
+      rec.completed_at = micros_to_seconds(e.time);
+      ++p.completed;
+      if (!rec.first_token_at) rec.first_token_at = rec.completed_at;
+    }
+  }
+  if (r.engine->has_work()) {
+    start_step_if_idle(p, r);
+  } else if (r.state == ReplicaState::Draining) {
+    remove_replica(p, r, "drained: no requests left");
+  } else if (r.state == ReplicaState::Ready) {
+    set_idle(p, r, true);
+  }
+}
+
+void World::on_timeout(std::uint32_t request_id) {
+  RequestRecord& rec = result_.requests[request_id];
+  if (rec.first_token_at || rec.completed_at || rec.dropped_at) return;
+  drop(rec);
+  if (rec.replica >= 0) {
+    Pool& p = pools_[static_cast<std::size_t>(rec.pool)];
+    Replica& r = p.replicas[static_cast<std::size_t>(rec.replica)];
+    if (r.state != ReplicaState::Gone) {
+      r.engine->abort_request(request_id);
+      if (r.stepping) cut_step(p, r);
+      after_abort(p, r);
+    }
+  }
+  // A request still at the gateway is skipped when the queue is next drained.
+}
+
+void World::after_abort(Pool& p, Replica& r) {
+  if (r.engine->has_work() || r.stepping) return;
+  if (r.state == ReplicaState::Draining) {
+    remove_replica(p, r, "drained: last request abandoned by its client");
+  } else if (r.state == ReplicaState::Ready) {
+    set_idle(p, r, true);
+  }
+}
+
+void World::drop(RequestRecord& rec) {
+  rec.dropped_at = micros_to_seconds(now_);
+  ++num_dropped_;
+  ++pools_[static_cast<std::size_t>(rec.pool)].dropped;
+}
+
+// ---- what the cluster reported ------------------------------------------------------------------
+
+// Applies the cluster's notices (pods bound, replicas evicted) until it has none left, then logs its
+// decisions. The handlers may call into the cluster again (an eviction makes the ReplicaSet create a
+// pod); what those calls report is settled here too (Settle::ByCaller), in the order it happened.
+void World::settle() {
+  for (std::vector<ClusterNotice> batch = cluster_->take_notices(); !batch.empty(); batch = cluster_->take_notices()) {
+    for (const ClusterNotice& n : batch) {
+      Pool& p = pools_[static_cast<std::size_t>(n.pool)];
+      Replica& r = p.replicas[static_cast<std::size_t>(n.replica)];
+      if (n.kind == ClusterNotice::Kind::ReplicaPodEvicted) {
+        evict_replica(p, r, n.reason);
+      } else if (r.state != ReplicaState::Pending) {
+        continue;
+      } else if (n.time == 0) {
+        enter_ready(p, r);  // a starting replica on a starting node: already serving
+      } else {
+        on_node_ready(p, r);
+      }
+    }
+  }
+  std::int64_t spec = 0;
+  for (const Pool& p : pools_) spec += p.spec_replicas;
+  for (ClusterLog& l : cluster_->take_logs()) {
+    if (!s_.output.decisions) continue;
+    log_decision(l.time, std::move(l.controller), "", live_replicas_, spec, std::move(l.reason), l.action + ": " + l.explanation);
+  }
+}
+
+// Appends one decision to the log (the caller checks output.decisions) and returns it for extras.
+DecisionRecord& World::log_decision(Micros t, std::string controller, const std::string& pool, std::int64_t current, std::int64_t desired,
+                                    std::string reason, std::string explanation) {
+  DecisionRecord& rec = result_.decisions.emplace_back();
+  rec.t_s = micros_to_seconds(t);
+  rec.controller = std::move(controller);
+  rec.pool = pool;
+  rec.current_replicas = static_cast<std::int32_t>(current);
+  rec.desired_replicas = static_cast<std::int32_t>(desired);
+  rec.reason = std::move(reason);
+  rec.explanation = std::move(explanation);
+  return rec;
+}
+
+void World::log_lifecycle(const Pool& p, const Replica& r, std::string text) {
+  if (s_.output.decisions) log_decision(now_, "lifecycle", p.log_name, p.live_replicas, p.spec_replicas, state_name(r.state), std::move(text));
+}
+
+}  // namespace sim
+
+RunResult run_simulation(const Scenario& scenario) { return sim::World(scenario).run(); }
+
+}  // namespace gpuscale

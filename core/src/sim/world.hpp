@@ -1,0 +1,157 @@
+// The simulated world, private to sim/: one event queue, the request table, the pools of replica
+// engines with their scalers, the router, the metrics scrape and the cluster model, and the only
+// code that mutates any of them. Its methods are spread over world.cpp (the loop, arrivals, routing,
+// the cluster's notices), replicas.cpp (replica lifecycle and the ReplicaSet), measure.cpp (DCGM,
+// scrapes, scaler syncs) and summary.cpp (the result).
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "autoscaling/replica_scaler.hpp"
+#include "cluster/cluster_model.hpp"
+#include "kernel/kernel.hpp"
+#include "provisioning/provisioner.hpp"
+#include "serving/engine.hpp"
+#include "serving/workload.hpp"
+#include "sim/simulation.hpp"
+
+namespace gpuscale::sim {
+
+enum class ReplicaState : std::uint8_t { Pending, Loading, WarmingUp, Ready, Draining, Gone };
+const char* state_name(ReplicaState s);
+
+struct Replica {
+  std::uint32_t id = 0;       // within its pool, in creation order
+  ReplicaState state = ReplicaState::Pending;
+  Micros created_at = 0;
+  Micros node_ready_at = -1;  // container start
+  Micros ready_at = -1;       // readiness transition
+  std::unique_ptr<Engine> engine;
+  bool stepping = false;
+  std::uint32_t step_gen = 0;  // bumped whenever the step under way gets a new end time
+  Micros step_end = 0;
+  Micros busy_at_window_start = 0;  // engine busy time when the current DCGM sample window opened
+  bool window_open = false;
+  Micros idle_since = -1;           // Ready with nothing to do since then (-1: not idle)
+  std::vector<std::uint32_t> assigned;  // requests the router gave it (to account for losses)
+  std::int64_t pod = -1;                // cluster mode: its pod in the ClusterModel
+};
+
+// One model-serving Deployment in motion.
+struct Pool {
+  const PoolConfig* config = nullptr;
+  int index = 0;
+  std::string log_name;        // DecisionRecord::pool: its name when the scenario lists pools, else ""
+  EngineConfig engine;
+  int gpus_per_replica = 1;
+  std::deque<Replica> replicas;       // a deque: references stay valid as replicas are added
+  std::vector<std::uint32_t> ready;   // ids of Ready replicas, ascending (the router's candidates)
+  std::deque<std::uint32_t> gateway;  // requests held while no replica is Ready
+  std::size_t rr_next = 0;
+  std::vector<std::unique_ptr<ReplicaScaler>> scalers;
+  std::vector<ScrapedReplica> scraped;  // what the last scrape saw of its replicas
+  std::int32_t spec_replicas = 0, ready_replicas = 0;
+  std::int64_t live_replicas = 0, idle_replicas = 0, peak_replicas = 0;
+  std::int64_t num_scale_events = 0, num_replica_evictions = 0, num_failed_by_eviction = 0, retired_preemptions = 0;
+  std::int64_t arrivals = 0, completed = 0, dropped = 0, arrivals_since_scrape = 0;
+  Micros replica_micros = 0, idle_replica_micros = 0;  // replica-µs existing / Ready and idle
+  std::deque<std::pair<Micros, double>> ttft_window;   // (first token at, TTFT s) within metrics.ttft_window_s
+  Micros ttft_spike_micros = 0;
+  Series series;
+  // Requests that arrived and are neither answered nor abandoned: at the gateway or at a replica.
+  std::int64_t in_flight() const { return arrivals - completed - dropped; }
+};
+
+enum class EventKind : std::uint8_t {
+  Arrival, StepEnd, NodeReady, LoadDone, WarmupDone, DrainDeadline, Timeout, DcgmWindowStart, Scrape, ScalerSync, Cluster,
+  ClusterSettle, End
+};
+
+struct Payload {
+  EventKind kind = EventKind::End;
+  std::uint8_t sub = 0;    // Cluster: ClusterEvent::Kind; ScalerSync: which of the pool's scalers
+  std::uint16_t pool = 0;
+  std::uint32_t index = 0;  // replica id, request id or the cluster event's index
+  std::uint32_t gen = 0;    // StepEnd: the replica's step generation (a cut macro step leaves a stale event); Cluster: its gen
+};
+
+// Who settles what a call into the cluster reported: the caller at once (a pool acting on its own), or
+// the loop already settling the notice that led to the call.
+enum class Settle : std::uint8_t { Now, ByCaller };
+
+class World : public ClusterEvents {
+ public:
+  explicit World(const Scenario& s);
+  RunResult run();
+  void file(Micros time, EventClass cls, const ClusterEvent& event) override;
+
+ private:
+  // world.cpp
+  void advance_clock(Micros t);
+  void set_idle(Pool& p, Replica& r, bool idle);
+  void dispatch(const Payload& e);
+  void on_arrival();
+  void route(std::uint32_t request_id);
+  void cut_step(Pool& p, Replica& r);
+  void start_step_if_idle(Pool& p, Replica& r);
+  void on_step_end(Pool& p, Replica& r);
+  void on_timeout(std::uint32_t request_id);
+  void after_abort(Pool& p, Replica& r);
+  void drop(RequestRecord& rec);
+  void settle();
+  DecisionRecord& log_decision(Micros t, std::string controller, const std::string& pool, std::int64_t current, std::int64_t desired,
+                               std::string reason, std::string explanation);
+  void log_lifecycle(const Pool& p, const Replica& r, std::string text);
+  // replicas.cpp
+  void on_node_ready(Pool& p, Replica& r);
+  void on_load_done(Pool& p, Replica& r);
+  void on_warmup_done(Pool& p, Replica& r);
+  void enter_ready(Pool& p, Replica& r);
+  void leave_ready(Pool& p, const Replica& r);
+  void evict_replica(Pool& p, Replica& r, RemovalReason reason);
+  void on_drain_deadline(Pool& p, Replica& r);
+  void remove_replica(Pool& p, Replica& r, const std::string& why, Settle settle = Settle::Now, bool pod_gone = false);
+  void reconcile_replicas(Pool& p, Micros now, Settle settle);
+  void create_ready_replica(Pool& p);
+  void create_replica(Pool& p, Micros now, Settle settle);
+  void delete_replica(Pool& p, Replica& r, Settle settle);
+  // measure.cpp
+  bool holds_gpus(const Replica& r) const;
+  void on_dcgm_window_start();
+  void on_scrape();
+  void scrape_pool(Pool& p);
+  void on_scaler_sync(Pool& p, std::size_t scaler);
+  ScalerSnapshot snapshot(const Pool& p) const;
+  // summary.cpp
+  void finish();
+  void summarize(Summary& sum, const std::vector<const Pool*>& pools, int only_pool) const;
+  std::int64_t breach_hours(int only_pool) const;
+
+  const Scenario& s_;
+  Micros end_;
+  Workload workload_;
+  FixedDelayNodes fixed_nodes_;
+  std::vector<Pool> pools_;
+  std::vector<int> pool_of_model_;  // the workload's model index → pool
+  std::unique_ptr<ClusterModel> cluster_;  // null: fixed-delay nodes, no cluster model
+  Micros settle_at_ = -1;  // the instant a ClusterSettle event is filed for
+  Micros scrape_every_ = 0, dcgm_period_ = 0, timeout_ = 0;
+  LogPolicy log_policy_;
+
+  EventQueue<Payload> queue_;
+  Micros now_ = 0;
+  Request pending_arrival_;
+  std::vector<EngineEvent> engine_events_;
+  std::deque<std::pair<Micros, double>> ttft_window_;  // every pool's first tokens, for the total series
+  std::vector<double> scratch_;
+  std::int64_t live_replicas_ = 0, peak_replicas_ = 0;  // over every pool
+  std::int64_t num_dropped_ = 0, arrivals_since_scrape_ = 0;
+  Micros ttft_spike_micros_ = 0;
+  RunResult result_;
+};
+
+}  // namespace gpuscale::sim
