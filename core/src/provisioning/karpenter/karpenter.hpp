@@ -207,6 +207,12 @@ ConsolidationOption compute_consolidation(const ClusterState& cluster, const std
                                           const KarpenterSettings& settings, bool multi_node,
                                           const PoolOfferings* offerings = nullptr);
 
+// compute_consolidation, then, for a pool with consolidationPolicy Balanced, the move's score: a move the
+// score rejects is no action.
+ConsolidationOption scored_consolidation(const ClusterState& cluster, const std::vector<NodePool>& pools,
+                                         const std::vector<Candidate>& candidates, const std::set<std::uint32_t>& marked,
+                                         const KarpenterSettings& settings, bool multi_node, const PoolOfferings* offerings);
+
 struct DisruptionDecision {
   DisruptionMethod method = DisruptionMethod::None;
   DisruptionAction action = DisruptionAction::None;
