@@ -35,7 +35,8 @@ const char* const kScenarios[] = {"bench-24h.json",
                                   "golden-kv-behavior.json",
                                   "golden-lesson-gpu-util.json",
                                   "golden-lesson-queue-depth.json",
-                                  "golden-memory-and-fixed.json"};
+                                  "golden-memory-and-fixed.json",
+                                  "golden-two-pools.json"};
 
 // With GPUSCALE_CHARACTERISATION_DUMP=DIR set, every hashed text is also written to DIR (one file per key,
 // '/' as '_'), so two builds' results can be compared with diff when a digest changes.

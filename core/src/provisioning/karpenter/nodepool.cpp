@@ -25,7 +25,6 @@ constexpr std::size_t kMaxLabels = 100;        // CRD maxProperties
 constexpr std::size_t kMaxTaints = 100;        // no CRD bound; a sanity cap
 constexpr std::size_t kMaxValues = 1000;       // no CRD bound; a sanity cap
 constexpr std::size_t kMaxMapEntries = 1000;   // annotations, limits
-constexpr Micros kHour = 3600 * kMicrosPerSecond;
 
 
 std::string label_domain(const std::string& key) {
