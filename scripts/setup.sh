@@ -23,10 +23,10 @@ fi
 
 jobs=$(nproc 2>/dev/null || echo 2)
 echo "setup: native build (build/)"
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build -j"$jobs" >/dev/null
+cmake --preset native >/dev/null
+cmake --build --preset native -j"$jobs" >/dev/null
 echo "setup: WASM build (build-wasm/)"
-emcmake cmake -S . -B build-wasm -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build-wasm -j"$jobs" >/dev/null
+cmake --preset wasm >/dev/null
+cmake --build --preset wasm -j"$jobs" >/dev/null
 node scripts/assemble-site.mjs build-wasm/site
 echo "setup: site assembled in build-wasm/site"

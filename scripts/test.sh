@@ -8,8 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 echo "== Catch2 (native)"
-ctest --test-dir build --output-on-failure -j2
+ctest --preset native
 echo "== Catch2 (WASM under node)"
-ctest --test-dir build-wasm --output-on-failure -j2
+ctest --preset wasm
 echo "== node: WASM module, determinism, bad input, browser"
 node --test --test-concurrency=1 tests/*.test.mjs

@@ -10,10 +10,10 @@
 #include <tuple>
 #include <vector>
 
-#include "cluster/cluster_model.hpp"
+#include "sim/cluster_model.hpp"
 #include "exercises/exercise.hpp"
 #include "provisioning/karpenter/karpenter.hpp"
-#include "provisioning/provisioner_factory.hpp"
+#include "sim/provisioners.hpp"
 
 using namespace gpuscale;
 

@@ -7,7 +7,7 @@ import {
   ExercisePanel, collectAnswers, parametersTable, questionField, seedForm, whileBusy,
 } from './exercise-kit.js';
 import { NodePoolEditor } from './nodepool-editor.js';
-import { formatNumber, renderSummaryTiles } from './summary.js';
+import { formatNumber, renderSummaryTiles, summaryField } from './summary.js';
 import { el, renderText } from './text.js';
 
 const DEFINITION_URL = 'exercises/ex2-nodepool.json';
@@ -25,17 +25,9 @@ const PARAMS = {
   cost_margin_pct: { label: 'Allowed cost above the reference', unit: '%' },
 };
 
-// The grader's `run` next to its `reference` (docs/wasm-api.md): [key, label, unit].
-const DAY_ROWS = [
-  ['node_cost_usd', 'Node cost for the day', 'USD'],
-  ['slo_attainment', 'SLO attainment', 'fraction'],
-  ['ttft_p99_s', 'TTFT p99', 's'],
-  ['num_requests', 'Requests', ''],
-  ['num_dropped', 'Dropped requests', ''],
-  ['num_replica_evictions', 'Replicas evicted', ''],
-  ['non_gpu_pods_on_gpu_nodes', 'Non-GPU pods bound to GPU nodes', ''],
-  ['nodes_launched', 'Nodes launched', ''],
-];
+// The grader's `run` next to its `reference` (docs/wasm-api.md): summary fields, labelled as summary.js labels them.
+const DAY_ROWS = ['node_cost_usd', 'slo_attainment', 'ttft_p99_s', 'num_requests', 'num_dropped', 'num_replica_evictions',
+  'non_gpu_pods_on_gpu_nodes', 'nodes_launched'].map((key) => [key, ...(summaryField(key) ?? [key, ''])]);
 
 const DAY_CHARTS = RUN_CHARTS.filter((spec) => ['replicas', 'waiting', 'dropped'].includes(spec.id));
 

@@ -37,6 +37,12 @@ const FIELDS = [
   ['cluster.spot_interruptions', 'Spot interruptions', ''],
 ];
 
+/** [label, unit] of a documented summary field, by its key or its key under `cluster`; null if unknown. */
+export function summaryField(key) {
+  const row = FIELDS.find(([k]) => k === key || k === `cluster.${key}`);
+  return row ? [row[1], row[2]] : null;
+}
+
 /** Nested summary objects (e.g. `cluster`) as dotted keys: {"cluster.node_cost_usd": …}. */
 export function flattenSummary(summary, prefix = '') {
   const flat = {};

@@ -80,16 +80,32 @@ void merge_json(Json& base, const Json& patch) {
   }
 }
 
+namespace {
+
+// The exercises that have graders: one row each.
+struct Registered {
+  const char* id;
+  ExerciseOps ops;
+};
+const Registered kExercises[] = {
+    {"1", {exercise1::variant, exercise1::grade, exercise1::explain, exercise1::solve}},
+    {"2", {exercise2::variant, exercise2::grade, exercise2::explain, exercise2::solve}},
+    {"5", {exercise5::variant, exercise5::grade, exercise5::explain, exercise5::solve}},
+};
+
+}  // namespace
+
 const ExerciseOps* find_exercise(const std::string& id) {
-  static const ExerciseOps one{exercise1::variant, exercise1::grade, exercise1::explain, exercise1::solve};
-  static const ExerciseOps two{exercise2::variant, exercise2::grade, exercise2::explain, exercise2::solve};
-  static const ExerciseOps five{exercise5::variant, exercise5::grade, exercise5::explain, exercise5::solve};
-  if (id == "1") return &one;
-  if (id == "2") return &two;
-  if (id == "5") return &five;
+  for (const Registered& e : kExercises) {
+    if (id == e.id) return &e.ops;
+  }
   return nullptr;
 }
 
-std::string known_exercise_ids() { return "\"1\", \"2\", \"5\""; }
+std::string known_exercise_ids() {
+  std::string out;
+  for (const Registered& e : kExercises) out += (out.empty() ? "\"" : ", \"") + std::string(e.id) + "\"";
+  return out;
+}
 
 }  // namespace gpuscale

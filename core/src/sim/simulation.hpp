@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "cluster/cluster_model.hpp"
+#include "sim/cluster_model.hpp"
 #include "gpuscale/json.hpp"
 #include "kernel/decision.hpp"
 #include "kernel/time.hpp"

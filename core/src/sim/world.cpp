@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "provisioning/provisioner_factory.hpp"
+#include "sim/provisioners.hpp"
 #include "serving/engine_profiles.hpp"
 #include "sim/scalers.hpp"
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "autoscaling/replica_scaler.hpp"
-#include "cluster/cluster_model.hpp"
+#include "sim/cluster_model.hpp"
 #include "kernel/kernel.hpp"
 #include "provisioning/provisioner.hpp"
 #include "serving/engine.hpp"

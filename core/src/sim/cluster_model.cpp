@@ -1,5 +1,5 @@
 // Layer 1 in motion (see cluster_model.hpp).
-#include "cluster/cluster_model.hpp"
+#include "sim/cluster_model.hpp"
 
 #include <algorithm>
 #include <cstdio>

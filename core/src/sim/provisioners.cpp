@@ -1,5 +1,5 @@
-// Builds the node provisioner a scenario names (see provisioner_factory.hpp).
-#include "provisioning/provisioner_factory.hpp"
+// The registry of node provisioners: the one a scenario names (see provisioners.hpp).
+#include "sim/provisioners.hpp"
 
 #include "provisioning/cluster_autoscaler/cluster_autoscaler.hpp"
 #include "provisioning/karpenter/karpenter.hpp"

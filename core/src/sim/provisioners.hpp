@@ -1,5 +1,5 @@
-// The node provisioner a scenario names (Karpenter with its NodePools, or Cluster Autoscaler with its
-// node groups and flags).
+// The registry of node provisioners: Karpenter with its NodePools or Cluster Autoscaler with its node
+// groups and flags, as the scenario names them (null for fixed-delay nodes, which need no cluster model).
 #pragma once
 #include <memory>
 
