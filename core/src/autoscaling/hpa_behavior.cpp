@@ -34,16 +34,20 @@ std::string policy_text(const HPAScalingPolicy& p) {
   return std::string(to_string(p.type)) + " " + std::to_string(p.value) + "/" + std::to_string(p.period_seconds) + "s";
 }
 
-// calculateScaleUpLimitWithScalingRules.
-std::int32_t scale_up_limit(std::int32_t current, const Memory& mem, const HPAScalingRules& rules, Micros now,
-                            std::string& text, bool explain) {
+// calculateScaleUpLimitWithScalingRules / calculateScaleDownLimitWithBehaviors: each policy's limit from
+// the replicas at the start of its period (now − added + deleted); selectPolicy Max takes the largest
+// change (the highest limit up, the lowest down), Min the smallest.
+std::int32_t scaling_limit(bool up, std::int32_t current, const Memory& mem, const HPAScalingRules& rules, Micros now,
+                           std::string& text, bool explain) {
+  const char* direction = up ? "scaleUp" : "scaleDown";
   SelectPolicy select = rules.select_policy.value_or(SelectPolicy::Max);
   if (select == SelectPolicy::Disabled) {
-    if (explain) text = "scaleUp selectPolicy Disabled → limit " + std::to_string(current);
+    if (explain) text = std::string(direction) + " selectPolicy Disabled → limit " + std::to_string(current);
     return current;
   }
-  bool min_change = select == SelectPolicy::Min;
-  std::int32_t result = min_change ? kInt32Max : kInt32Min;
+  // The more permissive limit is the larger one up and the smaller one down.
+  const bool keep_larger = (select == SelectPolicy::Max) == up;
+  std::int32_t result = keep_larger ? kInt32Min : kInt32Max;
   std::string parts;
   if (rules.policies) {
     for (const auto& policy : *rules.policies) {
@@ -53,52 +57,18 @@ std::int32_t scale_up_limit(std::int32_t current, const Memory& mem, const HPASc
       std::int32_t proposed = 0;
       std::string calc;
       if (policy.type == ScalingPolicyType::Pods) {
-        proposed = start + policy.value;
-        if (explain) calc = std::to_string(start) + " + " + std::to_string(policy.value);
-      } else {
+        proposed = up ? start + policy.value : start - policy.value;
+        if (explain) calc = std::to_string(start) + (up ? " + " : " − ") + std::to_string(policy.value);
+      } else if (up) {
         // Rounded up so a small percentage still adds a pod.
         proposed = ceil_to_int32(double(start) * (1.0 + double(policy.value) / 100.0));
         if (explain) calc = "ceil(" + std::to_string(start) + " × " + fmt3(1.0 + double(policy.value) / 100.0) + ")";
-      }
-      result = min_change ? std::min(result, proposed) : std::max(result, proposed);
-      if (!explain) continue;
-      if (!parts.empty()) parts += ", ";
-      parts += policy_text(policy) + ": period start " + std::to_string(current) + " − " + std::to_string(added) +
-               " + " + std::to_string(deleted) + " = " + std::to_string(start) + ", " + calc + " = " +
-               std::to_string(proposed);
-    }
-  }
-  if (explain) text = "scaleUp " + std::string(to_string(select)) + " of [" + parts + "] = " + std::to_string(result);
-  return result;
-}
-
-// calculateScaleDownLimitWithBehaviors.
-std::int32_t scale_down_limit(std::int32_t current, const Memory& mem, const HPAScalingRules& rules, Micros now,
-                              std::string& text, bool explain) {
-  SelectPolicy select = rules.select_policy.value_or(SelectPolicy::Max);
-  if (select == SelectPolicy::Disabled) {
-    if (explain) text = "scaleDown selectPolicy Disabled → limit " + std::to_string(current);
-    return current;
-  }
-  bool min_change = select == SelectPolicy::Min;
-  std::int32_t result = min_change ? kInt32Min : kInt32Max;
-  std::string parts;
-  if (rules.policies) {
-    for (const auto& policy : *rules.policies) {
-      std::int32_t added = replicas_change_in_period(policy.period_seconds, mem.scale_up_events, now);
-      std::int32_t deleted = replicas_change_in_period(policy.period_seconds, mem.scale_down_events, now);
-      std::int32_t start = current - added + deleted;
-      std::int32_t proposed = 0;
-      std::string calc;
-      if (policy.type == ScalingPolicyType::Pods) {
-        proposed = start - policy.value;
-        if (explain) calc = std::to_string(start) + " − " + std::to_string(policy.value);
       } else {
         // int32() truncates: the count that stays is rounded down.
         proposed = trunc_to_int32(double(start) * (1.0 - double(policy.value) / 100.0));
         if (explain) calc = "int(" + std::to_string(start) + " × " + fmt3(1.0 - double(policy.value) / 100.0) + ")";
       }
-      result = min_change ? std::max(result, proposed) : std::min(result, proposed);
+      result = keep_larger ? std::max(result, proposed) : std::min(result, proposed);
       if (!explain) continue;
       if (!parts.empty()) parts += ", ";
       parts += policy_text(policy) + ": period start " + std::to_string(current) + " − " + std::to_string(added) +
@@ -106,7 +76,7 @@ std::int32_t scale_down_limit(std::int32_t current, const Memory& mem, const HPA
                std::to_string(proposed);
     }
   }
-  if (explain) text = "scaleDown " + std::string(to_string(select)) + " of [" + parts + "] = " + std::to_string(result);
+  if (explain) text = std::string(direction) + " " + to_string(select) + " of [" + parts + "] = " + std::to_string(result);
   return result;
 }
 
@@ -187,7 +157,7 @@ Normalized normalize_with_behaviors(const HorizontalPodAutoscalerSpec& spec, Mem
   n.limit_message = "the desired count is within the acceptable range";
   std::string text;
   if (rec > current) {
-    std::int32_t limit = scale_up_limit(current, mem, up, now, text, flags.explain);
+    std::int32_t limit = scaling_limit(true, current, mem, up, now, text, flags.explain);
     if (limit < current) limit = current;  // no further scale-up until the events age out
     std::int32_t maximum = spec.max_replicas;
     std::string reason, message;
@@ -209,7 +179,7 @@ Normalized normalize_with_behaviors(const HorizontalPodAutoscalerSpec& spec, Mem
                         std::to_string(spec.max_replicas) + ") = " + std::to_string(maximum) + " → " +
                         std::to_string(result) + " (" + n.limit_reason + ")");
   } else if (rec < current) {
-    std::int32_t limit = scale_down_limit(current, mem, down, now, text, flags.explain);
+    std::int32_t limit = scaling_limit(false, current, mem, down, now, text, flags.explain);
     if (limit > current) limit = current;  // no further scale-down until the events age out
     std::int32_t minimum = min_replicas;
     std::string reason, message;

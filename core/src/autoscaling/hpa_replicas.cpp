@@ -233,31 +233,46 @@ void finish_pod_based(MetricProposal& p, std::int32_t current, const Tolerances&
   if (explain) text += "; " + calc;
 }
 
+// The first steps both pod-based calculations share: the metrics fetched (or the fetch error), the pods
+// grouped (groupPods) and the values of the ready pods with metrics. False (with `p` failed) if any is missing.
+bool fetch_and_group(MetricProposal& p, const Observed& obs, const std::string& key, const std::string& resource,
+                     const ControllerFlags& flags, const std::string& reason, const std::string& wrap,
+                     const std::string& fetch_prefix, const std::string& api, PodMetrics& metrics, Grouping& g,
+                     std::map<std::string, std::int64_t>& values) {
+  auto err = obs.pod_metric_errors.find(key);
+  if (err != obs.pod_metric_errors.end()) {
+    fail(p, reason, wrap + fetch_prefix + err->second);
+    return false;
+  }
+  metrics = collect_pod_metrics(obs.pods, key);
+  if (metrics.empty()) {
+    fail(p, reason, wrap + fetch_prefix + "no metrics returned from " + api);
+    return false;
+  }
+  if (obs.pods.empty()) {
+    fail(p, reason, wrap + "no pods returned by selector while calculating replica count");
+    return false;
+  }
+  g = group_pods(obs.pods, metrics, resource == "cpu", flags);
+  fill_counts(p, g);
+  values = values_without(metrics, g);
+  if (values.empty()) {
+    fail(p, reason, wrap + "did not receive metrics for targeted pods (pods might be unready)");
+    return false;
+  }
+  return true;
+}
+
 // ReplicaCalculator.GetResourceReplicas (Utilization target of Resource / ContainerResource).
 void resource_utilization_replicas(MetricProposal& p, const Observed& obs, const std::string& key,
                                    const std::string& resource, std::int32_t target, std::int32_t current,
                                    const Tolerances& tol, const ControllerFlags& flags, const std::string& reason) {
   const std::string wrap = "failed to get " + resource + " utilization: ";
-  auto err = obs.pod_metric_errors.find(key);
-  if (err != obs.pod_metric_errors.end()) {
-    fail(p, reason, wrap + "unable to get metrics for resource " + resource + ": " + err->second);
-    return;
-  }
-  PodMetrics metrics = collect_pod_metrics(obs.pods, key);
-  if (metrics.empty()) {
-    fail(p, reason,
-         wrap + "unable to get metrics for resource " + resource + ": no metrics returned from resource metrics API");
-    return;
-  }
-  if (obs.pods.empty()) {
-    fail(p, reason, wrap + "no pods returned by selector while calculating replica count");
-    return;
-  }
-  Grouping g = group_pods(obs.pods, metrics, resource == "cpu", flags);
-  fill_counts(p, g);
-  auto values = values_without(metrics, g);
-  if (values.empty()) {
-    fail(p, reason, wrap + "did not receive metrics for targeted pods (pods might be unready)");
+  PodMetrics metrics;
+  Grouping g;
+  std::map<std::string, std::int64_t> values;
+  if (!fetch_and_group(p, obs, key, resource, flags, reason, wrap, "unable to get metrics for resource " + resource + ": ",
+                       "resource metrics API", metrics, g, values)) {
     return;
   }
   std::map<std::string, std::int64_t> requests;
@@ -307,27 +322,10 @@ void plain_metric_replicas(MetricProposal& p, const Observed& obs, const std::st
                            std::int64_t target, std::int32_t current, const Tolerances& tol,
                            const ControllerFlags& flags, const std::string& reason, const std::string& wrap,
                            const std::string& fetch_prefix, const char* api) {
-  auto err = obs.pod_metric_errors.find(key);
-  if (err != obs.pod_metric_errors.end()) {
-    fail(p, reason, wrap + fetch_prefix + err->second);
-    return;
-  }
-  PodMetrics metrics = collect_pod_metrics(obs.pods, key);
-  if (metrics.empty()) {
-    fail(p, reason, wrap + fetch_prefix + "no metrics returned from " + api);
-    return;
-  }
-  if (obs.pods.empty()) {
-    fail(p, reason, wrap + "no pods returned by selector while calculating replica count");
-    return;
-  }
-  Grouping g = group_pods(obs.pods, metrics, resource == "cpu", flags);
-  fill_counts(p, g);
-  auto values = values_without(metrics, g);
-  if (values.empty()) {
-    fail(p, reason, wrap + "did not receive metrics for targeted pods (pods might be unready)");
-    return;
-  }
+  PodMetrics metrics;
+  Grouping g;
+  std::map<std::string, std::int64_t> values;
+  if (!fetch_and_group(p, obs, key, resource, flags, reason, wrap, fetch_prefix, api, metrics, g, values)) return;
   UsageRatio u = metric_usage_ratio(values, target);
   p.current_milli = u.usage;
   p.ratio = u.ratio;
