@@ -6,7 +6,9 @@
 #include "gpuscale/errors.hpp"
 #include "k8s/duration.hpp"
 #include "k8s/names.hpp"
+#include "k8s/pod.hpp"
 #include "k8s/quantity.hpp"
+#include "scenario/scenario.hpp"
 
 using namespace gpuscale;
 
@@ -104,3 +106,50 @@ TEST_CASE("durations format to the shortest whole-unit text", "[k8s]") {
   for (const char* text : {"1h30m", "720h", "10m", "45s", "1h1m1s"}) CHECK(format_duration(parse_duration(text, "")) == text);
 }
 
+
+TEST_CASE("pod templates: scheduler, priority class, labels and pod group are parsed and checked", "[k8s]") {
+  PodTemplate base;
+  base.name = "vllm";
+  const PodTemplate t = parse_pod_template(Json::parse(R"({
+    "gpus": 8, "schedulerName": "kai-scheduler", "priorityClassName": "inference",
+    "labels": {"kai.scheduler/queue": "team-a", "app": "vllm"},
+    "annotations": {"pod-group-name": "pg-llama-0", "karpenter.sh/do-not-disrupt": "true"}
+  })"), "/pod", base);
+  CHECK(t.name == "vllm");  // fields not given keep the base's
+  CHECK(t.gpus == 8);
+  CHECK(t.scheduler_name == "kai-scheduler");
+  CHECK(t.priority_class_name == "inference");
+  CHECK(t.priority == 125);  // KAI's built-in inference class
+  CHECK(t.labels.at("kai.scheduler/queue") == "team-a");
+  CHECK(t.pod_group == "pg-llama-0");
+  CHECK(t.do_not_disrupt);
+  CHECK(parse_pod_template(Json::object(), "/pod", base).scheduler_name == "default-scheduler");
+  CHECK(parse_pod_template(Json::parse(R"({"priorityClassName": "system-cluster-critical"})"), "/pod", base).priority == 2000000000);
+  // An unknown class needs its value; an explicit value wins.
+  CHECK(parse_pod_template(Json::parse(R"({"priorityClassName": "batch-low", "priority": -10})"), "/pod", base).priority == -10);
+
+  auto error_of = [&](const char* text) {
+    try {
+      parse_pod_template(Json::parse(text), "/pod", base);
+    } catch (const InputError& e) {
+      return e.path() + " " + e.message();
+    }
+    return std::string("accepted");
+  };
+  CHECK(contains(error_of(R"({"priorityClassName": "batch-low"})"), "/pod/priorityClassName"));
+  CHECK(contains(error_of(R"({"schedulerName": "Not A Name"})"), "/pod/schedulerName"));
+  CHECK(contains(error_of(R"({"labels": {"bad key!": "x"}})"), "/pod/labels/bad key!"));
+  CHECK(contains(error_of(R"({"labels": {"app": "no spaces allowed"}})"), "label value"));
+  CHECK(contains(error_of(R"({"annotations": {"pod-group-name": "UPPER"}})"), "/pod/annotations/pod-group-name"));
+  CHECK(contains(error_of(R"({"priority": 2000000000})"), "/pod/priority"));  // user classes stop at 1e9
+}
+
+TEST_CASE("a scenario's pods must name a scheduler the lab runs", "[k8s]") {
+  try {
+    parse_scenario(Json::parse(R"({"cluster": {"preset": "karpenter_when_empty", "inference_pod": {"schedulerName": "volcano"}}})"));
+    FAIL("accepted an unknown scheduler");
+  } catch (const InputError& e) {
+    CHECK(e.path() == "/cluster/inference_pod/schedulerName");
+    CHECK(contains(e.message(), "default-scheduler"));
+  }
+}
