@@ -57,3 +57,20 @@ TEST_CASE("monotone events interleave with heap events by the same rule", "[kern
   CHECK(order == std::vector<std::string>{"arrival@10", "timeout@10", "timeout@10 second", "hpa@10", "step-end@20",
                                           "timeout@30", "heap-timeout@30"});
 }
+
+TEST_CASE("the cluster's events at an instant come after the replica autoscalers, and the settlement last", "[kernel]") {
+  // A node event filed long ago and a provisioner wake filed just now still run after an HPA sync at
+  // the same instant, so Karpenter's batch at t sees the pods the HPA created at t; the settlement of
+  // the instant (the scheduling pass, then the notices to the pools) runs after every cluster event.
+  EventQueue<std::string> q;
+  q.push(10, EventClass::Settle, "settle@10");
+  q.push(10, EventClass::NodeLifecycle, "node-initialized@10");
+  q.push(10, EventClass::NodeControl, "karpenter-wake@10");
+  q.push(10, EventClass::Control, "hpa@10");
+  q.push(10, EventClass::NodeLifecycle, "node-terminate@10");
+  q.push(10, EventClass::Measure, "scrape@10");
+  std::vector<std::string> order;
+  while (!q.empty()) order.push_back(q.pop().payload);
+  CHECK(order == std::vector<std::string>{"scrape@10", "hpa@10", "node-initialized@10", "node-terminate@10", "karpenter-wake@10",
+                                          "settle@10"});
+}
