@@ -16,13 +16,13 @@ const sim = await createSim({ wasmBinary: await readFile(new URL('sim.wasm', sit
 const def = await readFile(new URL('exercises/ex1-bursty.json', root), 'utf8');
 const variant = JSON.parse(sim.exercise(def, '1')).result;
 const pair = Object.values(variant.scenarios).map((s) => JSON.stringify(s));
-// The playground's first run: every knob of the schema at its default, as web/state.js builds it.
+// The playground's first run: every knob of the schema where the page starts it, as web/state.js builds it.
 const playground = {};
 for (const knob of JSON.parse(sim.schema()).result) {
   const keys = knob.path.split('/').slice(1);
   let node = playground;
   for (const k of keys.slice(0, -1)) node = node[k] ??= {};
-  node[keys.at(-1)] = knob.default;
+  node[keys.at(-1)] = knob.start ?? knob.default;  // where the playground starts (web/state.js knobStart)
 }
 const day = [await readFile(new URL('scenarios/bench-24h.json', root), 'utf8')];
 const week = [await readFile(new URL('scenarios/bench-7d-consolidation.json', root), 'utf8')];
