@@ -1,6 +1,5 @@
 // gpuscale: the native front end. Reads files and stdin, calls the core's JSON operations, prints JSON.
 // Exit 0 on success, 2 on bad input (message on stderr), 1 on an internal error.
-#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -8,14 +7,12 @@
 #include <functional>
 #include <fstream>
 #include <iostream>
-#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
 
-#include <yaml-cpp/yaml.h>
-
 #include "gpuscale/api.hpp"
+#include "yaml_json.hpp"
 
 namespace fs = std::filesystem;
 using namespace gpuscale;
@@ -78,157 +75,6 @@ std::string exercise_definition(const fs::path& dir, const std::string& id) {
     throw InputError("", "no exercise with id '" + id + "' in " + dir.string() + " (expected a file ex" + id + "-*.json)");
   }
   return read_file(matches[0].string());
-}
-
-// ---- YAML → JSON, as kubectl does it --------------------------------------------------------------
-// kubectl turns YAML into JSON with sigs.k8s.io/yaml over go-yaml v2, which resolves plain scalars the
-// YAML 1.1 way: quoted scalars stay strings; plain ones become null, booleans (true/yes/on/y ...),
-// integers (decimal, 0x hex, 0 octal, 0b binary), floats, or else strings ("10m", "10%", "p5.48xlarge").
-// So `weight: 50` is a number, `nodes: "0"` a string, and `nodes: 0` a number the NodePool rejects.
-
-bool yaml_int(const std::string& text, Json& out) {
-  std::string s;
-  for (char c : text)
-    if (c != '_') s += c;
-  std::size_t i = 0;
-  bool neg = false;
-  if (i < s.size() && (s[i] == '+' || s[i] == '-')) neg = s[i++] == '-';
-  int base = 10;
-  if (s.size() - i > 2 && s[i] == '0' && (s[i + 1] == 'x' || s[i + 1] == 'X')) base = 16, i += 2;
-  else if (s.size() - i > 2 && s[i] == '0' && (s[i + 1] == 'b' || s[i + 1] == 'B')) base = 2, i += 2;
-  else if (s.size() - i > 2 && s[i] == '0' && (s[i + 1] == 'o' || s[i + 1] == 'O')) base = 8, i += 2;
-  else if (s.size() - i > 1 && s[i] == '0') base = 8, i += 1;
-  if (i >= s.size()) return false;
-  unsigned long long v = 0;
-  for (; i < s.size(); ++i) {
-    int d = std::isdigit(static_cast<unsigned char>(s[i])) ? s[i] - '0'
-            : std::isxdigit(static_cast<unsigned char>(s[i])) ? std::tolower(static_cast<unsigned char>(s[i])) - 'a' + 10
-                                                                : 99;
-    if (d >= base) return false;
-    if (v > (~0ULL - unsigned(d)) / unsigned(base)) return false;
-    v = v * unsigned(base) + unsigned(d);
-  }
-  if (neg) {
-    if (v > (1ULL << 63)) return false;
-    out = v == (1ULL << 63) ? std::numeric_limits<std::int64_t>::min() : -static_cast<std::int64_t>(v);
-  } else if (v > static_cast<unsigned long long>(std::numeric_limits<std::int64_t>::max())) {
-    out = static_cast<std::uint64_t>(v);
-  } else {
-    out = static_cast<std::int64_t>(v);
-  }
-  return true;
-}
-
-// ^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$  (go-yaml's yamlStyleFloat)
-bool yaml_float(const std::string& s, Json& out) {
-  std::size_t i = 0;
-  auto digits = [&] {
-    std::size_t start = i;
-    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
-    return i - start;
-  };
-  if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
-  if (i < s.size() && s[i] == '.') {
-    ++i;
-    if (digits() == 0) return false;
-  } else {
-    if (digits() == 0) return false;
-    if (i < s.size() && s[i] == '.') {
-      ++i;
-      digits();
-    }
-  }
-  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
-    ++i;
-    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
-    if (digits() == 0) return false;
-  }
-  if (i != s.size()) return false;
-  out = std::strtod(s.c_str(), nullptr);
-  return true;
-}
-
-Json yaml_plain_scalar(const std::string& s, const std::string& path) {
-  static const char* kNull[] = {"", "~", "null", "Null", "NULL"};
-  static const char* kTrue[] = {"y", "Y", "yes", "Yes", "YES", "on", "On", "ON", "true", "True", "TRUE"};
-  static const char* kFalse[] = {"n", "N", "no", "No", "NO", "off", "Off", "OFF", "false", "False", "FALSE"};
-  for (const char* w : kNull)
-    if (s == w) return nullptr;
-  for (const char* w : kTrue)
-    if (s == w) return true;
-  for (const char* w : kFalse)
-    if (s == w) return false;
-  std::string l = s;
-  for (char& c : l) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (l == ".inf" || l == "+.inf" || l == "-.inf" || l == ".nan") {
-    throw InputError(path, "the YAML value " + s + " (infinity / not-a-number) has no JSON form");
-  }
-  Json out;
-  if (yaml_int(s, out) || yaml_float(s, out)) return out;
-  return s;
-}
-
-Json yaml_to_json(const YAML::Node& node, const std::string& path, int depth = 0) {
-  if (depth > 64) throw InputError(path, "YAML nested more than 64 levels deep");
-  switch (node.Type()) {
-    case YAML::NodeType::Undefined:
-    case YAML::NodeType::Null:
-      return nullptr;
-    case YAML::NodeType::Scalar:
-      // yaml-cpp tags plain scalars "?" and quoted ones "!"; an explicit !!str also means a string.
-      if (node.Tag() == "?") return yaml_plain_scalar(node.Scalar(), path);
-      if (node.Tag() == "!" || node.Tag() == "tag:yaml.org,2002:str") return node.Scalar();
-      return yaml_plain_scalar(node.Scalar(), path);
-    case YAML::NodeType::Sequence: {
-      Json out = Json::array();
-      for (std::size_t i = 0; i < node.size(); ++i) out.push_back(yaml_to_json(node[i], path + "/" + std::to_string(i), depth + 1));
-      return out;
-    }
-    case YAML::NodeType::Map: {
-      Json out = Json::object();
-      for (const auto& kv : node) {
-        if (!kv.first.IsScalar()) throw InputError(path, "a YAML mapping key is not a plain value");
-        const std::string key = kv.first.Scalar();
-        if (out.contains(key)) {
-          throw InputError(path + "/" + key, "duplicate key \"" + key + "\" (line " + std::to_string(kv.first.Mark().line + 1) + ")");
-        }
-        out[key] = yaml_to_json(kv.second, path + "/" + key, depth + 1);
-      }
-      return out;
-    }
-  }
-  return nullptr;
-}
-
-// The NodePool document of a file: JSON text as is; YAML converted. A YAML stream may also hold the
-// EC2NodeClass (karpenter.k8s.aws/...) it refers to: those documents are skipped, one must remain.
-std::string nodepool_json_text(const std::string& path, const std::string& text) {
-  const std::size_t first = text.find_first_not_of(" \t\r\n");
-  // .json files are JSON (syntax errors reported as JSON); other text is JSON if it parses as such, else YAML.
-  if (path.size() > 5 && path.compare(path.size() - 5, 5, ".json") == 0) return text;
-  if (first != std::string::npos && text[first] == '{' && Json::accept(text)) return text;
-  std::vector<YAML::Node> docs;
-  try {
-    docs = YAML::LoadAll(text);
-  } catch (const YAML::Exception& e) {
-    throw InputError("", "malformed YAML at line " + std::to_string(e.mark.line + 1) + ", column " +
-                             std::to_string(e.mark.column + 1) + ": " + e.msg);
-  }
-  std::vector<Json> pools;
-  for (const auto& d : docs) {
-    if (d.IsNull()) continue;
-    Json j = yaml_to_json(d, "");
-    if (j.is_object() && j.contains("apiVersion") && j["apiVersion"].is_string() &&
-        j["apiVersion"].get<std::string>().rfind("karpenter.k8s.aws/", 0) == 0) {
-      continue;
-    }
-    pools.push_back(std::move(j));
-  }
-  if (pools.size() != 1) {
-    throw InputError("", "expected one NodePool document in '" + path + "', found " + std::to_string(pools.size()) +
-                             " (documents with apiVersion karpenter.k8s.aws/... are skipped)");
-  }
-  return pools[0].dump();
 }
 
 double time_ms(const std::function<void()>& f) {

@@ -142,7 +142,7 @@ TEST_CASE("exercise operations load the definition and check its id and the answ
 
   // Answers are checked before anything is simulated.
   const InputError bad = input_error([&] { api::grade(text, 1, "{\"a\": "); });
-  CHECK(bad.path() == "");
+  CHECK(bad.path() == "/a");  // the value of "a" is missing
   CHECK_THAT(bad.message(), Catch::Contains("malformed JSON"));
   CHECK(input_error([&] { api::grade(text, 1, R"({"a": "twelve"})"); }).path() == "/a");
   const InputError big = input_error([&] { api::grade(text, 1, "\"" + std::string(70000, 'x') + "\""); });

@@ -310,7 +310,7 @@ TEST_CASE("the API operation wraps the check and its errors", "[nodepool]") {
   CHECK(bad["error"]["path"] == "/spec/weight");
   Json syntax = Json::parse(api::envelope([] { return api::nodepool_check("{\"apiVersion\": "); }));
   CHECK(syntax["ok"] == false);
-  CHECK(syntax["error"]["path"] == "");
+  CHECK(syntax["error"]["path"] == "/apiVersion");  // where the text ended: its value is missing
 }
 
 TEST_CASE("limits: quantities in the simulator's units, other resources kept", "[nodepool]") {

@@ -3,7 +3,10 @@
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
+#include <cstdlib>
+
 #include "gpuscale/api.hpp"
+#include "gpuscale/errors.hpp"
 
 using namespace gpuscale;
 using emscripten::val;
@@ -36,6 +39,30 @@ val explain(const std::string& def, const std::string& seed) {
 val schema() { return envelope([] { return api::schema(); }); }
 val nodepool_check(const std::string& doc) { return envelope([&] { return api::nodepool_check(doc); }); }
 
+// Test hook: fails the way a bug in the core would, so the tests can check that the page's worker
+// recovers. Only the worker's debug mode (worker.js?debug=1) lets a call reach it.
+volatile unsigned debug_sink = 0;
+
+[[gnu::noinline]] unsigned debug_recurse(unsigned depth) {
+  if (depth == ~0u) return depth;
+  const unsigned deeper = debug_recurse(depth + 1);
+  debug_sink = deeper;  // work after the call: it is no tail call, so the optimizer cannot make it a loop
+  return deeper;
+}
+
+// kind "unreachable": a wasm trap (WebAssembly.RuntimeError: unreachable); "stack_overflow": the
+// engine's call stack runs out (RangeError: Maximum call stack size exceeded; the recursion keeps
+// no locals in linear memory, so it is the engine's stack, not the module's, that overflows);
+// "abort": Emscripten's abort() (RuntimeError: Aborted(...)). Any other kind is an error at /kind.
+val debug_trap(const std::string& kind) {
+  if (kind == "unreachable") __builtin_trap();
+  if (kind == "stack_overflow") debug_recurse(0);
+  if (kind == "abort") std::abort();
+  return envelope([&]() -> Json {
+    throw InputError("/kind", "\"" + kind + "\" is not allowed; allowed: unreachable, stack_overflow, abort");
+  });
+}
+
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(gpuscale) {
@@ -47,4 +74,5 @@ EMSCRIPTEN_BINDINGS(gpuscale) {
   emscripten::function("explain", &explain);
   emscripten::function("schema", &schema);
   emscripten::function("nodepool_check", &nodepool_check);
+  emscripten::function("debug_trap", &debug_trap);
 }

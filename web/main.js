@@ -5,6 +5,7 @@ import { Exercise5Panel } from './exercise5.js';
 import { PlaygroundPanel } from './playground.js';
 import { SimClient } from './sim-client.js';
 import { ensureSeed } from './state.js';
+import { el } from './text.js';
 
 const panels = {
   ex1: document.getElementById('ex1'),
@@ -19,8 +20,34 @@ function panelFor(channel) {
   return panels[prefix] ?? panels.playground;
 }
 
+const status = document.getElementById('status');
+
+/**
+ * Says something about the simulation itself in the page's status line (role="status"): an error
+ * stays; a notice floats at the foot of the window, wherever the learner is, until dismissed.
+ */
+function showStatus(text, { error = false } = {}) {
+  const sentence = text.charAt(0).toUpperCase() + text.slice(1);
+  status.classList.toggle('error', error);
+  status.classList.toggle('notice', !error);
+  status.replaceChildren(el('span', { text: sentence }), error ? null : el('button', {
+    type: 'button', class: 'secondary small', text: 'Dismiss', onclick: () => clearStatus(),
+  }));
+}
+
+function clearStatus() {
+  status.classList.remove('error', 'notice');
+  status.replaceChildren();
+}
+
+// ?debug=1 in the page's address starts the worker in debug mode, which accepts the module's
+// test hook (op "debug_trap"); window.__labDebug then reaches it. Never set for learners.
+const debug = new URLSearchParams(location.search).get('debug') === '1';
+const workerUrl = new URL('./worker.js', import.meta.url);
+if (debug) workerUrl.searchParams.set('debug', '1');
+
 const busyChannels = new Set();
-const client = new SimClient(new URL('./worker.js', import.meta.url), {
+const client = new SimClient(workerUrl, {
   onBusy(channel, busy) {
     if (busy) busyChannels.add(channel);
     else busyChannels.delete(channel);
@@ -30,9 +57,19 @@ const client = new SimClient(new URL('./worker.js', import.meta.url), {
       panel.setAttribute('aria-busy', String(any));
     }
   },
+  // The worker restarted the module; the panel that asked shows the error too. Nothing is redrawn,
+  // so every field keeps what the learner typed.
+  onCrash: (error) => showStatus(error.detail),
+  onFatal: (error) => showStatus(`${error.message.replace(/\.$/, '')}. Reload the page to start it again; your saved answers come back.`, { error: true }),
 });
 
-const status = document.getElementById('status');
+if (debug) {
+  window.__labDebug = {
+    client,
+    /** Crashes the module on purpose (kind: "unreachable", "stack_overflow" or "abort"). */
+    trap: (kind = 'unreachable') => client.call('debug_trap', [kind], { channel: 'debug' }),
+  };
+}
 
 // In-page links must not replace the hash: it holds the seed and the playground's settings.
 document.addEventListener('click', (event) => {
@@ -63,7 +100,6 @@ try {
     }),
   ]);
 } catch (error) {
-  status.textContent = error.message;
-  status.classList.add('error');
+  if (!client.failure) showStatus(error.message, { error: true });  // else onFatal said it already
   for (const panel of Object.values(panels)) panel.dataset.ready = 'error';
 }

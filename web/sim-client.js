@@ -1,4 +1,5 @@
-// Page-side handle on worker.js: promise per call, latest call per channel wins, busy notifications.
+// Page-side handle on worker.js: promise per call, latest call per channel wins, busy, crash and
+// fatal notifications.
 
 /** The call was replaced by a newer one on the same channel; callers simply ignore it. */
 export class Superseded extends Error {
@@ -8,27 +9,39 @@ export class Superseded extends Error {
   }
 }
 
-/** An error the core reported: `path` is the JSON path it is about ("" when none). */
+/**
+ * An error the core reported: `path` is the JSON path it is about ("" when none). `crashed` is true
+ * when the call crashed the module, which the worker then restarted (nothing to fix in the input).
+ */
 export class SimError extends Error {
-  constructor({ path = '', message = '' } = {}) {
+  constructor({ path = '', message = '', crashed = false } = {}) {
     super(path ? `${path}: ${message}` : message);
     this.name = 'SimError';
     this.path = path;
     this.detail = message;
+    this.crashed = Boolean(crashed);
   }
 }
 
 export class SimClient {
   /**
    * @param {URL|string} workerUrl URL of worker.js
-   * @param {{onBusy?: (channel: string, busy: boolean) => void}} [options]
+   * @param {{onBusy?: (channel: string, busy: boolean) => void,
+   *          onCrash?: (error: SimError) => void,
+   *          onFatal?: (error: SimError) => void}} [options]
+   *   onCrash: a call crashed the module and the worker restarted it (also for a superseded call);
+   *   onFatal: the module could not be loaded or restarted, so every call fails from now on
    */
-  constructor(workerUrl, { onBusy } = {}) {
+  constructor(workerUrl, { onBusy, onCrash, onFatal } = {}) {
     this.worker = new Worker(workerUrl, { type: 'module' });
     this.nextId = 1;
     this.calls = new Map();   // id → {resolve, reject, channel}
     this.latest = new Map();  // channel → id of the newest call
+    this.restarts = 0;        // how many times the worker restarted a crashed module
+    this.failure = null;      // the SimError once the module is gone for good
     this.onBusy = onBusy ?? (() => {});
+    this.onCrash = onCrash ?? (() => {});
+    this.onFatal = onFatal ?? (() => {});
     this.ready = new Promise((resolve, reject) => {
       this._ready = resolve;
       this._fatal = reject;
@@ -48,6 +61,7 @@ export class SimClient {
    * @returns {Promise<any>} the envelope's result; rejects with SimError or Superseded
    */
   call(op, args = [], { channel = op } = {}) {
+    if (this.failure) return Promise.reject(this.failure);
     const id = this.nextId++;
     this.latest.set(channel, id);
     return new Promise((resolve, reject) => {
@@ -60,6 +74,11 @@ export class SimClient {
     if (msg.type === 'ready') {
       this.version = msg.version;
       this._ready(msg.version);
+      return;
+    }
+    if (msg.type === 'restarted') {
+      this.version = msg.version;
+      this.restarts += 1;
       return;
     }
     if (msg.type === 'fatal') {
@@ -75,15 +94,23 @@ export class SimClient {
     this.calls.delete(msg.id);
     const current = this.latest.get(entry.channel) === msg.id;
     if (current) this.onBusy(entry.channel, false);
+    const error = msg.type === 'error' ? new SimError(msg.error) : null;
+    if (error?.crashed) this.onCrash(error);
     if (!current || msg.type === 'dropped') entry.reject(new Superseded());
     else if (msg.type === 'result') entry.resolve(msg.value);
-    else entry.reject(new SimError(msg.error));
+    else entry.reject(error);
   }
 
   _fail(message) {
+    if (this.failure) return;
     const error = new SimError({ message });
+    this.failure = error;
     this._fatal(error);
-    for (const entry of this.calls.values()) entry.reject(error);
+    for (const [id, entry] of this.calls) {
+      if (this.latest.get(entry.channel) === id) this.onBusy(entry.channel, false);
+      entry.reject(error);
+    }
     this.calls.clear();
+    this.onFatal(error);
   }
 }

@@ -2,7 +2,9 @@
 //
 // Protocol (all messages are plain objects):
 //   worker → page  {type: "ready", version}            once the module is loaded
-//                  {type: "fatal", error: {message}}   the module could not be loaded
+//                  {type: "fatal", error: {message}}   the module could not be loaded (or reloaded
+//                                                      after a crash); every later request is
+//                                                      answered with an error
 //   page → worker  {id, op, args, channel?}            op is one of OPS; args are JSON text or plain
 //                                                      values (objects are stringified here);
 //                                                      channel defaults to op
@@ -13,12 +15,28 @@
 //                                                      this one before it started
 // A WASM call is synchronous, so requests that arrive while one runs queue up; when it ends the
 // worker yields once to let them in, keeps only the newest per channel, and runs the oldest channel.
+//
+// Crashes: a call that throws instead of returning an envelope (a trap such as "unreachable" or
+// "memory access out of bounds", Emscripten's "Aborted(…)", a RangeError when the call stack runs
+// out) leaves the instance in an unknown state. The worker drops it and answers that request with
+//                  {id, type: "error", error: {path: "", message, crashed: true}}
+// then loads a fresh instance (fresh memory) and, once it is ready, sends
+//                  {type: "restarted", version}
+// and goes on with the queued requests; requests that arrive meanwhile queue as usual. The crashing
+// request is not retried, so a request that always crashes cannot loop. If the fresh instance cannot
+// be loaded, the worker sends "fatal".
+//
+// Debug mode (worker.js?debug=1, which the page sets only when its own address has ?debug=1) also
+// accepts op "debug_trap" with args [kind]: the module's test hook that crashes on purpose (kind
+// "unreachable", "stack_overflow" or "abort"). Without debug mode it is an unknown op.
 import createSim from './sim.mjs';
 
 const OPS = new Set(['version', 'run', 'hpa', 'exercise', 'grade', 'explain', 'schema', 'nodepool_check']);
+if (new URL(self.location.href).searchParams.get('debug') === '1') OPS.add('debug_trap');
 
 let sim = null;
 let busy = false;
+let broken = null;          // the fatal message once no instance could be loaded
 const pending = new Map();  // channel → newest request not yet started (Map keeps arrival order)
 
 self.onmessage = (event) => {
@@ -27,6 +45,10 @@ self.onmessage = (event) => {
     if (req && typeof req.id === 'number') {
       self.postMessage({ id: req.id, type: 'error', error: { path: '', message: `unknown op "${req.op}"` } });
     }
+    return;
+  }
+  if (broken) {
+    self.postMessage({ id: req.id, type: 'error', error: { path: '', message: broken } });
     return;
   }
   const channel = req.channel ?? req.op;
@@ -50,18 +72,36 @@ function step() {
   const [channel, req] = pending.entries().next().value;
   pending.delete(channel);
   self.postMessage({ id: req.id, type: 'working' });
-  self.postMessage({ id: req.id, ...call(req.op, req.args ?? []) });
+  let answer;
+  try {
+    answer = call(req.op, req.args ?? []);
+  } catch (e) {
+    answer = { type: 'error', error: { path: '', message: crashMessage(e), crashed: true } };
+    restart();
+  }
+  self.postMessage({ id: req.id, ...answer });
   busy = false;
   schedule();
 }
 
-// Runs one exported function and unwraps its {ok, result | error} envelope.
+/**
+ * Runs one exported function and unwraps its {ok, result | error} envelope.
+ * Throws what the call threw when the module crashed (anything but embind refusing the arguments).
+ */
 function call(op, args) {
+  let values;
+  try {
+    values = Array.from(args, toArg);
+  } catch (e) {
+    return { type: 'error', error: { path: '', message: `the arguments cannot be sent to the module: ${describe(e)}` } };
+  }
   let text;
   try {
-    text = sim[op](...args.map(toArg));
+    text = sim[op](...values);
   } catch (e) {
-    return { type: 'error', error: { path: '', message: `the module threw: ${describe(e)}` } };
+    // Embind checks the argument count before entering the module: the instance is untouched.
+    if (e?.name !== 'BindingError') throw e;
+    return { type: 'error', error: { path: '', message: `the module refused the call: ${describe(e)}` } };
   }
   let envelope;
   try {
@@ -71,6 +111,14 @@ function call(op, args) {
   }
   if (envelope && envelope.ok === true) return { type: 'result', value: envelope.result };
   return { type: 'error', error: normalizeError(envelope && envelope.error) };
+}
+
+/** What the learner reads when their request crashed the module. */
+function crashMessage(e) {
+  const cause = (e instanceof Error ? `${e.name}: ${e.message}` : describe(e))
+    .replace(/\s*Build with -s ASSERTIONS=1 for more info\.?/, '').replace(/\.$/, '');
+  return 'the simulation crashed while running this request and was restarted; your inputs are untouched. ' +
+         `Run it again, or change the inputs if it crashes again. (Technical detail: ${cause})`;
 }
 
 // Every exported function takes text: JSON documents as JSON text, seeds as decimal text.
@@ -93,17 +141,41 @@ function describe(e) {
   return String(e);
 }
 
-createSim().then(
-  (module) => {
-    sim = module;
-    let version = '';
-    try {
-      version = JSON.parse(sim.version()).result?.version ?? '';
-    } catch {
-      // a module without version() still runs; the page just shows no version
-    }
-    self.postMessage({ type: 'ready', version });
-    schedule();
-  },
-  (e) => self.postMessage({ type: 'fatal', error: { message: `could not load the simulation: ${describe(e)}` } }),
-);
+/**
+ * Instantiates the module (each createSim() call is a new instance with its own memory), then
+ * announces it with a message of `type` ("ready" or "restarted") and serves the queue.
+ */
+function load(type) {
+  createSim().then(
+    (module) => {
+      sim = module;
+      self.postMessage({ type, version: versionOf(module) });
+      schedule();
+    },
+    (e) => fail(`could not ${type === 'ready' ? 'load' : 'restart'} the simulation: ${describe(e)}`),
+  );
+}
+
+/** Drops the instance a call crashed; requests queue until the fresh one is ready. */
+function restart() {
+  sim = null;
+  load('restarted');
+}
+
+function versionOf(module) {
+  try {
+    return JSON.parse(module.version()).result?.version ?? '';
+  } catch {
+    return '';  // a module without version() still runs; the page just shows no version
+  }
+}
+
+/** No instance: says so once, and answers the queued requests (and every later one) with the reason. */
+function fail(message) {
+  broken = message;
+  self.postMessage({ type: 'fatal', error: { message } });
+  for (const req of pending.values()) self.postMessage({ id: req.id, type: 'error', error: { path: '', message } });
+  pending.clear();
+}
+
+load('ready');

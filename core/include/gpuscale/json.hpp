@@ -12,8 +12,17 @@ namespace gpuscale {
 
 using Json = nlohmann::json;
 
-// Parses text to JSON; a syntax error becomes an InputError at path "" with line/column.
+// The deepest nesting of arrays and objects any input may have. The lab's documents need a few levels;
+// copying or destroying a tree recurses, so a deeper one could overflow the stack.
+constexpr std::size_t kMaxJsonDepth = 64;
+
+// Parses text to JSON. Everything wrong is an InputError naming the JSON path being read: a syntax
+// error (with line and column), nesting deeper than kMaxJsonDepth, a duplicate key, a number beyond
+// the double range, invalid UTF-8, more than max_bytes of text.
 Json parse_json_text(const std::string& text, std::size_t max_bytes = 4u << 20);
+
+// One object key as a JSON pointer token: "~" → "~0", "/" → "~1" (RFC 6901).
+std::string json_pointer_token(const std::string& key);
 
 // Compact JSON text of a Json value, in ASCII: byte for byte what Json::dump(-1, ' ', true) prints
 // (non-ASCII characters as \u escapes), several times faster on long strings (the decision log's

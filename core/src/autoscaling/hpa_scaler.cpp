@@ -15,7 +15,41 @@ std::string fmt(const char* format, double a) {
   return buf;
 }
 
+std::string names_text(const char* const* names, std::size_t n) {
+  std::string out;
+  for (std::size_t i = 0; i < n; ++i) out += (i ? ", " : "") + std::string(names[i]);
+  return out;
+}
+
 }  // namespace
+
+const char* const kServedPodsMetrics[5] = {"DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED", "vllm:num_requests_waiting",
+                                           "vllm:num_requests_running", "vllm:kv_cache_usage_perc"};
+const char* const kServedExternalMetrics[3] = {"vllm:num_requests_waiting", "vllm:num_requests_running", "interceptor_concurrency"};
+
+std::string unserved_metric(const hpa::MetricSpec& m) {
+  const auto served = [&](const char* const* names, std::size_t n) {
+    return std::any_of(names, names + n, [&](const char* name) { return m.metric.name == name; });
+  };
+  switch (m.type) {
+    case hpa::MetricSourceType::Pods:
+      if (served(kServedPodsMetrics, 5)) return "";
+      return "the simulated prometheus-adapter serves no Pods metric named " + quote_for_message(m.metric.name) + " (the HPA would report "
+             "FailedGetPodsMetric at every sync); it serves " + names_text(kServedPodsMetrics, 5);
+    case hpa::MetricSourceType::External:
+      if (served(kServedExternalMetrics, 3)) return "";
+      return "the simulated external metrics API (KEDA) serves no metric named " + quote_for_message(m.metric.name) + " (the HPA would report "
+             "FailedGetExternalMetric at every sync); it serves " + names_text(kServedExternalMetrics, 3);
+    case hpa::MetricSourceType::Resource:
+    case hpa::MetricSourceType::ContainerResource:
+      return "the simulation models no CPU or memory usage, so no Resource metric can be served (the HPA would "
+             "report FailedGetResourceMetric at every sync); use a Pods metric (" + names_text(kServedPodsMetrics, 5) + ")";
+    case hpa::MetricSourceType::Object:
+      return "the simulation serves no Object metrics (the HPA would report FailedGetObjectMetric at every sync); "
+             "use a Pods or External metric";
+  }
+  return "";
+}
 
 const ReplicaView* ScalerSnapshot::find(std::uint32_t id) const {
   auto it = std::lower_bound(replicas.begin(), replicas.end(), id, [](const ReplicaView& r, std::uint32_t v) { return r.id < v; });
@@ -36,6 +70,8 @@ hpa::Observed HpaScaler::observe(const ScalerSnapshot& snap, Micros now) const {
   o.spec_replicas = snap.spec_replicas;
   std::int32_t status = 0;
   double waiting_total = 0, running_total = 0;
+  const std::vector<ScrapedReplica>& scraped = *snap.scraped;
+  std::size_t next_scraped = 0;
   for (const ReplicaView& r : snap.replicas) {
     hpa::PodSnapshot pod;
     pod.name = snap.pod_prefix + "-" + std::to_string(r.id);
@@ -51,8 +87,10 @@ hpa::Observed HpaScaler::observe(const ScalerSnapshot& snap, Micros now) const {
       pod.readiness_transition_age_s = micros_to_seconds(now - transition);
     }
     pod.requests_milli["cpu"] = snap.cpu_request_milli;  // only CPU metrics would use it
-    for (const auto& s : *snap.scraped) {
-      if (s.replica != r.id) continue;
+    // The scrape lists replicas in ascending id, as the snapshot does: one walk over both.
+    while (next_scraped < scraped.size() && scraped[next_scraped].replica < r.id) ++next_scraped;
+    for (std::size_t k = next_scraped; k < scraped.size() && scraped[k].replica == r.id; ++k) {
+      const ScrapedReplica& s = scraped[k];
       pod.metric_sample_age_s = micros_to_seconds(now - s.sampled_at);
       pod.metric_window_s = snap.scrape_interval_s;
       // Only the Pods metrics the HPA asks for (prometheus-adapter serves quantities in milli-units:

@@ -64,6 +64,15 @@ class ReplicaScaler {
   virtual ScalerDecision sync(const ScalerSnapshot& snapshot, Micros now, const LogPolicy& log) = 0;
 };
 
+// The metrics the simulated cluster serves an HPA: Pods metrics through prometheus-adapter (DCGM
+// exporter and vLLM series per pod) and External metrics through KEDA (Prometheus sums and the HTTP
+// Add-on's interceptor count). No CPU/memory usage (Resource), no Object metrics.
+extern const char* const kServedPodsMetrics[5];
+extern const char* const kServedExternalMetrics[3];
+// "" if the simulation can serve the metric `m` asks for; else why not and what it serves. An HPA
+// reading any other metric could only report FailedGet…Metric at every sync.
+std::string unserved_metric(const hpa::MetricSpec& m);
+
 // The Kubernetes HPA controller for one HPA object: its spec, the controller flags, its memory.
 class HpaScaler : public ReplicaScaler {
  public:

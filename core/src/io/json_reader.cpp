@@ -20,6 +20,11 @@ std::string range_text(double lo, double hi) {
   return "between " + format_number(lo) + " and " + format_number(hi);
 }
 
+// Whole-number bounds as whole numbers: 9007199254740992, not 9.00719925474e+15.
+std::string range_text(std::int64_t lo, std::int64_t hi) {
+  return "between " + std::to_string(lo) + " and " + std::to_string(hi);
+}
+
 }  // namespace
 
 std::string type_name(const Json& value) {
@@ -35,19 +40,156 @@ std::string type_name(const Json& value) {
   }
 }
 
+namespace {
+
+// Builds the Json tree from nlohmann's SAX events (as its json_sax_dom_parser does) and refuses what
+// the DOM parser lets through: nesting deeper than kMaxJsonDepth (copying and destroying a tree
+// recurses), duplicate keys (the DOM parser keeps the last one silently), numbers beyond the double
+// range (nlohmann reports those as out_of_range, not as a parse error). Every error names the JSON
+// path being read, and syntax errors the line and column.
+class StrictBuilder {
+ public:
+  using number_integer_t = Json::number_integer_t;
+  using number_unsigned_t = Json::number_unsigned_t;
+  using number_float_t = Json::number_float_t;
+  using string_t = Json::string_t;
+  using binary_t = Json::binary_t;
+
+  explicit StrictBuilder(Json& root) : root_(root) {}
+
+  bool null() { return add(nullptr); }
+  bool boolean(bool v) { return add(v); }
+  bool number_integer(number_integer_t v) { return add(v); }
+  bool number_unsigned(number_unsigned_t v) { return add(v); }
+  bool number_float(number_float_t v, const string_t&) { return add(v); }
+  bool string(string_t& v) { return add(std::move(v)); }
+  bool binary(binary_t&) { return add(nullptr); }  // JSON text never holds binary values
+
+  bool start_object(std::size_t) { return open(Json::object()); }
+  bool start_array(std::size_t) { return open(Json::array()); }
+  bool end_object() { return close(); }
+  bool end_array() { return close(); }
+
+  bool key(string_t& k) {
+    Json& object = *stack_.back();
+    keys_.back().clear();  // path() is now the object's own
+    if (object.contains(k)) {
+      throw InputError(path() + "/" + json_pointer_token(k),
+                       "duplicate key " + quote_for_message(k) + ": a JSON object may name each field once");
+    }
+    keys_.back() = k;
+    slot_ = &object[k];
+    return true;
+  }
+
+  bool parse_error(std::size_t, const std::string& token, const Json::exception& e) {
+    // nlohmann's text: "[json.exception.parse_error.101] parse error at line 1, column 5: syntax error
+    // while parsing value - invalid literal; last read: '<token>'". The last-read token can be a whole
+    // (megabyte) string: keep the explanation, quote the token shortened.
+    std::string what = e.what();
+    const std::size_t colon = what.find(": ", what.find("] "));
+    std::string detail = colon == std::string::npos ? what : what.substr(colon + 2);
+    const std::size_t last = detail.find("; last read:");
+    if (last != std::string::npos) detail.erase(last);
+    std::string where = what.substr(0, colon);
+    const std::size_t at = where.find(" at line ");
+    where = at == std::string::npos ? std::string() : where.substr(at + 1);
+    std::string message;
+    if (e.id == 406) {
+      message = "the number " + quote_for_message(token) +
+                " is beyond the range of a double-precision number (magnitude at most about 1.8e308)";
+    } else {
+      message = "malformed JSON" + (where.empty() ? std::string() : " " + where) + ": " + detail;
+      if (!token.empty()) message += " (near " + quote_for_message(token) + ")";
+    }
+    throw InputError(path(), message);
+  }
+
+ private:
+  template <typename V>
+  bool add(V&& v) {
+    if (stack_.empty()) {
+      root_ = Json(std::forward<V>(v));
+    } else if (stack_.back()->is_array()) {
+      stack_.back()->emplace_back(std::forward<V>(v));
+    } else {
+      *slot_ = Json(std::forward<V>(v));
+      keys_.back().clear();  // the value is read: an error now is about the object, not this field
+    }
+    return true;
+  }
+
+  bool open(Json&& container) {
+    if (stack_.size() >= kMaxJsonDepth) {
+      throw InputError(path(), "is nested more than " + std::to_string(kMaxJsonDepth) +
+                                   " levels deep; no input of the lab needs more than a few");
+    }
+    Json* placed;
+    if (stack_.empty()) {
+      root_ = std::move(container);
+      placed = &root_;
+    } else if (stack_.back()->is_array()) {
+      stack_.back()->emplace_back(std::move(container));
+      placed = &stack_.back()->back();
+    } else {
+      *slot_ = std::move(container);
+      placed = slot_;
+    }
+    stack_.push_back(placed);
+    keys_.emplace_back();
+    return true;
+  }
+
+  bool close() {
+    stack_.pop_back();
+    keys_.pop_back();
+    if (!keys_.empty()) keys_.back().clear();  // as add(): the field holding the container is read
+    return true;
+  }
+
+  // The JSON pointer of the value being read: for an array the index of the element in progress
+  // (the last one if it is an open container, else the next one).
+  std::string path() const {
+    std::string out;
+    for (std::size_t i = 0; i < stack_.size(); ++i) {
+      const Json& level = *stack_[i];
+      if (level.is_array()) {
+        const std::size_t n = level.size();
+        out += "/" + std::to_string(i + 1 < stack_.size() && n > 0 ? n - 1 : n);
+      } else if (i + 1 < stack_.size() || !keys_[i].empty()) {
+        out += "/" + json_pointer_token(keys_[i]);
+      }
+    }
+    return out;
+  }
+
+  Json& root_;
+  std::vector<Json*> stack_;
+  std::vector<std::string> keys_;  // per open object, the key whose value is being read
+  Json* slot_ = nullptr;
+};
+
+}  // namespace
+
+std::string json_pointer_token(const std::string& key) {
+  std::string out;
+  for (char c : key) {
+    if (c == '~') out += "~0";
+    else if (c == '/') out += "~1";
+    else out += c;
+  }
+  return out;
+}
+
 Json parse_json_text(const std::string& text, std::size_t max_bytes) {
   if (text.size() > max_bytes) {
     throw InputError("", "input is " + std::to_string(text.size()) + " bytes; at most " +
                              std::to_string(max_bytes) + " bytes are accepted");
   }
-  try {
-    return Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    // nlohmann's message already carries line and column; strip its "[json.exception...]" prefix.
-    std::string what = e.what();
-    auto pos = what.find("] ");
-    throw InputError("", "malformed JSON: " + (pos == std::string::npos ? what : what.substr(pos + 2)));
-  }
+  Json root;
+  StrictBuilder builder(root);
+  Json::sax_parse(text, &builder);
+  return root;
 }
 
 const Json& expect_object(const Json& value, const std::string& path) {
@@ -75,7 +217,7 @@ double expect_number(const Json& value, const std::string& path, double lo, doub
 
 std::int64_t expect_int(const Json& value, const std::string& path, std::int64_t lo, std::int64_t hi) {
   if (!value.is_number()) {
-    throw InputError(path, "expected a whole number " + range_text(double(lo), double(hi)) + ", found " + type_name(value));
+    throw InputError(path, "expected a whole number " + range_text(lo, hi) + ", found " + type_name(value));
   }
   double v = value.get<double>();
   if (value.is_number_float() && (!std::isfinite(v) || std::floor(v) != v)) {
@@ -94,7 +236,7 @@ std::int64_t expect_int(const Json& value, const std::string& path, std::int64_t
   }
   if (!in_range) {
     throw InputError(path, "is " + (value.is_number_float() ? format_number(v) : value.dump()) +
-                               "; allowed: " + range_text(double(lo), double(hi)));
+                               "; allowed: " + range_text(lo, hi));
   }
   if (value.is_number_unsigned()) return static_cast<std::int64_t>(value.get<std::uint64_t>());
   if (value.is_number_integer()) return value.get<std::int64_t>();
@@ -133,7 +275,7 @@ std::string expect_enum_of(const Json& v, const std::string& path, const std::ve
   for (const auto& a : allowed) {
     if (s == a) return s;
   }
-  throw InputError(path, "\"" + (s.size() > 64 ? s.substr(0, 64) + "..." : s) + "\" is not allowed; expected one of " + list + hint);
+  throw InputError(path, quote_for_message(s) + " is not allowed; expected one of " + list + hint);
 }
 
 std::string expect_enum(const Json& v, const std::string& path, std::initializer_list<const char*> allowed,
@@ -246,8 +388,8 @@ void ObjectReader::finish() const {
     std::sort(sorted.begin(), sorted.end());
     std::string list;
     for (const auto& k : sorted) list += (list.empty() ? "" : ", ") + k;
-    throw InputError(child_path(it.key().substr(0, 64)),
-                     "unknown field \"" + it.key().substr(0, 64) + "\"" +
+    throw InputError(child_path(it.key()),
+                     "unknown field " + quote_for_message(it.key()) +
                          (list.empty() ? std::string("; this object takes no fields") : "; allowed fields: " + list));
   }
 }

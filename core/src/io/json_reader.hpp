@@ -19,7 +19,7 @@ class ObjectReader {
 
   bool has(const std::string& key) const;
   const Json* raw(const std::string& key);  // nullptr if absent; marks the key as read
-  std::string child_path(const std::string& key) const { return path_ + "/" + key; }
+  std::string child_path(const std::string& key) const { return path_ + "/" + json_pointer_token(key); }
   const std::string& path() const { return path_; }
 
   // Numbers: must be finite and in [lo, hi]; integers must be whole.

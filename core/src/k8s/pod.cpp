@@ -25,8 +25,16 @@ int well_known_priority(const std::string& class_name) {
 
 PodTemplate parse_pod_template(const Json& doc, const std::string& path, PodTemplate t) {
   ObjectReader r(doc, path);
-  if (const Json* v = r.raw("cpu")) t.cpu_milli = quantity_milli(*v, path + "/cpu");
-  if (const Json* v = r.raw("memory")) t.memory_mib = quantity_mib(*v, path + "/memory");
+  // Requests are non-negative (ValidateNonnegativeQuantity, kubernetes pkg/apis/core/validation).
+  const auto request = [&](const char* key, std::int64_t milli) {
+    if (milli < 0) throw InputError(path + "/" + key, "is negative; a pod requests 0 or more");
+    return milli;
+  };
+  if (const Json* v = r.raw("cpu")) t.cpu_milli = request("cpu", quantity_milli(*v, path + "/cpu"));
+  if (const Json* v = r.raw("memory")) {
+    request("memory", quantity_milli(*v, path + "/memory"));  // "-1" is negative too, though 0 MiB
+    t.memory_mib = quantity_mib(*v, path + "/memory");
+  }
   t.gpus = static_cast<int>(r.get_int("gpus", t.gpus, 0, 64));
   if (const Json* v = r.raw("tolerations")) t.tolerations = parse_tolerations(*v, path + "/tolerations");
   if (const Json* v = r.raw("nodeSelector")) {

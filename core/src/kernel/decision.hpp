@@ -25,6 +25,9 @@ struct DecisionRecord {
   std::optional<double> rebalanced_ratio;  // after filling missing / unready pods with 0 or target
   std::int32_t metric_proposal = -1;       // that metric's proposal, before stabilization and limits
   std::int32_t ready_pods = 0, unready_pods = 0, missing_pods = 0;
+  // Set by the decision log once it folds: identical records after this one, and the last one's time.
+  std::int64_t repeats = 0;
+  double last_t_s = 0;
 };
 
 }  // namespace gpuscale

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "autoscaling/hpa_json.hpp"
+#include "autoscaling/replica_scaler.hpp"
 #include "k8s/cron.hpp"
 #include "k8s/names.hpp"
 #include "scenario/fields.hpp"
@@ -152,6 +153,24 @@ KedaConfig parse_keda(const Json& j, const std::string& path, std::int64_t min_r
   return k;
 }
 
+// A custom HPA inside a scenario: the replica cap of every pool and only metrics the simulation serves.
+void check_custom_hpa(const hpa::HorizontalPodAutoscalerSpec& spec, const std::string& path) {
+  const auto cap = [&](std::int64_t n, const char* key) {
+    if (n > Limits::kMaxReplicas) {
+      throw InputError(path + "/" + key, "is " + std::to_string(n) + "; a pool runs at most " + std::to_string(Limits::kMaxReplicas) +
+                                             " replicas in the lab");
+    }
+  };
+  if (spec.min_replicas) cap(*spec.min_replicas, "minReplicas");
+  cap(spec.max_replicas, "maxReplicas");
+  for (std::size_t i = 0; i < spec.metrics.size(); ++i) {
+    const hpa::MetricSpec& m = spec.metrics[i];
+    const std::string why = unserved_metric(m);
+    const char* at = m.type == hpa::MetricSourceType::Pods ? "/pods/metric/name" : m.type == hpa::MetricSourceType::External ? "/external/metric/name" : "/type";
+    if (!why.empty()) throw InputError(path + "/metrics/" + std::to_string(i) + at, why);
+  }
+}
+
 AutoscalerConfig parse_autoscaler(const Json& j, const std::string& path, const std::string& deployment) {
   ObjectReader r(j, path);
   AutoscalerConfig as;
@@ -188,6 +207,7 @@ AutoscalerConfig parse_autoscaler(const Json& j, const std::string& path, const 
   if (as.strategy == ScalerStrategy::Custom) {
     if (!custom) throw InputError(path + "/hpa", "strategy \"custom\" needs an autoscaling/v2 HorizontalPodAutoscalerSpec here");
     as.hpa = hpa::parse_hpa_spec(*custom, path + "/hpa");
+    check_custom_hpa(*as.hpa, path + "/hpa");
   } else if (custom) {
     throw InputError(path + "/hpa", "is only used with strategy \"custom\"");
   } else if (as.strategy != ScalerStrategy::Fixed) {
@@ -234,9 +254,14 @@ PoolConfig parse_pool(const Json& j, const std::string& path, int index, const S
   return pool;
 }
 
-int type_index(const ClusterConfig& c, const std::string& name, const std::string& path) {
+int type_index(const ClusterConfig& c, const std::string& name, const std::string& path, const std::string& hint = "") {
   const InstanceType* t = find_instance_type(c.instance_types, name);
-  if (!t) throw InputError(path, "\"" + name.substr(0, 64) + "\" is not in the instance catalogue");
+  if (!t) {
+    std::string names;
+    for (std::size_t i = 0; i < c.instance_types.size() && i < 12; ++i) names += (i ? ", " : "") + c.instance_types[i].name;
+    throw InputError(path, hint + quote_for_message(name) + " is not in the instance catalogue (/cluster/instance_types" +
+                               (c.instance_types.empty() ? std::string(" is empty)") : ": " + names + (c.instance_types.size() > 12 ? ", …)" : ")")));
+  }
   return static_cast<int>(t - c.instance_types.data());
 }
 
@@ -320,13 +345,15 @@ void parse_cluster(const Json& j, Scenario& s) {
       const std::string p = "/cluster/initial_nodes/" + std::to_string(i);
       ObjectReader nr((*initial)[i], p);
       InitialNodes n;
+      const bool type_given = nr.has("instance_type");
       const std::string type = nr.get_string("instance_type", "p5.48xlarge");
       n.capacity_type = get_enum(nr, "capacity_type", n.capacity_type, kCapacityTypes);
       n.zone = nr.get_string("zone", "");
       n.owner = nr.get_string("owner", "");
       n.count = nr.get_int("count", 1, 0, 256);
       nr.finish();
-      n.type_index = type_index(c, type, p + "/instance_type");
+      // An instance_type left out means p5.48xlarge: an error about it names the entry, not a field never written.
+      n.type_index = type_given ? type_index(c, type, p + "/instance_type") : type_index(c, type, p, "gives no instance_type, and the default ");
       if (n.owner.empty()) {
         n.owner = !c.nodepools.empty() ? c.nodepools.front().name
                   : !c.cluster_autoscaler.node_groups.empty() ? c.cluster_autoscaler.node_groups.front().name

@@ -135,6 +135,8 @@ std::uint32_t Engine::new_slot() {
 }
 
 void Engine::release_slot(std::uint32_t slot) {
+  const auto it = slot_of_.find(slots_[slot].id);
+  if (it != slot_of_.end() && it->second == slot) slot_of_.erase(it);
   slots_[slot] = Request{};
   free_slots_.push_back(slot);
 }
@@ -187,14 +189,18 @@ bool Engine::add_request(std::uint32_t id, int prompt_tokens, int output_tokens,
   r.prompt_tokens = prompt_tokens;
   r.output_tokens = output_tokens;
   waiting_.push_back(slot);
+  slot_of_[id] = slot;
   return true;
 }
 
 bool Engine::abort_request(std::uint32_t id) {
+  const auto it = slot_of_.find(id);
+  if (it == slot_of_.end()) return false;
+  const std::uint32_t slot = it->second;
+  Request& r = slots_[slot];
+  if (r.gone || r.aborted) return false;
   for (std::size_t i = 0; i < running_.size(); ++i) {
-    const std::uint32_t slot = running_[i];
-    Request& r = slots_[slot];
-    if (r.id != id || r.gone) continue;
+    if (running_[i] != slot) continue;
     running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(i));
     free_plain(r.num_blocks);
     r.num_blocks = 0;
@@ -205,16 +211,24 @@ bool Engine::abort_request(std::uint32_t id) {
     }
     return true;
   }
-  for (std::size_t i = 0; i < waiting_.size(); ++i) {
-    const std::uint32_t slot = waiting_.at(i);
-    Request& r = slots_[slot];
-    if (r.id != id) continue;
-    waiting_.erase_at(i);
-    if (r.cached_blocks > 0) segment_of(r).owner = kNoOwner;  // still free, no longer anyone's
-    release_slot(slot);
-    return true;
+  // Waiting: as if removed from the queue (nothing reads past the head but the count), released
+  // when it reaches the head.
+  if (r.cached_blocks > 0) segment_of(r).owner = kNoOwner;  // still free, no longer anyone's
+  r.cached_blocks = 0;
+  r.aborted = true;
+  ++aborted_waiting_;
+  slot_of_.erase(it);
+  return true;
+}
+
+void Engine::drop_aborted_head() {
+  while (!waiting_.empty() && slots_[waiting_.front()].aborted) {
+    const std::uint32_t slot = waiting_.front();
+    waiting_.pop_front();
+    --aborted_waiting_;
+    slots_[slot] = Request{};
+    free_slots_.push_back(slot);
   }
-  return false;
 }
 
 void Engine::preempt_last_running(Micros now) {
@@ -297,7 +311,9 @@ Micros Engine::begin_step(Micros now) {
   //    `if not preempted_reqs:`), while budget, max_num_seqs and free blocks allow. Chunked prefill:
   //    a prompt longer than the remaining budget is admitted with a partial chunk.
   if (!preempted_any) {
-    while (!waiting_.empty() && budget > 0 && static_cast<int>(running_.size()) < config_.max_num_seqs) {
+    while (budget > 0 && static_cast<int>(running_.size()) < config_.max_num_seqs) {
+      drop_aborted_head();
+      if (waiting_.empty()) break;
       const std::uint32_t slot = waiting_.front();
       Request& r = slots_[slot];
       const int total = r.prompt_tokens + r.num_output;
@@ -334,7 +350,7 @@ Micros Engine::begin_step(Micros now) {
   Micros duration = step_micros(load.tokens, load.kv_tokens, load.pairs);
   // A pure-decode batch with nothing waiting runs identical steps until something changes; plan them
   // as one macro step (simulation speed only: every sub-step is timed exactly as a step would be).
-  if (!preempted_any && waiting_.empty() && batch_.size() == running_.size() &&
+  if (!preempted_any && num_waiting() == 0 && batch_.size() == running_.size() &&
       static_cast<std::int64_t>(batch_.size()) == load.tokens && config_.max_decode_substeps > 1) {
     decode_kv0_ = load.kv_tokens;
     substeps_ = plan_substeps();

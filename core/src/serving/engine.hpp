@@ -15,6 +15,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "kernel/time.hpp"
@@ -139,7 +140,7 @@ class Engine {
   // O(requests in the engine); a request in the step under way simply produces nothing at end_step.
   bool abort_request(std::uint32_t id);
 
-  bool has_work() const { return !running_.empty() || !waiting_.empty(); }
+  bool has_work() const { return !running_.empty() || num_waiting() > 0; }
   bool in_step() const { return in_step_; }
 
   // Schedules one batch (precondition: has_work() && !in_step()) and returns its duration (≥ 1 µs).
@@ -155,7 +156,7 @@ class Engine {
   void end_step(Micros now, std::vector<EngineEvent>& out);
 
   // Gauges and counters under their production names (real-systems.md §6, §7.1).
-  int num_requests_waiting() const { return static_cast<int>(waiting_.size()); }  // vllm:num_requests_waiting
+  int num_requests_waiting() const { return static_cast<int>(num_waiting()); }  // vllm:num_requests_waiting
   int num_requests_running() const { return static_cast<int>(running_.size()); }  // vllm:num_requests_running
   double kv_cache_usage() const;                // vllm:kv_cache_usage_perc: used blocks / total blocks, 0–1
   double kv_cache_usage(Micros now) const;      // the same at `now`, inside a macro step
@@ -183,6 +184,7 @@ class Engine {
     int cached_blocks = 0;   // preempted and waiting: its full blocks still in the free queue
     std::uint64_t cached_segment = 0;  // their segment's id in free_queue_ (valid while cached_blocks > 0)
     bool gone = false;       // finished, or aborted while in the batch: release at end_step
+    bool aborted = false;    // aborted while waiting: its entry in waiting_ is skipped when it reaches the head
   };
   struct Scheduled {
     // Built in place by emplace_back: a temporary built field by field and copied as one 8-byte
@@ -215,6 +217,8 @@ class Engine {
   FreeSegment& segment_of(const Request& r);
   void preempt_last_running(Micros now);
   bool in_batch(std::uint32_t slot) const;
+  std::size_t num_waiting() const { return waiting_.size() - aborted_waiting_; }
+  void drop_aborted_head();  // releases aborted entries at the head of waiting_
 
   EngineConfig config_;
   StepCost cost_;
@@ -226,7 +230,11 @@ class Engine {
   std::vector<Request> slots_;             // request storage, reused through free_slots_
   std::vector<std::uint32_t> free_slots_;
   std::vector<std::uint32_t> running_;     // slots, in admission order (vLLM self.running)
-  detail::Ring<std::uint32_t> waiting_;    // slots (vLLM self.waiting)
+  detail::Ring<std::uint32_t> waiting_;    // slots (vLLM self.waiting), aborted ones included until they reach the head
+  std::size_t aborted_waiting_ = 0;        // entries of waiting_ that were aborted
+  // Request id → slot, for aborts in O(1) (a client timeout in a queue of thousands would otherwise
+  // scan and shift it: quadratic). Looked up only, never iterated.
+  std::unordered_map<std::uint32_t, std::uint32_t> slot_of_;
   detail::Ring<FreeSegment> free_queue_;
   std::uint64_t free_queue_head_id_ = 0;   // id of free_queue_.front()
   std::vector<Scheduled> batch_;           // the step under way

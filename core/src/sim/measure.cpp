@@ -106,10 +106,8 @@ void World::on_scrape() {
     all.n_ready += mine.n_ready;
     all.n_gpu += mine.n_gpu;
     if (per_pool) {
-      while (!p.ttft_window.empty() && p.ttft_window.front().first <= now_ - window) p.ttft_window.pop_front();
-      scratch_.clear();
-      for (const auto& e : p.ttft_window) scratch_.push_back(e.second);
-      const double p99 = percentile(scratch_, 0.99);
+      p.ttft_window.expire(now_ - window);
+      const double p99 = p.ttft_window.percentile(0.99);
       if (p99 > 10.0) p.ttft_spike_micros += scrape_every_;
       push_row(p.series, micros_to_seconds(now_), p.spec_replicas, p.ready_replicas, mine, p99, p.dropped,
                interval > 0 ? static_cast<double>(p.arrivals_since_scrape) / interval : 0.0);
@@ -117,9 +115,7 @@ void World::on_scrape() {
     p.arrivals_since_scrape = 0;
   }
   // Windowed TTFT p99.
-  while (!ttft_window_.empty() && ttft_window_.front().first <= now_ - window) ttft_window_.pop_front();
-  scratch_.clear();
-  for (const auto& e : ttft_window_) scratch_.push_back(e.second);
+  ttft_window_.expire(now_ - window);
 
   Series& ser = result_.series;
   std::int32_t desired = 0, ready = 0;
@@ -127,7 +123,7 @@ void World::on_scrape() {
     desired += p.spec_replicas;
     ready += p.ready_replicas;
   }
-  push_row(ser, micros_to_seconds(now_), desired, ready, all, percentile(scratch_, 0.99), num_dropped_,
+  push_row(ser, micros_to_seconds(now_), desired, ready, all, ttft_window_.percentile(0.99), num_dropped_,
            interval > 0 ? static_cast<double>(arrivals_since_scrape_) / interval : 0.0);
   if (cluster_) ser.nodes.push_back(static_cast<std::int32_t>(cluster_->state().nodes.size()) - cluster_->nodes_in(NodePhase::Terminated));
   // A TTFT spike: the windowed P99 above 10 s (the SLA line of the lesson's consolidation trap).
@@ -167,9 +163,10 @@ ScalerSnapshot World::snapshot(const Pool& p) const {
 
 void World::on_scaler_sync(Pool& p, std::size_t k) {
   ScalerDecision d = p.scalers[k]->sync(snapshot(p), now_, log_policy_);
+  meter_.decisions_written(static_cast<std::int64_t>(d.log.size()));
   for (DecisionRecord& rec : d.log) {
     rec.pool = p.log_name;
-    result_.decisions.push_back(std::move(rec));
+    log_.add(std::move(rec));
   }
   if (d.desired && *d.desired != p.spec_replicas) {
     p.spec_replicas = *d.desired;

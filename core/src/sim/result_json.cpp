@@ -100,9 +100,22 @@ Json result_to_json(const RunResult& r, const Scenario& scenario) {
              {"explanation", d.explanation}};
       if (pools) j["pool"] = d.pool.empty() ? Json(nullptr) : Json(d.pool);
       if (!d.detail.is_null()) j["detail"] = d.detail;
+      if (d.repeats > 0) {
+        j["repeats"] = d.repeats;
+        j["last_t_s"] = d.last_t_s;
+      }
       decisions.push_back(std::move(j));
     }
     out["decisions"] = std::move(decisions);
+    // Only when the log was bounded, so every other result reads as before.
+    if (r.decision_log.any()) {
+      out["decision_log"] = {{"recorded", r.decision_log.recorded},
+                             {"kept", r.decisions.size()},
+                             {"folded", r.decision_log.folded},
+                             {"not_kept", r.decision_log.dropped},
+                             {"fold_after", DecisionLog::kFoldAfter},
+                             {"max_records", DecisionLog::kMaxRecords}};
+    }
   }
   if (scenario.output.requests) {
     Json reqs = Json::array();

@@ -10,7 +10,7 @@
 
 #include "sim/cluster_model.hpp"
 #include "gpuscale/json.hpp"
-#include "kernel/decision.hpp"
+#include "kernel/decision_log.hpp"
 #include "kernel/time.hpp"
 #include "scenario/scenario.hpp"
 
@@ -80,7 +80,8 @@ struct RunResult {
   Summary summary;
   Series series;
   std::vector<PoolResult> pools;         // per pool, in the scenario's order
-  std::vector<DecisionRecord> decisions;
+  std::vector<DecisionRecord> decisions;  // bounded: DecisionLog folds repeats, then stops keeping
+  DecisionLogStats decision_log;          // what it folded or did not keep
   std::vector<RequestRecord> requests;   // always kept; exported only if output.requests
   std::int64_t num_events = 0;           // events processed (for benchmarks)
 };

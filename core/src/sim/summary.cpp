@@ -74,6 +74,8 @@ void World::summarize(Summary& sum, const std::vector<const Pool*>& pools, int o
 }
 
 void World::finish() {
+  result_.decision_log = log_.stats();
+  result_.decisions = std::move(log_.records());
   std::vector<const Pool*> all;
   for (const Pool& p : pools_) all.push_back(&p);
   Summary& sum = result_.summary;

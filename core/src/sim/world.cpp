@@ -30,7 +30,8 @@ World::World(const Scenario& s)
       end_(seconds_to_micros(s.duration_s)),
       workload_(s.workload, s.seed, end_),
       fixed_nodes_(seconds_to_micros(s.cold_start.warm_nodes ? 0 : s.cold_start.node_provisioning_s)),
-      pools_(s.pools.size()) {
+      pools_(s.pools.size()),
+      meter_(s) {
   for (std::size_t i = 0; i < s.pools.size(); ++i) {
     const PoolConfig& c = s.pools[i];
     Pool& p = pools_[i];
@@ -111,12 +112,27 @@ RunResult World::run() {
   while (!queue_.empty()) {
     auto ev = queue_.pop();
     ++result_.num_events;
+    meter_.event(meter_kind(ev.payload.kind), ev.time);
     advance_clock(ev.time);
     if (ev.payload.kind == EventKind::End) break;
     dispatch(ev.payload);
   }
   finish();
   return std::move(result_);
+}
+
+WorkMeter::Kind World::meter_kind(EventKind k) {
+  switch (k) {
+    case EventKind::Arrival: return WorkMeter::Arrival;
+    case EventKind::StepEnd: return WorkMeter::EngineStep;
+    case EventKind::Timeout: return WorkMeter::Timeout;
+    case EventKind::DcgmWindowStart:
+    case EventKind::Scrape: return WorkMeter::Measure;
+    case EventKind::ScalerSync: return WorkMeter::ScalerSync;
+    case EventKind::Cluster:
+    case EventKind::ClusterSettle: return WorkMeter::Cluster;
+    default: return WorkMeter::Other;
+  }
 }
 
 void World::file(Micros time, EventClass cls, const ClusterEvent& e) {
@@ -265,13 +281,15 @@ void World::on_step_end(Pool& p, Replica& r) {
   if (r.state == ReplicaState::Gone) return;
   engine_events_.clear();
   r.engine->end_step(now_, engine_events_);
+  meter_.sequences_stepped(r.engine->num_requests_running());
   for (const auto& e : engine_events_) {
     RequestRecord& rec = result_.requests[e.request_id];
     if (rec.dropped_at) continue;
     if (e.kind == EngineEvent::FirstToken && !rec.first_token_at) {
       rec.first_token_at = micros_to_seconds(e.time);
-      ttft_window_.push_back({e.time, *rec.first_token_at - rec.arrived_at});
-      if (s_.pools_declared) p.ttft_window.push_back(ttft_window_.back());
+      const double ttft = *rec.first_token_at - rec.arrived_at;
+      ttft_window_.push(e.time, ttft);
+      if (s_.pools_declared) p.ttft_window.push(e.time, ttft);
     } else if (e.kind == EngineEvent::Finished) {
       rec.completed_at = micros_to_seconds(e.time);
       ++p.completed;
@@ -341,16 +359,18 @@ void World::settle() {
   }
   std::int64_t spec = 0;
   for (const Pool& p : pools_) spec += p.spec_replicas;
-  for (ClusterLog& l : cluster_->take_logs()) {
+  std::vector<ClusterLog> logs = cluster_->take_logs();
+  meter_.decisions_written(static_cast<std::int64_t>(logs.size()));
+  for (ClusterLog& l : logs) {
     if (!s_.output.decisions) continue;
     log_decision(l.time, std::move(l.controller), "", live_replicas_, spec, std::move(l.reason), l.action + ": " + l.explanation);
   }
 }
 
-// Appends one decision to the log (the caller checks output.decisions) and returns it for extras.
-DecisionRecord& World::log_decision(Micros t, std::string controller, const std::string& pool, std::int64_t current, std::int64_t desired,
-                                    std::string reason, std::string explanation) {
-  DecisionRecord& rec = result_.decisions.emplace_back();
+// Appends one decision to the log (the caller checks output.decisions).
+void World::log_decision(Micros t, std::string controller, const std::string& pool, std::int64_t current, std::int64_t desired,
+                         std::string reason, std::string explanation) {
+  DecisionRecord rec;
   rec.t_s = micros_to_seconds(t);
   rec.controller = std::move(controller);
   rec.pool = pool;
@@ -358,7 +378,8 @@ DecisionRecord& World::log_decision(Micros t, std::string controller, const std:
   rec.desired_replicas = static_cast<std::int32_t>(desired);
   rec.reason = std::move(reason);
   rec.explanation = std::move(explanation);
-  return rec;
+  meter_.decisions_written(1);
+  log_.add(std::move(rec));
 }
 
 void World::log_lifecycle(const Pool& p, const Replica& r, std::string text) {
@@ -367,6 +388,9 @@ void World::log_lifecycle(const Pool& p, const Replica& r, std::string text) {
 
 }  // namespace sim
 
-RunResult run_simulation(const Scenario& scenario) { return sim::World(scenario).run(); }
+RunResult run_simulation(const Scenario& scenario) {
+  check_work_budget(scenario);
+  return sim::World(scenario).run();
+}
 
 }  // namespace gpuscale

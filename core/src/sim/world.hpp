@@ -13,10 +13,13 @@
 
 #include "autoscaling/replica_scaler.hpp"
 #include "sim/cluster_model.hpp"
+#include "kernel/decision_log.hpp"
 #include "kernel/kernel.hpp"
+#include "metrics/windowed_quantile.hpp"
 #include "provisioning/provisioner.hpp"
 #include "serving/engine.hpp"
 #include "serving/workload.hpp"
+#include "sim/budget.hpp"
 #include "sim/simulation.hpp"
 
 namespace gpuscale::sim {
@@ -59,7 +62,7 @@ struct Pool {
   std::int64_t num_scale_events = 0, num_replica_evictions = 0, num_failed_by_eviction = 0, retired_preemptions = 0;
   std::int64_t arrivals = 0, completed = 0, dropped = 0, arrivals_since_scrape = 0;
   Micros replica_micros = 0, idle_replica_micros = 0;  // replica-µs existing / Ready and idle
-  std::deque<std::pair<Micros, double>> ttft_window;   // (first token at, TTFT s) within metrics.ttft_window_s
+  WindowedQuantile ttft_window;  // (first token at, TTFT s) within metrics.ttft_window_s
   Micros ttft_spike_micros = 0;
   Series series;
   // Requests that arrived and are neither answered nor abandoned: at the gateway or at a replica.
@@ -88,6 +91,7 @@ class World : public ClusterEvents {
   explicit World(const Scenario& s);
   RunResult run();
   void file(Micros time, EventClass cls, const ClusterEvent& event) override;
+  static WorkMeter::Kind meter_kind(EventKind k);
 
  private:
   // world.cpp
@@ -103,7 +107,7 @@ class World : public ClusterEvents {
   void after_abort(Pool& p, Replica& r);
   void drop(RequestRecord& rec);
   void settle();
-  DecisionRecord& log_decision(Micros t, std::string controller, const std::string& pool, std::int64_t current, std::int64_t desired,
+  void log_decision(Micros t, std::string controller, const std::string& pool, std::int64_t current, std::int64_t desired,
                                std::string reason, std::string explanation);
   void log_lifecycle(const Pool& p, const Replica& r, std::string text);
   // replicas.cpp
@@ -146,12 +150,13 @@ class World : public ClusterEvents {
   Micros now_ = 0;
   Request pending_arrival_;
   std::vector<EngineEvent> engine_events_;
-  std::deque<std::pair<Micros, double>> ttft_window_;  // every pool's first tokens, for the total series
-  std::vector<double> scratch_;
+  WindowedQuantile ttft_window_;  // every pool's first tokens, for the total series
   std::int64_t live_replicas_ = 0, peak_replicas_ = 0;  // over every pool
   std::int64_t num_dropped_ = 0, arrivals_since_scrape_ = 0;
   Micros ttft_spike_micros_ = 0;
   RunResult result_;
+  DecisionLog log_;  // becomes result_.decisions at the end
+  WorkMeter meter_;
 };
 
 }  // namespace gpuscale::sim

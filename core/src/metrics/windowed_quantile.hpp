@@ -1,0 +1,82 @@
+// A sliding window of (time, value) samples with nearest-rank percentiles in O(√n) per query
+// instead of a selection over the whole window: the windowed P99 TTFT is read at every scrape, and a
+// window of an hour at hundreds of requests a second holds a million samples. The window itself is a
+// FIFO (samples leave from the front, in the order they came); the values are also kept sorted, in
+// blocks of at most 2·kBlock, so an insert or an erase moves at most that many values and a rank is
+// found by summing block sizes. Same answer as percentile() over the window's values.
+#pragma once
+#include <algorithm>
+#include <cstddef>
+#include <deque>
+#include <utility>
+#include <vector>
+
+#include "kernel/time.hpp"
+#include "metrics/percentile.hpp"
+
+namespace gpuscale {
+
+class WindowedQuantile {
+ public:
+  void push(Micros t, double v) {
+    fifo_.emplace_back(t, v);
+    insert(v);
+  }
+  // Drops the samples at the front with time <= cutoff.
+  void expire(Micros cutoff) {
+    while (!fifo_.empty() && fifo_.front().first <= cutoff) {
+      erase(fifo_.front().second);
+      fifo_.pop_front();
+    }
+  }
+  std::size_t size() const { return fifo_.size(); }
+  // Nearest-rank percentile of the values in the window; 0 when empty.
+  double percentile(double p) const {
+    if (fifo_.empty()) return 0;
+    std::size_t k = nearest_rank(fifo_.size(), p) - 1;  // 0-based rank
+    for (const auto& b : blocks_) {
+      if (k < b.size()) return b[k];
+      k -= b.size();
+    }
+    return blocks_.back().back();
+  }
+
+ private:
+  static constexpr std::size_t kBlock = 512;
+
+  // The first block whose last value is >= v (blocks are sorted end to end).
+  std::size_t block_for(double v) const {
+    std::size_t lo = 0, hi = blocks_.size();
+    while (lo < hi) {
+      const std::size_t mid = (lo + hi) / 2;
+      if (blocks_[mid].back() < v) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+  void insert(double v) {
+    if (blocks_.empty()) {
+      blocks_.emplace_back(1, v);
+      return;
+    }
+    std::size_t i = std::min(block_for(v), blocks_.size() - 1);
+    std::vector<double>& b = blocks_[i];
+    b.insert(std::upper_bound(b.begin(), b.end(), v), v);
+    if (b.size() > 2 * kBlock) {
+      std::vector<double> upper(b.begin() + static_cast<std::ptrdiff_t>(kBlock), b.end());
+      b.resize(kBlock);
+      blocks_.insert(blocks_.begin() + static_cast<std::ptrdiff_t>(i) + 1, std::move(upper));
+    }
+  }
+  void erase(double v) {
+    const std::size_t i = block_for(v);  // the block holding the first copy of v
+    std::vector<double>& b = blocks_[i];
+    b.erase(std::lower_bound(b.begin(), b.end(), v));
+    if (b.empty()) blocks_.erase(blocks_.begin() + static_cast<std::ptrdiff_t>(i));
+  }
+
+  std::deque<std::pair<Micros, double>> fifo_;
+  std::vector<std::vector<double>> blocks_;
+};
+
+}  // namespace gpuscale

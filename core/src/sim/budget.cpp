@@ -1,0 +1,151 @@
+// The work budget of a run (see budget.hpp).
+#include "sim/budget.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "kernel/time.hpp"
+
+namespace gpuscale {
+
+namespace {
+
+// The mean of what a token distribution draws, near enough for an estimate.
+double mean_tokens(const TokenDistribution& d) {
+  const double lo = static_cast<double>(d.min), hi = static_cast<double>(d.max);
+  if (d.kind == TokenDistributionKind::Uniform) return (lo + hi) / 2;
+  return std::clamp(d.mean, lo, hi);
+}
+
+// "1,234,567"
+std::string count(double v) {
+  std::string digits = std::to_string(static_cast<long long>(std::llround(std::max(0.0, v))));
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+std::string num(double v) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, v >= 100 ? "%.0f" : "%.3g", v);
+  return buf;
+}
+
+// The share of requests each pool serves (workload.models; a single pool serves all).
+std::vector<double> pool_shares(const Scenario& s) {
+  std::vector<double> share(s.pools.size(), 0.0);
+  if (s.workload.models.empty()) {
+    share[0] = 1;
+    return share;
+  }
+  double total = 0;
+  for (const ModelShare& m : s.workload.models) total += m.share;
+  for (const ModelShare& m : s.workload.models) {
+    for (std::size_t i = 0; i < s.pools.size(); ++i) {
+      if (s.pools[i].model == m.model && total > 0) share[i] += m.share / total;
+    }
+  }
+  return share;
+}
+
+// The prefix of a pool's fields: "/engine" in the single-service form, "/pools/i/engine" with pools.
+std::string pool_path(const Scenario& s, std::size_t i, const char* field) {
+  return (s.pools_declared ? "/pools/" + std::to_string(i) : std::string()) + "/" + field;
+}
+
+}  // namespace
+
+WorkEstimate estimate_work(const Scenario& s) {
+  WorkEstimate e;
+  e.requests = expected_arrivals(s);
+  const std::vector<double> share = pool_shares(s);
+  const double prompt = mean_tokens(s.workload.prompt_tokens);
+  for (std::size_t i = 0; i < s.pools.size(); ++i) {
+    // A step takes at most max_num_batched_tokens prompt tokens, so prefill needs at least this many steps.
+    e.prefill_steps += e.requests * share[i] * prompt / static_cast<double>(s.pools[i].engine.max_num_batched_tokens);
+  }
+  const double scrapes = s.duration_s / s.metrics.scrape_interval_s;
+  e.periodic = 2 * scrapes;  // the scrape and its DCGM window
+  for (const PoolConfig& p : s.pools) {
+    if (p.autoscaler.hpa) e.periodic += s.duration_s / p.autoscaler.sync_period_s;
+    if (is_keda(p.autoscaler.strategy) && p.autoscaler.keda.scales_to_zero()) e.periodic += s.duration_s / p.autoscaler.keda.polling_interval_s;
+  }
+  e.events = 3 * e.requests + e.prefill_steps + e.periodic;
+  e.series_rows = (std::floor(scrapes) + 1) * (1 + (s.pools_declared ? static_cast<double>(s.pools.size()) : 0));
+  return e;
+}
+
+void check_work_budget(const Scenario& s) {
+  const WorkEstimate e = estimate_work(s);
+  const double max_events = static_cast<double>(WorkBudget::kMaxEvents);
+  if (e.series_rows > static_cast<double>(WorkBudget::kMaxSeriesRows)) {
+    const double series = e.series_rows / (std::floor(s.duration_s / s.metrics.scrape_interval_s) + 1);
+    const double rows = static_cast<double>(WorkBudget::kMaxSeriesRows) / series;
+    throw InputError("/metrics/scrape_interval_s",
+                     "is " + num(s.metrics.scrape_interval_s) + " s over duration_s " + num(s.duration_s) + " s: " + count(e.series_rows) +
+                         " rows of series (one per scrape" + (series > 1 ? " for the run and each pool" : "") + "); a run returns at most " +
+                         count(double(WorkBudget::kMaxSeriesRows)) + ". Raise scrape_interval_s to at least " +
+                         num(std::ceil(s.duration_s / (rows - 1) * 10) / 10) + " s, or shorten duration_s to at most " +
+                         num(std::floor((rows - 1) * s.metrics.scrape_interval_s)) + " s");
+  }
+  if (e.events <= max_events) return;
+  // Name what drives the estimate most, with what would fit.
+  const double per_request = e.requests > 0 ? (3 * e.requests + e.prefill_steps) / e.requests : 3;
+  const double fit_requests = std::max(0.0, (max_events - e.periodic) / per_request);
+  std::string how = "about " + count(e.events) + " events (" + count(e.requests) + " requests × " + num(per_request) +
+                    " events each" + (e.prefill_steps > e.requests ? ", mostly prefill steps" : "") + ", plus " + count(e.periodic) +
+                    " scrapes and autoscaler syncs); a run may take at most " + count(max_events) + ". ";
+  if (e.prefill_steps > 3 * e.requests) {
+    std::size_t worst = 0;
+    for (std::size_t i = 1; i < s.pools.size(); ++i) {
+      if (s.pools[i].engine.max_num_batched_tokens < s.pools[worst].engine.max_num_batched_tokens) worst = i;
+    }
+    throw InputError(pool_path(s, worst, "engine/max_num_batched_tokens"),
+                     "is " + count(double(s.pools[worst].engine.max_num_batched_tokens)) + " tokens per step for prompts of about " +
+                         count(mean_tokens(s.workload.prompt_tokens)) + " tokens: " + how + "Raise max_num_batched_tokens, shorten the prompts (workload.prompt_tokens), or lower the request count to about " +
+                         count(fit_requests) + " (workload.rate_scale or duration_s)");
+  }
+  if (e.periodic > max_events / 2) {
+    throw InputError("/duration_s", "is " + num(s.duration_s) + " s with a scrape every " + num(s.metrics.scrape_interval_s) +
+                                         " s and autoscaler syncs: " + how + "Raise metrics.scrape_interval_s and the sync periods, or shorten duration_s");
+  }
+  throw InputError("/workload/rate_scale", "gives " + how + "Lower workload.rate_scale or duration_s so that about " + count(fit_requests) +
+                                               " requests arrive");
+}
+
+void WorkMeter::stop(std::int64_t now_micros) const {
+  static const char* const kNames[] = {"arrivals", "engine steps", "client timeouts", "scrapes", "autoscaler syncs", "cluster events", "other events"};
+  // What took the most: one kind of event, the engine batches' sequences, or the decisions written.
+  std::size_t top = 0;
+  for (std::size_t k = 1; k < kKinds; ++k) {
+    if (by_kind_[k] > by_kind_[top]) top = k;
+  }
+  const std::int64_t batch_work = seq_steps_ / WorkBudget::kSequencesPerWork;
+  const std::int64_t decision_work = WorkBudget::kWorkPerDecision * decisions_;
+  const double t = micros_to_seconds(now_micros);
+  const std::string what = events_ > WorkBudget::kMaxEvents ? "more than " + count(double(WorkBudget::kMaxEvents)) + " events"
+                                                            : "more than " + count(double(WorkBudget::kMaxWork)) + " units of work";
+  std::string message = "the run stopped at t = " + num(t) + " s of " + num(s_.duration_s) + " s: it had taken " + what + " (" +
+                        count(double(events_)) + " events, the most of them " + kNames[top] + ", " + count(double(by_kind_[top])) + "; " +
+                        count(double(seq_steps_)) + " sequences stepped in engine batches; " + count(double(decisions_)) +
+                        " decisions explained). ";
+  std::string path = "/duration_s";
+  if (decision_work >= batch_work && decision_work >= by_kind_[top]) {
+    path = "/cluster";
+    message += "Most of the work was explaining decisions, over and over: pods that stay pending are retried and explained at every "
+               "attempt, so check that every pod fits a NodePool or node group (and set output.hpa_syncs to \"changes\" for long runs). ";
+  } else if (batch_work >= by_kind_[top]) {
+    path = s_.pools_declared ? "/pools" : "/engine/max_num_seqs";
+    message += "Most of the work was stepping large batches (engine.max_num_seqs) of long outputs (workload.output_tokens). ";
+  } else if (top == Arrival || top == Timeout || top == EngineStep) {
+    path = "/workload/rate_scale";
+  }
+  message += "At this pace about " + num(std::floor(t * 0.9)) + " s of this scenario fit in one run: shorten duration_s or lower the load";
+  throw InputError(path, message);
+}
+
+}  // namespace gpuscale
