@@ -30,7 +30,8 @@ const char* kUsage =
     "  gpuscale explain ID --seed N          the full explanation of a variant\n"
     "  gpuscale solve ID --seed N            the right answers of a variant (for teachers and tests)\n"
     "  gpuscale schema                       the scenario knobs the page builds controls from\n"
-    "  gpuscale bench [--repeat K]           time the benchmark scenarios\n"
+    "  gpuscale bench [--repeat K] [FILE...] time the benchmark scenarios (or the given ones: events,\n"
+    "                                        work units of the budget, ms; docs/limits.md)\n"
     "options: --exercises DIR (default: ./exercises, or the source tree's), --pretty\n";
 
 struct UsageError : std::runtime_error {
@@ -81,6 +82,27 @@ double time_ms(const std::function<void()>& f) {
   auto t0 = std::chrono::steady_clock::now();
   f();
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// The given scenarios, one line each: what the work budget counts and the time (or the error).
+int bench_files(const std::vector<std::string>& files, int repeat) {
+  std::printf("%-28s %9s %10s %10s %9s | %11s %11s %11s %11s %9s %9s\n", "scenario", "ms", "events", "work", "requests", "sequences",
+              "router", "replicas", "pod views", "decisions", "detailed");
+  for (const std::string& f : files) {
+    try {
+      const auto prepared = api::prepare(read_file(f));
+      double best = 1e300;
+      api::RunCounts counts;
+      for (int k = 0; k < repeat; ++k) best = std::min(best, time_ms([&] { counts = api::simulate(*prepared); }));
+      std::printf("%-28s %9.1f %10lld %10lld %9lld |", fs::path(f).filename().string().c_str(), best,
+                  static_cast<long long>(counts.events), static_cast<long long>(counts.work), static_cast<long long>(counts.requests));
+      for (int k = 0; k < 6; ++k) std::printf(k < 4 ? " %11lld" : " %9lld", static_cast<long long>(counts.terms[k]));
+      std::printf("\n");
+    } catch (const InputError& e) {
+      std::printf("%-28s refused: %s\n", fs::path(f).filename().string().c_str(), e.what());
+    }
+  }
+  return 0;
 }
 
 int bench(const fs::path& ex_dir, int repeat) {
@@ -179,7 +201,7 @@ int main(int argc, char** argv) {
       need(1);
       out = api::schema();
     } else if (cmd == "bench") {
-      need(1);
+      if (args.size() > 1) return bench_files(std::vector<std::string>(args.begin() + 1, args.end()), repeat);
       return bench(exercises_dir(ex_flag, argv[0]), repeat);
     } else {
       throw UsageError("unknown command '" + cmd + "'");

@@ -6,7 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need_pkgs=()
-for pkg in emscripten nlohmann-json3-dev catch2 libyaml-cpp-dev chromium cmake g++ python3; do
+# clang + libclang-rt-14-dev: the fuzz preset (libFuzzer, ASan, UBSan; scripts/fuzz.sh).
+for pkg in emscripten nlohmann-json3-dev catch2 libyaml-cpp-dev chromium cmake g++ python3 clang libclang-rt-14-dev; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need_pkgs+=("$pkg")
 done
 command -v node >/dev/null 2>&1 || need_pkgs+=(nodejs npm)

@@ -18,18 +18,8 @@ using namespace gpuscale;
 
 namespace {
 
+using gpuscale::testing::input_error;
 using gpuscale::testing::read_text;
-
-template <typename F>
-InputError input_error(F&& operation) {
-  try {
-    operation();
-  } catch (const InputError& e) {
-    return e;
-  }
-  FAIL("no InputError was thrown");
-  return InputError("", "");
-}
 
 // A one-minute scenario on one fixed replica: enough to produce every part of a result.
 const char* kSmallScenario = R"({

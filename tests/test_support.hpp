@@ -28,6 +28,18 @@ inline void check_filled(const std::string& text) {
   CHECK_FALSE(std::regex_search(text, std::regex("\\{[a-z_]+\\}")));
 }
 
+// The InputError `operation` throws (the test fails if it throws none).
+template <typename F>
+InputError input_error(F&& operation) {
+  try {
+    operation();
+  } catch (const InputError& e) {
+    return e;
+  }
+  FAIL("no InputError was thrown");
+  return InputError("", "");
+}
+
 // grade(definition, seed 1, answer) must reject the answer with an InputError at `path`.
 template <typename Grade>
 void check_grade_error(Grade&& grade, const Json& definition, const Json& answer, const std::string& path) {

@@ -31,7 +31,9 @@ std::shared_ptr<const PreparedScenario> prepare(const std::string& scenario_json
 
 RunCounts simulate(const PreparedScenario& prepared) {
   const RunResult r = run_simulation(prepared.scenario);
-  return RunCounts{r.num_events, r.summary.num_requests};
+  const WorkCounts& w = r.work;
+  return RunCounts{r.num_events, r.summary.num_requests, w.units(),
+                   {w.sequences, w.router_visits, w.replica_visits, w.pod_views, w.decisions, w.detailed}};
 }
 
 std::uint64_t parse_seed(const std::string& text) {

@@ -3,9 +3,11 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "io/json_reader.hpp"
+#include "provisioning/karpenter/nodepool.hpp"
 #include "scenario/scenario.hpp"
 
 namespace gpuscale {
@@ -34,6 +36,14 @@ std::string known_exercise_ids();
 
 // Exercise 1: duty-cycle HPA vs queue-depth HPA on the same bursty arrivals.
 namespace exercise1 {
+// The learner's answer: a and c are request counts, b a mechanism id (one of question b's choices).
+struct Answer {
+  std::optional<std::int64_t> a;  // requests the first run dropped that the second served
+  std::optional<std::string> b;   // the dominant mechanism
+  std::optional<std::int64_t> c;  // requests the second run dropped that the first served
+};
+// Reads {"a"?, "b"?, "c"?}; throws InputError (with the path) for anything else. grade() reads it so.
+Answer parse_answer(const Json& definition, const Json& answer);
 Json variant(const Json& definition, std::uint64_t seed);   // what the learner sees
 Json grade(const Json& definition, std::uint64_t seed, const Json& answer);
 Json explain(const Json& definition, std::uint64_t seed);
@@ -42,6 +52,15 @@ Json solve(const Json& definition, std::uint64_t seed);     // the answers (teac
 
 // Exercise 2: design the GPU NodePool (criteria, then a simulated day against a reference pool).
 namespace exercise2 {
+// The learner's answer {"nodepool": {...}}. An invalid NodePool is not an input error but a graded
+// outcome (criterion "valid"), so it is kept with the reason.
+struct Answer {
+  Json nodepool;                 // as sent: the simulation reads it as a scenario's NodePool
+  std::optional<NodePool> pool;  // parsed; empty when the NodePool is invalid
+  std::string error;             // why it is invalid (the InputError's what()); empty when valid
+};
+// Throws InputError when the answer is not {"nodepool": ...}. grade() reads it so.
+Answer parse_answer(const Json& answer);
 Json variant(const Json& definition, std::uint64_t seed);
 Json grade(const Json& definition, std::uint64_t seed, const Json& answer);
 Json explain(const Json& definition, std::uint64_t seed);
@@ -50,6 +69,13 @@ Json solve(const Json& definition, std::uint64_t seed);
 
 // Exercise 5: a week under WhenEmptyOrUnderutilized/0s vs WhenEmpty/1h; the daily and monthly cost.
 namespace exercise5 {
+// The learner's answer: what the trap costs, in dollars.
+struct Answer {
+  std::optional<double> daily_usd;    // USD per day
+  std::optional<double> monthly_usd;  // USD per 30-day month
+};
+// Reads {"daily_usd"?, "monthly_usd"?}; throws InputError for anything else. grade() reads it so.
+Answer parse_answer(const Json& answer);
 Json variant(const Json& definition, std::uint64_t seed);
 Json grade(const Json& definition, std::uint64_t seed, const Json& answer);
 Json explain(const Json& definition, std::uint64_t seed);

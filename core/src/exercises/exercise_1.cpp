@@ -288,11 +288,11 @@ Json solve(const Json& def, std::uint64_t seed) {
           {"example_request_ids", {{an.first.name, an.first.examples}, {an.second.name, an.second.examples}}}};
 }
 
-Json grade(const Json& def, std::uint64_t seed, const Json& answer) {
+Answer parse_answer(const Json& def, const Json& answer) {
+  Answer out;
   ObjectReader r(answer, "");
-  std::optional<std::int64_t> a = r.get_optional_int("a", 0, 10'000'000);
-  std::optional<std::int64_t> c = r.get_optional_int("c", 0, 10'000'000);
-  std::optional<std::string> b;
+  out.a = r.get_optional_int("a", 0, 10'000'000);
+  out.c = r.get_optional_int("c", 0, 10'000'000);
   if (const Json* v = r.raw("b")) {
     const auto ids = choice_ids(def, "b");
     if (!v->is_string() || std::find(ids.begin(), ids.end(), v->get<std::string>()) == ids.end()) {
@@ -300,9 +300,17 @@ Json grade(const Json& def, std::uint64_t seed, const Json& answer) {
       for (const auto& id : ids) list += (list.empty() ? "" : ", ") + ("\"" + id + "\"");
       throw InputError("/b", "expected one of " + list);
     }
-    b = v->get<std::string>();
+    out.b = v->get<std::string>();
   }
   r.finish();
+  return out;
+}
+
+Json grade(const Json& def, std::uint64_t seed, const Json& answer) {
+  const Answer given = parse_answer(def, answer);
+  const std::optional<std::int64_t>& a = given.a;
+  const std::optional<std::string>& b = given.b;
+  const std::optional<std::int64_t>& c = given.c;
 
   Analysis an = analyse(def, seed);
   const Json& hints = def.at("hints");

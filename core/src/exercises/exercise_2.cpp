@@ -102,23 +102,34 @@ Json solve(const Json& def, std::uint64_t /*seed*/) {
   return {{"answers", {{"nodepool", def.at("reference_nodepool")}}}};
 }
 
-Json grade(const Json& def, std::uint64_t seed, const Json& answer) {
+Answer parse_answer(const Json& answer) {
   ObjectReader r(answer, "");
   const Json* pool_json = r.raw("nodepool");
   r.finish();
   if (!pool_json) throw InputError("/nodepool", "the answer needs the NodePool object: {\"nodepool\": {...}}");
+  Answer out;
+  out.nodepool = *pool_json;
+  try {
+    NodePool pool = parse_nodepool(*pool_json, "/nodepool");
+    if (pool.name == "general") throw InputError("/nodepool/metadata/name", "\"general\" is the cluster's CPU pool; name yours differently");
+    out.pool = std::move(pool);
+  } catch (const InputError& e) {
+    out.error = e.what();
+  }
+  return out;
+}
+
+Json grade(const Json& def, std::uint64_t seed, const Json& answer) {
+  const Answer given = parse_answer(answer);
   Json params = params_for(def, seed);
   Json criteria = Json::array();
 
-  NodePool pool;
-  try {
-    pool = parse_nodepool(*pool_json, "/nodepool");
-    if (pool.name == "general") throw InputError("/nodepool/metadata/name", "\"general\" is the cluster's CPU pool; name yours differently");
-  } catch (const InputError& e) {
-    params["error"] = e.what();
+  if (!given.pool) {
+    params["error"] = given.error;
     criteria.push_back(criterion(def, "valid", false, 0, message(def, "invalid", params)));
     return {{"score", 0.0}, {"correct", false}, {"criteria", criteria}};
   }
+  const NodePool& pool = *given.pool;
   criteria.push_back(criterion(def, "valid", true, 1, "Valid karpenter.sh/v1 NodePool \"" + pool.name + "\"."));
 
   // Capacity type, judged against the variant's SLO.
@@ -155,7 +166,7 @@ Json grade(const Json& def, std::uint64_t seed, const Json& answer) {
   }
 
   // The rest by simulation: the learner's pool and the reference pool on the same day.
-  const Outcome mine = simulate(scenario_for(def, params, seed, *pool_json));
+  const Outcome mine = simulate(scenario_for(def, params, seed, given.nodepool));
   const Outcome ref = simulate(scenario_for(def, params, seed, def.at("reference_nodepool")));
   const Summary& s = mine.summary;
   params["non_gpu"] = s.cluster.non_gpu_pods_on_gpu_nodes;
@@ -207,7 +218,7 @@ Json grade(const Json& def, std::uint64_t seed, const Json& answer) {
           {"criteria", criteria},
           {"run", run},
           {"reference", {{"node_cost_usd", ref.summary.cluster.node_cost_usd}, {"slo_attainment", ref.summary.slo_attainment}}},
-          {"scenario", scenario_for(def, params, seed, *pool_json)}};
+          {"scenario", scenario_for(def, params, seed, given.nodepool)}};
 }
 
 Json explain(const Json& def, std::uint64_t seed) {

@@ -155,11 +155,19 @@ Json solve(const Json& def, std::uint64_t seed) {
           {"days", an.days}};
 }
 
-Json grade(const Json& def, std::uint64_t seed, const Json& answer) {
+Answer parse_answer(const Json& answer) {
+  Answer out;
   ObjectReader r(answer, "");
-  const auto daily = r.get_optional_number("daily_usd", -1e9, 1e9);
-  const auto monthly = r.get_optional_number("monthly_usd", -1e11, 1e11);
+  out.daily_usd = r.get_optional_number("daily_usd", -1e9, 1e9);
+  out.monthly_usd = r.get_optional_number("monthly_usd", -1e11, 1e11);
   r.finish();
+  return out;
+}
+
+Json grade(const Json& def, std::uint64_t seed, const Json& answer) {
+  const Answer given = parse_answer(answer);
+  const std::optional<double>& daily = given.daily_usd;
+  const std::optional<double>& monthly = given.monthly_usd;
   Analysis an = analyse(def, seed);
   const Json& hints = def.at("hints");
   const Json params = text_params(an);

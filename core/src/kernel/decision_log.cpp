@@ -33,7 +33,7 @@ bool DecisionLog::same_content(const DecisionRecord& a, const DecisionRecord& b)
          a.missing_pods == b.missing_pods;
 }
 
-void DecisionLog::index(std::size_t i) { by_content_.emplace(content_hash(records_[i]), i); }
+void DecisionLog::index(std::size_t i) { by_content_[content_hash(records_[i])].push_back(i); }
 
 void DecisionLog::add(DecisionRecord&& record) {
   ++stats_.recorded;
@@ -46,14 +46,17 @@ void DecisionLog::add(DecisionRecord&& record) {
     by_content_.reserve(kMaxRecords);
     for (std::size_t i = 0; i < records_.size(); ++i) index(i);
   }
-  const auto range = by_content_.equal_range(content_hash(record));
-  for (auto it = range.first; it != range.second; ++it) {
-    DecisionRecord& kept = records_[it->second];
-    if (!same_content(kept, record)) continue;
-    ++kept.repeats;
-    kept.last_t_s = record.t_s;
-    ++stats_.folded;
-    return;
+  const std::uint64_t hash = content_hash(record);
+  if (const auto it = by_content_.find(hash); it != by_content_.end()) {
+    // The latest kept record with this content takes the repeat.
+    for (auto k = it->second.rbegin(); k != it->second.rend(); ++k) {
+      DecisionRecord& kept = records_[*k];
+      if (!same_content(kept, record)) continue;
+      ++kept.repeats;
+      kept.last_t_s = record.t_s;
+      ++stats_.folded;
+      return;
+    }
   }
   if (records_.size() >= kMaxRecords) {
     ++stats_.dropped;

@@ -1,5 +1,5 @@
 // The run's decision log, bounded. Every record is kept as it comes until the log holds kFoldAfter
-// records; after that a record identical to one already kept (same controller, pool, reason, replica
+// records; after that a record identical to one already kept (the latest such; same controller, pool, reason, replica
 // counts, explanation and detail; only the time differs) is folded into it: the kept one counts the
 // repeat and remembers the last time, the way Kubernetes' event recorder turns a repeated Event into
 // one with a count and lastTimestamp (client-go tools/record/events_cache.go, EventLogger). A record
@@ -37,8 +37,9 @@ class DecisionLog {
   void index(std::size_t i);
 
   std::vector<DecisionRecord> records_;
-  // content hash → indices of kept records with it (lookups only: never iterated into a result).
-  std::unordered_multimap<std::uint64_t, std::size_t> by_content_;
+  // content hash → indices of the kept records with it, ascending (looked up, never iterated into a
+  // result; the order within one entry is the log's, so which record a repeat folds into is fixed).
+  std::unordered_map<std::uint64_t, std::vector<std::size_t>> by_content_;
   DecisionLogStats stats_;
 };
 

@@ -70,35 +70,59 @@ WorkEstimate estimate_work(const Scenario& s) {
   }
   const double scrapes = s.duration_s / s.metrics.scrape_interval_s;
   e.periodic = 2 * scrapes;  // the scrape and its DCGM window
+  double syncs = 0;
   for (const PoolConfig& p : s.pools) {
-    if (p.autoscaler.hpa) e.periodic += s.duration_s / p.autoscaler.sync_period_s;
-    if (is_keda(p.autoscaler.strategy) && p.autoscaler.keda.scales_to_zero()) e.periodic += s.duration_s / p.autoscaler.keda.polling_interval_s;
+    if (p.autoscaler.hpa) syncs += s.duration_s / p.autoscaler.sync_period_s;
+    if (is_keda(p.autoscaler.strategy) && p.autoscaler.keda.scales_to_zero()) syncs += s.duration_s / p.autoscaler.keda.polling_interval_s;
   }
+  e.periodic += syncs;
   e.events = 3 * e.requests + e.prefill_steps + e.periodic;
   e.series_rows = (std::floor(scrapes) + 1) * (1 + (s.pools_declared ? static_cast<double>(s.pools.size()) : 0));
+  if (s.output.decisions && s.output.hpa_syncs == HpaSyncLog::All) e.logged_syncs = syncs;
+  const double detail = s.output.decision_detail ? double(WorkCounts::kDetail) : 0;
+  e.units = (e.events * double(WorkCounts::kEvent) + scrapes * double(WorkCounts::kScrape) + syncs * double(WorkCounts::kSync) +
+             e.series_rows * double(WorkCounts::kRow) + e.logged_syncs * (double(WorkCounts::kDecision) + detail)) /
+            1000;
   return e;
 }
 
-void check_work_budget(const Scenario& s) {
+void check_work_budget(const Scenario& s, const WorkLimits& limits) {
   const WorkEstimate e = estimate_work(s);
-  const double max_events = static_cast<double>(WorkBudget::kMaxEvents);
-  if (e.series_rows > static_cast<double>(WorkBudget::kMaxSeriesRows)) {
+  const double max_events = static_cast<double>(limits.max_events);
+  const double max_rows = static_cast<double>(limits.max_series_rows);
+  if (e.series_rows > max_rows) {
     const double series = e.series_rows / (std::floor(s.duration_s / s.metrics.scrape_interval_s) + 1);
-    const double rows = static_cast<double>(WorkBudget::kMaxSeriesRows) / series;
+    const double rows = max_rows / series;
     throw InputError("/metrics/scrape_interval_s",
                      "is " + num(s.metrics.scrape_interval_s) + " s over duration_s " + num(s.duration_s) + " s: " + count(e.series_rows) +
                          " rows of series (one per scrape" + (series > 1 ? " for the run and each pool" : "") + "); a run returns at most " +
-                         count(double(WorkBudget::kMaxSeriesRows)) + ". Raise scrape_interval_s to at least " +
+                         count(max_rows) + ". Raise scrape_interval_s to at least " +
                          num(std::ceil(s.duration_s / (rows - 1) * 10) / 10) + " s, or shorten duration_s to at most " +
                          num(std::floor((rows - 1) * s.metrics.scrape_interval_s)) + " s");
   }
-  if (e.events <= max_events) return;
+  // Explaining every sync of a long run costs more than running it.
+  const double log_units = e.logged_syncs * (double(WorkCounts::kDecision) + (s.output.decision_detail ? double(WorkCounts::kDetail) : 0)) / 1000;
+  if (e.units > static_cast<double>(limits.max_work) && log_units > e.units / 2) {
+    const double fit = e.logged_syncs * static_cast<double>(limits.max_work) / e.units;
+    throw InputError(s.output.decision_detail ? "/output/decision_detail" : "/output/hpa_syncs",
+                     "would explain " + count(e.logged_syncs) + " autoscaler syncs" + (s.output.decision_detail ? " in full detail" : "") +
+                         " (duration_s " + num(s.duration_s) + " s over the sync periods): about " + count(e.units) +
+                         " units of work; a run may take at most " + count(double(limits.max_work)) + ", about " + count(fit) +
+                         " syncs. Set output.hpa_syncs to \"changes\" (only the syncs that change the replica count are explained)" +
+                         (s.output.decision_detail ? ", turn output.decision_detail off," : "") + " or raise the sync period");
+  }
+  if (e.events <= max_events && e.units <= static_cast<double>(limits.max_work)) return;
   // Name what drives the estimate most, with what would fit.
   const double per_request = e.requests > 0 ? (3 * e.requests + e.prefill_steps) / e.requests : 3;
-  const double fit_requests = std::max(0.0, (max_events - e.periodic) / per_request);
-  std::string how = "about " + count(e.events) + " events (" + count(e.requests) + " requests × " + num(per_request) +
-                    " events each" + (e.prefill_steps > e.requests ? ", mostly prefill steps" : "") + ", plus " + count(e.periodic) +
-                    " scrapes and autoscaler syncs); a run may take at most " + count(max_events) + ". ";
+  const bool by_events = e.events > max_events;
+  const double fit_share = by_events ? max_events / e.events : static_cast<double>(limits.max_work) / e.units;
+  const double fit_requests = std::max(0.0, e.requests * fit_share);
+  const std::string events_text = count(e.events) + " events (" + count(e.requests) + " requests × " + num(per_request) + " events each" +
+                                  (e.prefill_steps > e.requests ? ", mostly prefill steps" : "") + ", plus " + count(e.periodic) +
+                                  " scrapes and autoscaler syncs)";
+  std::string how = by_events ? "about " + events_text + "; a run may take at most " + count(max_events) + ". "
+                              : "about " + count(e.units) + " units of work (" + events_text + ", " + count(e.series_rows) +
+                                    " series rows); a run may take at most " + count(double(limits.max_work)) + ". ";
   if (e.prefill_steps > 3 * e.requests) {
     std::size_t worst = 0;
     for (std::size_t i = 1; i < s.pools.size(); ++i) {
@@ -109,7 +133,8 @@ void check_work_budget(const Scenario& s) {
                          count(mean_tokens(s.workload.prompt_tokens)) + " tokens: " + how + "Raise max_num_batched_tokens, shorten the prompts (workload.prompt_tokens), or lower the request count to about " +
                          count(fit_requests) + " (workload.rate_scale or duration_s)");
   }
-  if (e.periodic > max_events / 2) {
+  const double periodic_units = e.units - (3 * e.requests + e.prefill_steps) * double(WorkCounts::kEvent) / 1000;
+  if (by_events ? e.periodic > max_events / 2 : periodic_units > e.units / 2) {
     throw InputError("/duration_s", "is " + num(s.duration_s) + " s with a scrape every " + num(s.metrics.scrape_interval_s) +
                                          " s and autoscaler syncs: " + how + "Raise metrics.scrape_interval_s and the sync periods, or shorten duration_s");
   }
@@ -119,26 +144,38 @@ void check_work_budget(const Scenario& s) {
 
 void WorkMeter::stop(std::int64_t now_micros) const {
   static const char* const kNames[] = {"arrivals", "engine steps", "client timeouts", "scrapes", "autoscaler syncs", "cluster events", "other events"};
-  // What took the most: one kind of event, the engine batches' sequences, or the decisions written.
   std::size_t top = 0;
   for (std::size_t k = 1; k < kKinds; ++k) {
     if (by_kind_[k] > by_kind_[top]) top = k;
   }
-  const std::int64_t batch_work = seq_steps_ / WorkBudget::kSequencesPerWork;
-  const std::int64_t decision_work = WorkBudget::kWorkPerDecision * decisions_;
+  // What took the most work: events, the engine batches, visiting replicas and pods, or explaining.
+  const WorkCounts& c = counts_;
+  const std::int64_t events = c.events * WorkCounts::kEvent, batches = c.sequences * WorkCounts::kSequence,
+                     visits = c.router_visits * WorkCounts::kRouterVisit + c.replica_visits * WorkCounts::kReplicaVisit +
+                              c.pod_views * WorkCounts::kPodView + c.scrapes * WorkCounts::kScrape + c.rows * WorkCounts::kRow +
+                              c.syncs * WorkCounts::kSync + c.cluster * WorkCounts::kCluster,
+                     explaining = c.decisions * WorkCounts::kDecision + c.detailed * WorkCounts::kDetail;
   const double t = micros_to_seconds(now_micros);
-  const std::string what = events_ > WorkBudget::kMaxEvents ? "more than " + count(double(WorkBudget::kMaxEvents)) + " events"
-                                                            : "more than " + count(double(WorkBudget::kMaxWork)) + " units of work";
+  const std::string what = c.events > limits_.max_events ? "more than " + count(double(limits_.max_events)) + " events"
+                                                         : "more than " + count(double(limits_.max_work)) + " units of work";
   std::string message = "the run stopped at t = " + num(t) + " s of " + num(s_.duration_s) + " s: it had taken " + what + " (" +
-                        count(double(events_)) + " events, the most of them " + kNames[top] + ", " + count(double(by_kind_[top])) + "; " +
-                        count(double(seq_steps_)) + " sequences stepped in engine batches; " + count(double(decisions_)) +
-                        " decisions explained). ";
+                        count(double(c.events)) + " events, the most of them " + kNames[top] + ", " + count(double(by_kind_[top])) + "; " +
+                        count(double(c.sequences)) + " sequences stepped in engine batches; " +
+                        count(double(c.router_visits + c.replica_visits + c.pod_views)) + " replicas and pods visited by the router, scrapes and syncs; " +
+                        count(double(c.decisions)) + " decisions explained). ";
   std::string path = "/duration_s";
-  if (decision_work >= batch_work && decision_work >= by_kind_[top]) {
-    path = "/cluster";
-    message += "Most of the work was explaining decisions, over and over: pods that stay pending are retried and explained at every "
-               "attempt, so check that every pod fits a NodePool or node group (and set output.hpa_syncs to \"changes\" for long runs). ";
-  } else if (batch_work >= by_kind_[top]) {
+  if (explaining >= std::max({events, batches, visits})) {
+    path = c.detailed * 2 > c.decisions ? "/output/decision_detail" : "/cluster";
+    message += c.detailed * 2 > c.decisions
+                   ? "Most of the work was explaining decisions in full detail: turn output.decision_detail off, set output.hpa_syncs to "
+                     "\"changes\", or raise the sync period. "
+                   : "Most of the work was explaining decisions, over and over: pods that stay pending are retried and explained at every "
+                     "attempt, so check that every pod fits a NodePool or node group (and set output.hpa_syncs to \"changes\" for long runs). ";
+  } else if (visits >= std::max(events, batches)) {
+    path = "/metrics/scrape_interval_s";
+    message += "Most of the work was scraping, syncing and visiting replicas (at every scrape, autoscaler sync and arrival): raise "
+               "metrics.scrape_interval_s and the sync periods, or lower the replica counts. ";
+  } else if (batches >= events) {
     path = s_.pools_declared ? "/pools" : "/engine/max_num_seqs";
     message += "Most of the work was stepping large batches (engine.max_num_seqs) of long outputs (workload.output_tokens). ";
   } else if (top == Arrival || top == Timeout || top == EngineStep) {

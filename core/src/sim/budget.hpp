@@ -14,18 +14,50 @@
 
 namespace gpuscale {
 
+// The documented budget (docs/limits.md). A run takes a WorkLimits, by default these; the fuzz
+// targets pass smaller ones so that each input runs in milliseconds under the sanitizers.
 struct WorkBudget {
-  // Events of the one queue: arrivals, engine steps, timeouts, scrapes, syncs, node events (about
-  // 1–3 million a second natively).
+  // Events of the one queue: arrivals, engine steps, timeouts, scrapes, syncs, node events.
   static constexpr std::int64_t kMaxEvents = 8'000'000;
-  // Work units, what a run's time follows: 1 per event, 1 per 16 sequences in finished engine steps,
-  // 8 per decision a controller writes (building its explanation costs about as much as 8 events).
-  // The 24-hour benchmark takes about 3.9 million.
-  static constexpr std::int64_t kMaxWork = 12'000'000;
-  static constexpr std::int64_t kWorkPerDecision = 8;
-  static constexpr std::int64_t kSequencesPerWork = 16;
+  // Work units: what a run's time follows, about a microsecond each natively (WorkCounts::units). The
+  // longest exercise run (exercise 5's week) takes about 1,000,000.
+  static constexpr std::int64_t kMaxWork = 5'000'000;
   // Rows of the result's series: scrapes × (1 + the pools' own series when pools are declared).
   static constexpr std::int64_t kMaxSeriesRows = 200'000;
+};
+
+// What a run did that costs time, counted as it goes (counts, never clocks: deterministic).
+struct WorkCounts {
+  std::int64_t events = 0;          // events of the queue
+  std::int64_t scrapes = 0;         // of them, metrics scrapes (each reads every replica, writes a series row)
+  std::int64_t syncs = 0;           // of them, replica scaler syncs (an HPA's whole algorithm)
+  std::int64_t cluster = 0;         // of them, cluster events and settlements (scheduling, provisioning passes)
+  std::int64_t rows = 0;            // series rows written (a scrape writes one, and one per declared pool)
+  std::int64_t sequences = 0;       // sequences in finished engine steps (a batch of 300 counts 300)
+  std::int64_t router_visits = 0;   // Ready replicas the router compared
+  std::int64_t replica_visits = 0;  // replicas a scrape or a DCGM window read
+  std::int64_t pod_views = 0;       // pods a replica scaler's sync looked at
+  std::int64_t decisions = 0;       // decisions explained (built as text)
+  std::int64_t detailed = 0;        // of them, with the structured detail (output.decision_detail)
+
+  // Cost per item in thousandths of a unit, fitted to native timings (docs/limits.md, "Calibration").
+  // Fitted by scripts/calibrate-budget.py to 22 scenarios (the examples, the benchmarks and the corner
+  // cases of scenarios/limits, scaled); predictions are within 0.5-1.5x of the measured times. A zero
+  // is a cost the fit folds into another term (a scrape's into its row, a cluster event's into its
+  // decisions); replica visits keep a small weight so no term is free.
+  static constexpr std::int64_t kEvent = 195, kScrape = 0, kSync = 1193, kCluster = 0, kRow = 8050, kSequence = 7, kRouterVisit = 13,
+                                kReplicaVisit = 5, kPodView = 23, kDecision = 4525, kDetail = 18779;
+  std::int64_t units() const {
+    return (events * kEvent + scrapes * kScrape + syncs * kSync + cluster * kCluster + rows * kRow + sequences * kSequence + router_visits * kRouterVisit + replica_visits * kReplicaVisit +
+            pod_views * kPodView + decisions * kDecision + detailed * kDetail) /
+           1000;
+  }
+};
+
+struct WorkLimits {
+  std::int64_t max_events = WorkBudget::kMaxEvents;
+  std::int64_t max_work = WorkBudget::kMaxWork;
+  std::int64_t max_series_rows = WorkBudget::kMaxSeriesRows;
 };
 
 struct WorkEstimate {
@@ -34,37 +66,39 @@ struct WorkEstimate {
   double periodic = 0;       // scrapes, DCGM windows, scaler syncs
   double events = 0;         // about: 3 per request (arrival, timeout, a step) + prefill steps + periodic
   double series_rows = 0;
+  double logged_syncs = 0;   // HPA syncs and KEDA polls explained in the log (output.hpa_syncs "all")
+  double units = 0;          // work units of all the above (WorkCounts' weights)
 };
 
 WorkEstimate estimate_work(const Scenario& s);
 // Throws InputError if the estimate is past the budget: the path of the field that drives it most,
 // the arithmetic, and what would fit.
-void check_work_budget(const Scenario& s);
+void check_work_budget(const Scenario& s, const WorkLimits& limits = {});
 
-// What the run does, counted as it goes (deterministic: counts, never time).
+// Meters a run against its limits (a WorkCounts plus which kind of event was most common).
 class WorkMeter {
  public:
   enum Kind : std::uint8_t { Arrival, EngineStep, Timeout, Measure, ScalerSync, Cluster, Other, kKinds };
-  explicit WorkMeter(const Scenario& s) : s_(s) {}
+  WorkMeter(const Scenario& s, const WorkLimits& limits) : s_(s), limits_(limits) {}
 
   // Called once per event; throws InputError once the run is past the budget.
   void event(Kind k, std::int64_t now_micros) {
-    ++events_;
+    ++counts_.events;
     ++by_kind_[k];
-    if (events_ > WorkBudget::kMaxEvents || work() > WorkBudget::kMaxWork) stop(now_micros);
+    if (k == Measure) ++counts_.scrapes;
+    if (k == ScalerSync) ++counts_.syncs;
+    if (k == Cluster) ++counts_.cluster;
+    if (counts_.events > limits_.max_events || counts_.units() > limits_.max_work) stop(now_micros);
   }
-  void sequences_stepped(std::int64_t n) { seq_steps_ += n; }
-  void decisions_written(std::int64_t n) { decisions_ += n; }
-  std::int64_t events() const { return events_; }
-  std::int64_t work() const {
-    return events_ + seq_steps_ / WorkBudget::kSequencesPerWork + WorkBudget::kWorkPerDecision * decisions_;
-  }
+  WorkCounts& counts() { return counts_; }
+  const WorkCounts& counts() const { return counts_; }
 
  private:
   [[noreturn]] void stop(std::int64_t now_micros) const;
 
   const Scenario& s_;
-  std::int64_t events_ = 0, seq_steps_ = 0, decisions_ = 0;
+  WorkLimits limits_;
+  WorkCounts counts_;
   std::array<std::int64_t, kKinds> by_kind_{};
 };
 

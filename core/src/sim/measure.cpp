@@ -40,6 +40,7 @@ bool World::holds_gpus(const Replica& r) const {
 
 void World::on_dcgm_window_start() {
   for (Pool& p : pools_) {
+    meter_.counts().replica_visits += static_cast<std::int64_t>(p.replicas.size());
     for (auto& r : p.replicas) {
       if (r.state == ReplicaState::Gone) continue;
       r.busy_at_window_start = r.engine->busy_time(now_);
@@ -49,11 +50,13 @@ void World::on_dcgm_window_start() {
 }
 
 void World::on_scrape() {
+  meter_.counts().rows += 1 + (s_.pools_declared ? static_cast<std::int64_t>(pools_.size()) : 0);
   ScrapeTotals all;
   const bool per_pool = s_.pools_declared;
   const double interval = result_.series.t_s.empty() ? 0 : s_.metrics.scrape_interval_s;
   const Micros window = seconds_to_micros(s_.metrics.ttft_window_s);
   for (Pool& p : pools_) {
+    meter_.counts().replica_visits += static_cast<std::int64_t>(p.replicas.size());
     p.scraped.clear();
     ScrapeTotals mine;
     for (auto& r : p.replicas) {
@@ -162,9 +165,11 @@ ScalerSnapshot World::snapshot(const Pool& p) const {
 }
 
 void World::on_scaler_sync(Pool& p, std::size_t k) {
+  meter_.counts().pod_views += static_cast<std::int64_t>(p.replicas.size());
   ScalerDecision d = p.scalers[k]->sync(snapshot(p), now_, log_policy_);
-  meter_.decisions_written(static_cast<std::int64_t>(d.log.size()));
+  meter_.counts().decisions += static_cast<std::int64_t>(d.log.size());
   for (DecisionRecord& rec : d.log) {
+    if (!rec.detail.is_null()) ++meter_.counts().detailed;
     rec.pool = p.log_name;
     log_.add(std::move(rec));
   }

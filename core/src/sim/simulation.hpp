@@ -13,6 +13,7 @@
 #include "kernel/decision_log.hpp"
 #include "kernel/time.hpp"
 #include "scenario/scenario.hpp"
+#include "sim/budget.hpp"
 
 namespace gpuscale {
 
@@ -84,9 +85,11 @@ struct RunResult {
   DecisionLogStats decision_log;          // what it folded or did not keep
   std::vector<RequestRecord> requests;   // always kept; exported only if output.requests
   std::int64_t num_events = 0;           // events processed (for benchmarks)
+  WorkCounts work;                       // what the work budget counted (sim/budget.hpp; benchmarks, not in the JSON)
 };
 
-RunResult run_simulation(const Scenario& scenario);
+// Refuses (InputError) a scenario past the work budget, before and while it runs (sim/budget.hpp).
+RunResult run_simulation(const Scenario& scenario, const WorkLimits& limits = {});
 Json result_to_json(const RunResult& result, const Scenario& scenario);
 
 }  // namespace gpuscale

@@ -25,13 +25,13 @@ const char* state_name(ReplicaState s) {
   return "?";
 }
 
-World::World(const Scenario& s)
+World::World(const Scenario& s, const WorkLimits& limits)
     : s_(s),
       end_(seconds_to_micros(s.duration_s)),
       workload_(s.workload, s.seed, end_),
       fixed_nodes_(seconds_to_micros(s.cold_start.warm_nodes ? 0 : s.cold_start.node_provisioning_s)),
       pools_(s.pools.size()),
-      meter_(s) {
+      meter_(s, limits) {
   for (std::size_t i = 0; i < s.pools.size(); ++i) {
     const PoolConfig& c = s.pools[i];
     Pool& p = pools_[i];
@@ -232,6 +232,7 @@ void World::route(std::uint32_t request_id) {
     best = &p.replicas[p.ready[p.rr_next++ % p.ready.size()]];
   } else {
     int best_load = 0;
+    meter_.counts().router_visits += static_cast<std::int64_t>(p.ready.size());
     for (std::uint32_t id : p.ready) {  // in creation order: ties go to the oldest replica
       Replica& r = p.replicas[id];
       int load = r.engine->num_requests_waiting() + r.engine->num_requests_running();
@@ -281,7 +282,7 @@ void World::on_step_end(Pool& p, Replica& r) {
   if (r.state == ReplicaState::Gone) return;
   engine_events_.clear();
   r.engine->end_step(now_, engine_events_);
-  meter_.sequences_stepped(r.engine->num_requests_running());
+  meter_.counts().sequences += r.engine->num_requests_running();
   for (const auto& e : engine_events_) {
     RequestRecord& rec = result_.requests[e.request_id];
     if (rec.dropped_at) continue;
@@ -360,7 +361,7 @@ void World::settle() {
   std::int64_t spec = 0;
   for (const Pool& p : pools_) spec += p.spec_replicas;
   std::vector<ClusterLog> logs = cluster_->take_logs();
-  meter_.decisions_written(static_cast<std::int64_t>(logs.size()));
+  meter_.counts().decisions += static_cast<std::int64_t>(logs.size());
   for (ClusterLog& l : logs) {
     if (!s_.output.decisions) continue;
     log_decision(l.time, std::move(l.controller), "", live_replicas_, spec, std::move(l.reason), l.action + ": " + l.explanation);
@@ -378,7 +379,7 @@ void World::log_decision(Micros t, std::string controller, const std::string& po
   rec.desired_replicas = static_cast<std::int32_t>(desired);
   rec.reason = std::move(reason);
   rec.explanation = std::move(explanation);
-  meter_.decisions_written(1);
+  ++meter_.counts().decisions;
   log_.add(std::move(rec));
 }
 
@@ -388,9 +389,9 @@ void World::log_lifecycle(const Pool& p, const Replica& r, std::string text) {
 
 }  // namespace sim
 
-RunResult run_simulation(const Scenario& scenario) {
-  check_work_budget(scenario);
-  return sim::World(scenario).run();
+RunResult run_simulation(const Scenario& scenario, const WorkLimits& limits) {
+  check_work_budget(scenario, limits);
+  return sim::World(scenario, limits).run();
 }
 
 }  // namespace gpuscale

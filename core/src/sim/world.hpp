@@ -88,7 +88,7 @@ enum class Settle : std::uint8_t { Now, ByCaller };
 
 class World : public ClusterEvents {
  public:
-  explicit World(const Scenario& s);
+  World(const Scenario& s, const WorkLimits& limits);
   RunResult run();
   void file(Micros time, EventClass cls, const ClusterEvent& event) override;
   static WorkMeter::Kind meter_kind(EventKind k);
