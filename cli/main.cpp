@@ -86,8 +86,8 @@ double time_ms(const std::function<void()>& f) {
 
 // The given scenarios, one line each: what the work budget counts and the time (or the error).
 int bench_files(const std::vector<std::string>& files, int repeat) {
-  std::printf("%-28s %9s %10s %10s %9s | %11s %11s %11s %11s %9s %9s\n", "scenario", "ms", "events", "work", "requests", "sequences",
-              "router", "replicas", "pod views", "decisions", "detailed");
+  std::printf("%-28s %9s %10s %10s %9s | %11s %11s %11s %11s %9s %9s %11s\n", "scenario", "ms", "events", "work", "requests", "sequences",
+              "router", "replicas", "pod views", "decisions", "detailed", "fits");
   for (const std::string& f : files) {
     try {
       const auto prepared = api::prepare(read_file(f));
@@ -96,7 +96,7 @@ int bench_files(const std::vector<std::string>& files, int repeat) {
       for (int k = 0; k < repeat; ++k) best = std::min(best, time_ms([&] { counts = api::simulate(*prepared); }));
       std::printf("%-28s %9.1f %10lld %10lld %9lld |", fs::path(f).filename().string().c_str(), best,
                   static_cast<long long>(counts.events), static_cast<long long>(counts.work), static_cast<long long>(counts.requests));
-      for (int k = 0; k < 6; ++k) std::printf(k < 4 ? " %11lld" : " %9lld", static_cast<long long>(counts.terms[k]));
+      for (int k = 0; k < 7; ++k) std::printf(k < 4 || k == 6 ? " %11lld" : " %9lld", static_cast<long long>(counts.terms[k]));
       std::printf("\n");
     } catch (const InputError& e) {
       std::printf("%-28s refused: %s\n", fs::path(f).filename().string().c_str(), e.what());
@@ -149,12 +149,14 @@ int bench(const fs::path& ex_dir, int repeat) {
 int main(int argc, char** argv) {
   std::vector<std::string> args;
   std::string seed_text, ex_flag;
+  bool seed_given = false;  // --seed '' is a seed (an empty one, refused with its path), not a missing flag
   bool pretty = false;
   int repeat = 3;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--seed" && i + 1 < argc) {
       seed_text = argv[++i];
+      seed_given = true;
     } else if (a == "--exercises" && i + 1 < argc) {
       ex_flag = argv[++i];
     } else if (a == "--repeat" && i + 1 < argc) {
@@ -175,7 +177,7 @@ int main(int argc, char** argv) {
       if (args.size() != n) throw UsageError("'" + cmd + "' takes " + std::to_string(n - 1) + " argument(s)");
     };
     auto seed = [&] {
-      if (seed_text.empty()) throw UsageError("'" + cmd + "' needs --seed N");
+      if (!seed_given) throw UsageError("'" + cmd + "' needs --seed N");
       return api::parse_seed(seed_text);
     };
     Json out;
@@ -188,7 +190,14 @@ int main(int argc, char** argv) {
     } else if (cmd == "nodepool") {
       if (args.size() < 2 || args[1] != "check") throw UsageError("'nodepool' takes the subcommand 'check FILE'");
       need(3);
-      out = api::nodepool_check(nodepool_json_text(args[2], read_file(args[2])));
+      const std::string text = read_file(args[2]);
+      const std::string json = nodepool_json_text(args[2], text);
+      try {
+        out = api::nodepool_check(json);
+      } catch (const InputError& e) {
+        explain_yaml_value_error(text, json, e);
+        throw;
+      }
     } else if (cmd == "exercise" || cmd == "explain" || cmd == "solve") {
       need(2);
       std::string def = exercise_definition(exercises_dir(ex_flag, argv[0]), args[1]);

@@ -498,6 +498,29 @@ class JsonBuilder final : public YAML::EventHandler, public ParseProgress {
 
 }  // namespace
 
+namespace {
+
+// One pass of yaml-cpp over the text (already checked for size, encoding and NUL bytes).
+Json parse_stream(std::string_view body, const YamlLimits& limits) {
+  const Source src(body);
+  std::istringstream in{std::string(body)};
+  JsonBuilder builder(src, limits);
+  try {
+    YAML::Parser parser(in);
+    // Ends: every document after the first starts with a '---' the parser consumes (JsonBuilder checks),
+    // and there are at most max_documents.
+    while (parser.HandleNextDocument(builder)) {
+    }
+  } catch (const YAML::ParserException& e) {
+    throw InputError("", explain_syntax_error(e, src, builder));
+  } catch (const YAML::Exception& e) {
+    throw InputError("", "malformed YAML: " + e.msg);
+  }
+  return builder.take_documents();
+}
+
+}  // namespace
+
 Json yaml_documents_to_json(const std::string& text, const YamlLimits& limits) {
   if (text.size() > limits.max_bytes) {
     throw InputError("", "the YAML text is " + std::to_string(text.size()) + " bytes; at most " +
@@ -516,20 +539,17 @@ Json yaml_documents_to_json(const std::string& text, const YamlLimits& limits) {
     throw InputError("", src.where(nul) + ": a NUL byte, which YAML text cannot hold (is the file UTF-16? save it "
                                          "as UTF-8)");
   }
-  std::istringstream in{std::string(body)};
-  JsonBuilder builder(src, limits);
   try {
-    YAML::Parser parser(in);
-    // Ends: every document after the first starts with a '---' the parser consumes (JsonBuilder checks),
-    // and there are at most max_documents.
-    while (parser.HandleNextDocument(builder)) {
-    }
-  } catch (const YAML::ParserException& e) {
-    throw InputError("", explain_syntax_error(e, src, builder));
-  } catch (const YAML::Exception& e) {
-    throw InputError("", "malformed YAML: " + e.msg);
+    return parse_stream(body, limits);
+  } catch (const InputError&) {
+    // yaml-cpp reads a text that ends without a line break differently at its very end (an unclosed
+    // `[[a]` becomes lists used as keys). If the text with a final line break fails too, its error
+    // is the one to report; values never change, since only failing texts are read twice.
+    if (body.empty() || body.back() == '\n') throw;
+    const std::string with_newline = std::string(body) + "\n";
+    parse_stream(with_newline, limits);  // its error, if it has one, is the one reported
+    throw;  // the text with a final line break parses: the first error stands
   }
-  return builder.take_documents();
 }
 
 std::string nodepool_json_text(const std::string& path_or_name, const std::string& text) {
@@ -552,6 +572,23 @@ std::string nodepool_json_text(const std::string& path_or_name, const std::strin
                              " (documents with apiVersion karpenter.k8s.aws/... are skipped)");
   }
   return pools[0].dump();
+}
+
+void explain_yaml_value_error(const std::string& yaml_text, const std::string& json_text, const InputError& error) {
+  if (error.message().rfind("expected an object, found a string", 0) != 0 || json_text == yaml_text) return;
+  const Json doc = Json::parse(json_text, nullptr, false);
+  const Json::json_pointer at(error.path().empty() || error.path()[0] != '/' ? std::string() : error.path());
+  if (doc.is_discarded() || !doc.contains(at) || !doc.at(at).is_string()) return;
+  const std::string text = doc.at(at).get<std::string>();
+  const std::size_t colon = text.find(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 >= text.size() || text[colon + 1] == ' ' || text.find('\n') != npos) return;
+  const std::size_t pos = yaml_text.find(text);
+  if (pos == npos) return;
+  const Source src(yaml_text);
+  const std::string key = error.path().substr(error.path().rfind('/') + 1);
+  throw InputError("", "malformed YAML at " + src.where(pos + colon) + ": no space after ':' in " + in_quotes(text) +
+                           "; a key and its value are separated by ': ', a colon and a space (YAML read " + in_quotes(text) + " as the text of " +
+                           in_quotes(key) + ", where a mapping belongs)");
 }
 
 }  // namespace gpuscale

@@ -35,4 +35,10 @@ Json yaml_documents_to_json(const std::string& text, const YamlLimits& limits = 
 // `karpenter.k8s.aws/` (the EC2NodeClass the pool refers to) are skipped and exactly one must remain.
 std::string nodepool_json_text(const std::string& path_or_name, const std::string& text);
 
+// The NodePool check refused `error` in `json_text`, which nodepool_json_text made from the YAML
+// `yaml_text`. If the refused value is text that YAML read from `key:value` with no space after the
+// ':' (so `metadata:` got the text "name:gpu" instead of a mapping), throws that YAML mistake at its
+// line instead; otherwise returns, and the caller reports `error` as it is.
+void explain_yaml_value_error(const std::string& yaml_text, const std::string& json_text, const InputError& error);
+
 }  // namespace gpuscale

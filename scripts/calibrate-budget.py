@@ -11,7 +11,7 @@ a work unit (1 unit = 1 microsecond) and each run's predicted against measured t
 import csv
 import sys
 
-TERMS = ["events", "scrapes", "syncs", "cluster", "rows", "sequences", "router_visits", "replica_visits", "pod_views", "decisions", "detailed"]
+TERMS = ["events", "scrapes", "syncs", "cluster", "rows", "sequences", "router_visits", "replica_visits", "pod_views", "decisions", "detailed", "fits"]
 
 
 def fit(rows):

@@ -325,7 +325,7 @@ TEST_CASE("calibration: wall time against the work counts", "[.calibration]") {
     if (entry.path().extension() == ".json") files.push_back(entry.path().string());
   }
   std::sort(files.begin(), files.end());
-  std::printf("scenario,ms,events,scrapes,syncs,cluster,rows,sequences,router_visits,replica_visits,pod_views,decisions,detailed\n");
+  std::printf("scenario,ms,events,scrapes,syncs,cluster,rows,sequences,router_visits,replica_visits,pod_views,decisions,detailed,fits\n");
   for (const std::string& f : files) {
     std::ifstream in(f);
     std::stringstream text;
@@ -339,8 +339,8 @@ TEST_CASE("calibration: wall time against the work counts", "[.calibration]") {
       w = run_simulation(s, unbounded).work;
       best = std::min(best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
-    std::printf("%s,%.1f,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld\n", std::filesystem::path(f).filename().string().c_str(), best,
+    std::printf("%s,%.1f,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld\n", std::filesystem::path(f).filename().string().c_str(), best,
                 (long long)w.events, (long long)w.scrapes, (long long)w.syncs, (long long)w.cluster, (long long)w.rows, (long long)w.sequences, (long long)w.router_visits, (long long)w.replica_visits,
-                (long long)w.pod_views, (long long)w.decisions, (long long)w.detailed);
+                (long long)w.pod_views, (long long)w.decisions, (long long)w.detailed, (long long)w.fits);
   }
 }

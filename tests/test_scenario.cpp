@@ -242,7 +242,8 @@ TEST_CASE("strategy custom takes an HPA spec, and only custom does", "[scenario]
               "only used with strategy \"custom\"");
   check_error({{"autoscaler", {{"strategy", "custom"}, {"hpa", "min 1 max 3"}}}}, "/autoscaler/hpa",
               "expected an object");
-  const Json spec = {{"minReplicas", 1}, {"maxReplicas", 3}};
+  check_error({{"autoscaler", {{"strategy", "custom"}, {"hpa", {{"maxReplicas", 3}}}}}}, "/autoscaler/hpa/metrics", "no Resource metric");
+  const Json spec = {{"minReplicas", 1}, {"maxReplicas", 3}, {"metrics", Json::parse(R"([{"type": "Pods", "pods": {"metric": {"name": "vllm:num_requests_waiting"}, "target": {"type": "AverageValue", "averageValue": "5"}}}])")}};
   const Scenario s = parse_scenario({{"autoscaler", {{"strategy", "custom"}, {"hpa", spec}}}});
   REQUIRE(s.pools[0].autoscaler.hpa);
   CHECK(hpa::hpa_spec_to_json(*s.pools[0].autoscaler.hpa) == spec);

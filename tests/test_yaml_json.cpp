@@ -363,7 +363,7 @@ TEST_CASE("syntax errors in plain words, at the line of the mistake", "[yaml]") 
       {"unclosed \" at the end", "a: 1\nb: \"abc\nc: 3\n", "",
        "malformed YAML at line 2, column 4: the quote \" opened here is never closed"},
       {"unclosed ' at the end", "b: 'abc\n", "", "line 1, column 4: the quote ' opened here is never closed"},
-      {"unclosed \" without a final line break", "b: \"abc", "", "the text ends inside a quoted value"},
+      {"unclosed \" without a final line break", "b: \"abc", "", "line 1, column 4: the quote \" opened here is never closed"},
       {"unclosed \" before another quote", "a: \"10%\n- b: \"0\"\n", "",
        "malformed YAML at line 1, column 4: the quoted value that starts here runs on to line 2: is its closing \" missing?"},
       {"text after a quoted value", "a: \"x\" y\n", "", "line 1, column 8: more text after a complete value on this line"},

@@ -51,9 +51,13 @@ export class DecisionLog {
     container.append(this.root);
   }
 
-  /** Shows a run's decisions (replacing any previous ones). */
-  render(decisions) {
+  /**
+   * Shows a run's decisions (replacing any previous ones). `bounds` is the result's `decision_log`
+   * (present only when the log folded repeats or dropped records: docs/limits.md).
+   */
+  render(decisions, bounds) {
     this.decisions = decisions ?? [];
+    this.bounds = bounds ?? null;
     const prefix = `decision-${idPart(this.runName)}-`;
     this.rows = this.decisions.map((d, i) => {
       const change = isChange(d);
@@ -64,7 +68,8 @@ export class DecisionLog {
         el('td', { class: 'num', text: formatTime(d.t_s) }),
         el('td', { text: d.controller ?? '' }),
         el('td', { class: 'num replicas', text: `${d.current_replicas} → ${d.desired_replicas}` }),
-        el('td', { class: 'reason', text: d.reason ?? '' }),
+        el('td', { class: 'reason', text: (d.reason ?? '') +
+          (d.repeats ? ` (×${(d.repeats + 1).toLocaleString('en-US')}, last at ${formatTime(d.last_t_s)})` : '') }),
         el('td', {}, toggle));
     });
     this.body.replaceChildren(...this.rows);
@@ -107,8 +112,12 @@ export class DecisionLog {
       if (hide) this._toggle(i, false);
       else shown++;
     });
+    const b = this.bounds;
+    const n = (v) => v.toLocaleString('en-US');
     this.count.textContent = `${this.decisions.length} decisions, ${changes} changed the replica count` +
-      (shown < this.decisions.length ? `; ${shown} shown` : '');
+      (shown < this.decisions.length ? `; ${shown} shown` : '') +
+      (b ? `. The controllers made ${n(b.recorded)}: past ${n(b.fold_after)}, ${n(b.folded)} repeats were folded into the ` +
+           `entry they repeat` + (b.not_kept ? ` and ${n(b.not_kept)} were only counted (the log keeps at most ${n(b.max_records)})` : '') : '');
   }
 
   /** Index of the decision at time `t` (seconds), or the last one before it; -1 if none. */

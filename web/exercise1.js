@@ -93,7 +93,7 @@ export class Exercise1Panel extends ExercisePanel {
     this.logsBox.replaceChildren();
     this.logs = names.map((name) => {
       const log = new DecisionLog(this.logsBox, { runName: name, title: this._title(name) });
-      log.render(this.runs[name].result.decisions);
+      log.render(this.runs[name].result.decisions, this.runs[name].result.decision_log);
       return { name, log };
     });
   }

@@ -169,7 +169,7 @@ export class Exercise2Panel extends ExercisePanel {
       // A day holds thousands of controller actions: the rows are built when the log is first opened.
       const details = el('details', { class: 'day-log', ontoggle: () => {
         if (!details.open || logBox.childElementCount) return;
-        new DecisionLog(logBox, { runName: 'ex2-day', title: 'Your NodePool, one day' }).render(decisions);
+        new DecisionLog(logBox, { runName: 'ex2-day', title: 'Your NodePool, one day' }).render(decisions, result.decision_log);
       } }, el('summary', { text: `Decision log: every controller action of the day (${decisions.length.toLocaleString('en-US')})` }), logBox);
       box.replaceChildren(el('h4', { text: "Your pool's simulated day" }), tiles, charts, details);
       const specs = withNodesChart(DAY_CHARTS, [result.series]);

@@ -206,7 +206,7 @@ export class PlaygroundPanel {
   _render(result, scenario) {
     renderSummaryTiles(this.summaryBox, result.summary);
     this.charts.update(result.series);
-    this.log.render(result.decisions);
+    this.log.render(result.decisions, result.decision_log);
     this.specBox.textContent = result.autoscaler ? JSON.stringify(result.autoscaler, null, 2) : '(not reported)';
     this.rev += 1;
     // What was run, for tests and for anyone inspecting the page: the latest change always wins.

@@ -33,7 +33,7 @@ RunCounts simulate(const PreparedScenario& prepared) {
   const RunResult r = run_simulation(prepared.scenario);
   const WorkCounts& w = r.work;
   return RunCounts{r.num_events, r.summary.num_requests, w.units(),
-                   {w.sequences, w.router_visits, w.replica_visits, w.pod_views, w.decisions, w.detailed}};
+                   {w.sequences, w.router_visits, w.replica_visits, w.pod_views, w.decisions, w.detailed, w.fits}};
 }
 
 std::uint64_t parse_seed(const std::string& text) {
@@ -64,6 +64,7 @@ Loaded load(const std::string& definition_json) {
   l.id = id->get<std::string>();
   l.ops = find_exercise(l.id);
   if (!l.ops) throw InputError("/id", "no grader for exercise \"" + l.id.substr(0, 32) + "\"; known: " + known_exercise_ids());
+  check_definition(l.definition, *l.ops);
   return l;
 }
 

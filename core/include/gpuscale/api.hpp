@@ -39,8 +39,9 @@ struct RunCounts {
   std::int64_t events = 0;    // kernel events processed
   std::int64_t requests = 0;  // requests that arrived
   std::int64_t work = 0;      // work units the budget counted (docs/limits.md)
-  // Its terms: sequences stepped, router visits, replica visits, pod views, decisions, detailed ones.
-  std::int64_t terms[6] = {};
+  // Its terms: sequences stepped, router visits, replica visits, pod views, decisions, detailed ones,
+  // pods tried against nodes.
+  std::int64_t terms[7] = {};
 };
 RunCounts simulate(const PreparedScenario& prepared);
 

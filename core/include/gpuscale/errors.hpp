@@ -10,6 +10,9 @@ namespace gpuscale {
 // escaped, invalid UTF-8 bytes as \xNN, any unbroken run longer than `max_run` bytes shortened, and
 // the whole at most `max_total` bytes. A 3 MB key or a NUL never reaches a terminal or the page.
 std::string sanitize_for_message(const std::string& text, std::size_t max_run = 160, std::size_t max_total = 4000);
+// A JSON pointer made safe the same way, segment by segment: a segment longer than 100 bytes (a 3 MB
+// key) is shortened, so a path of ordinary keys stays a pointer however deep; at most 2000 bytes.
+std::string sanitize_path(const std::string& path);
 // A user's string quoted for a message: "abc", or "abcd…" (1234567 characters) when long.
 std::string quote_for_message(const std::string& text, std::size_t max_chars = 60);
 
@@ -19,7 +22,7 @@ std::string quote_for_message(const std::string& text, std::size_t max_chars = 6
 class InputError : public std::runtime_error {
  public:
   InputError(const std::string& path, const std::string& message)
-      : InputError(Clean{sanitize_for_message(path, 80, 600), sanitize_for_message(message)}) {}
+      : InputError(Clean{sanitize_path(path), sanitize_for_message(message)}) {}
   const std::string& path() const { return path_; }
   const std::string& message() const { return message_; }
 

@@ -33,7 +33,7 @@ LabelSelector parse_selector(const Json& value, const std::string& path) {
     if (labels->size() > 100) throw InputError(lp, "has more than 100 labels");
     for (auto it = labels->begin(); it != labels->end(); ++it) {
       if (!it.value().is_string()) {
-        throw InputError(lp + "/" + it.key(), "expected a string, found " + type_name(it.value()));
+        throw InputError(lp + "/" + json_pointer_token(it.key()), "expected a string, found " + type_name(it.value()));
       }
       sel.match_labels[it.key()] = it.value().get<std::string>();
     }
@@ -273,7 +273,7 @@ std::map<std::string, MetricValue> parse_metric_values(const Json& value, const 
     throw InputError(path, "has more than " + std::to_string(kMaxHpaMetrics) + " metrics");
   std::map<std::string, MetricValue> out;
   for (auto it = value.begin(); it != value.end(); ++it)
-    out[it.key()] = parse_metric_value(it.value(), path + "/" + it.key());
+    out[it.key()] = parse_metric_value(it.value(), path + "/" + json_pointer_token(it.key()));
   return out;
 }
 
@@ -282,8 +282,8 @@ std::map<std::string, std::int64_t> parse_quantity_map(const Json& value, const 
   if (value.size() > 100) throw InputError(path, "has more than 100 entries");
   std::map<std::string, std::int64_t> out;
   for (auto it = value.begin(); it != value.end(); ++it) {
-    std::int64_t v = quantity_milli(it.value(), path + "/" + it.key());
-    if (non_negative && v < 0) throw InputError(path + "/" + it.key(), "must not be negative");
+    std::int64_t v = quantity_milli(it.value(), path + "/" + json_pointer_token(it.key()));
+    if (non_negative && v < 0) throw InputError(path + "/" + json_pointer_token(it.key()), "must not be negative");
     out[it.key()] = v;
   }
   return out;
@@ -570,7 +570,7 @@ Observed parse_observed(const Json& value, const std::string& path) {
       throw InputError(ep, "has more than " + std::to_string(kMaxHpaMetrics) + " entries");
     for (auto it = errs->begin(); it != errs->end(); ++it) {
       if (!it.value().is_string() || it.value().get<std::string>().empty()) {
-        throw InputError(ep + "/" + it.key(),
+        throw InputError(ep + "/" + json_pointer_token(it.key()),
                          "expected a non-empty string (the fetch error), found " + type_name(it.value()));
       }
       obs.pod_metric_errors[it.key()] = it.value().get<std::string>();

@@ -27,6 +27,8 @@ const char* const kServedPodsMetrics[5] = {"DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_
                                            "vllm:num_requests_running", "vllm:kv_cache_usage_perc"};
 const char* const kServedExternalMetrics[3] = {"vllm:num_requests_waiting", "vllm:num_requests_running", "interceptor_concurrency"};
 
+std::string served_pods_metrics_text() { return names_text(kServedPodsMetrics, 5); }
+
 std::string unserved_metric(const hpa::MetricSpec& m) {
   const auto served = [&](const char* const* names, std::size_t n) {
     return std::any_of(names, names + n, [&](const char* name) { return m.metric.name == name; });

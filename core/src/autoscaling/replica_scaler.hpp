@@ -72,6 +72,8 @@ extern const char* const kServedExternalMetrics[3];
 // "" if the simulation can serve the metric `m` asks for; else why not and what it serves. An HPA
 // reading any other metric could only report FailedGet…Metric at every sync.
 std::string unserved_metric(const hpa::MetricSpec& m);
+// "DCGM_FI_DEV_GPU_UTIL, ...": the Pods metrics served, for messages.
+std::string served_pods_metrics_text();
 
 // The Kubernetes HPA controller for one HPA object: its spec, the controller flags, its memory.
 class HpaScaler : public ReplicaScaler {

@@ -87,11 +87,26 @@ struct Registered {
   const char* id;
   ExerciseOps ops;
 };
+// What every definition holds, then each exercise's own fields (exercises/ex*.json).
+#define GPUSCALE_COMMON_FIELDS {"/title", 's'}, {"/text", 's'}, {"/variant", 'o'}, {"/base_scenario", 'o'}
 const Registered kExercises[] = {
-    {"1", {exercise1::variant, exercise1::grade, exercise1::explain, exercise1::solve}},
-    {"2", {exercise2::variant, exercise2::grade, exercise2::explain, exercise2::solve}},
-    {"5", {exercise5::variant, exercise5::grade, exercise5::explain, exercise5::solve}},
+    {"1",
+     {exercise1::variant, exercise1::grade, exercise1::explain, exercise1::solve,
+      {GPUSCALE_COMMON_FIELDS, {"/variant/quiet_s", 'o'}, {"/variant/spike_s", 'o'}, {"/variant/quiet_rps", 'o'}, {"/variant/spike_rps", 'o'},
+       {"/variant/tail_rps", 'o'}, {"/variant/timeout_s", 'o'}, {"/runs", 'o'}, {"/compare", 'o'}, {"/compare/first", 's'},
+       {"/compare/second", 's'}, {"/questions", 'a'}, {"/hints", 'o'}, {"/explanation", 's'}, {"/mechanisms", 'o'}, {"/lesson_note", 's'}}}},
+    {"2",
+     {exercise2::variant, exercise2::grade, exercise2::explain, exercise2::solve,
+      {GPUSCALE_COMMON_FIELDS, {"/variant/slo_kind", 'o'}, {"/variant/ttft_target_s", 'o'}, {"/variant/attainment_pct", 'o'},
+       {"/variant/web_replicas", 'o'}, {"/variant/web_cpu", 'o'}, {"/variant/web_memory_gib", 'o'}, {"/variant/cost_margin_pct", 'o'},
+       {"/starter_yaml", 's'}, {"/reference_nodepool", 'o'}, {"/criteria", 'o'}, {"/messages", 'o'}}}},
+    {"5",
+     {exercise5::variant, exercise5::grade, exercise5::explain, exercise5::solve,
+      {GPUSCALE_COMMON_FIELDS, {"/variant/gpu_hour_usd", 'o'}, {"/variant/failed_request_usd", 'o'}, {"/variant/sla_credit_usd", 'o'},
+       {"/variant/model_load_s", 'o'}, {"/variant/rate_scale", 'o'}, {"/baseline", 'o'}, {"/baseline/params", 'o'}, {"/runs", 'o'},
+       {"/questions", 'a'}, {"/tolerance", 'n'}, {"/hints", 'o'}, {"/explanation", 's'}}}},
 };
+#undef GPUSCALE_COMMON_FIELDS
 
 }  // namespace
 
@@ -100,6 +115,23 @@ const ExerciseOps* find_exercise(const std::string& id) {
     if (id == e.id) return &e.ops;
   }
   return nullptr;
+}
+
+void check_definition(const Json& definition, const ExerciseOps& ops) {
+  draw_variant_params(definition, 0);  // the variant ranges first: each is checked as it is drawn
+  for (const DefinitionField& f : ops.required) {
+    const Json::json_pointer at(f.pointer);
+    const std::string where = f.pointer;
+    const std::string parent = where.substr(0, where.rfind('/'));
+    if (!parent.empty() && !definition.contains(Json::json_pointer(parent))) continue;  // reported at the parent
+    if (!definition.contains(at)) throw InputError(where, "is required: the exercise's grader reads it");
+    const Json& v = definition.at(at);
+    const bool ok = f.type == 's' ? v.is_string() : f.type == 'n' ? v.is_number() : f.type == 'o' ? v.is_object() : v.is_array();
+    if (!ok) {
+      const char* want = f.type == 's' ? "a string" : f.type == 'n' ? "a number" : f.type == 'o' ? "an object" : "an array";
+      throw InputError(where, std::string("expected ") + want + ", found " + type_name(v));
+    }
+  }
 }
 
 std::string known_exercise_ids() {

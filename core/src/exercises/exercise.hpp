@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "io/json_reader.hpp"
 #include "provisioning/karpenter/nodepool.hpp"
@@ -23,12 +24,23 @@ std::string fill_template(const std::string& text, const Json& params);
 void merge_json(Json& base, const Json& patch);
 
 // The operations every exercise offers, by id ("1", "5", ...).
+// A field an exercise's grader reads from its definition, and the JSON type it must have
+// ('s' string, 'n' number, 'o' object, 'a' array).
+struct DefinitionField {
+  const char* pointer;
+  char type;
+};
+
 struct ExerciseOps {
   Json (*variant)(const Json& definition, std::uint64_t seed);
   Json (*grade)(const Json& definition, std::uint64_t seed, const Json& answer);
   Json (*explain)(const Json& definition, std::uint64_t seed);
   Json (*solve)(const Json& definition, std::uint64_t seed);
+  std::vector<DefinitionField> required;  // what the four read; check_definition() checks it first
 };
+// Throws InputError with the field's path when a required field is missing or of the wrong type, so a
+// teacher's edited definition is refused the way a scenario is, before a grader reads it.
+void check_definition(const Json& definition, const ExerciseOps& ops);
 // nullptr for an id without a grader.
 const ExerciseOps* find_exercise(const std::string& id);
 // The ids that have graders, for error messages.

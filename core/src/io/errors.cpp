@@ -78,6 +78,24 @@ std::string sanitize_for_message(const std::string& text, std::size_t max_run, s
   return out;
 }
 
+std::string sanitize_path(const std::string& path) {
+  constexpr std::size_t kMaxSegment = 100, kMaxTotal = 2000;
+  std::string out;
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    std::size_t end = path.find('/', start);
+    if (end == std::string::npos) end = path.size();
+    if (start > 0) out += '/';
+    if (out.size() >= kMaxTotal) {
+      out += "… (" + std::to_string(path.size() - start) + " more bytes)";
+      break;
+    }
+    out += sanitize_for_message(path.substr(start, end - start), kMaxSegment, kMaxSegment * 6);
+    start = end + 1;
+  }
+  return out;
+}
+
 std::string quote_for_message(const std::string& text, std::size_t max_chars) {
   std::string out = "\"";
   std::size_t i = 0, chars = 0;

@@ -186,9 +186,31 @@ Json parse_json_text(const std::string& text, std::size_t max_bytes) {
     throw InputError("", "input is " + std::to_string(text.size()) + " bytes; at most " +
                              std::to_string(max_bytes) + " bytes are accepted");
   }
+  // A UTF-8 byte-order mark is allowed (RFC 8259 §8.1) and skipped here, so that positions count
+  // from the first character an editor shows (nlohmann's lexer would count its three bytes).
+  const std::size_t start = text.rfind("\xEF\xBB\xBF", 0) == 0 ? 3 : 0;
+  if (text.rfind("\xFF\xFE", 0) == 0 || text.rfind("\xFE\xFF", 0) == 0 ||
+      (text.size() >= 2 && (text[0] == '\0' || text[1] == '\0'))) {
+    throw InputError("", "the text is UTF-16 (it starts with a UTF-16 byte-order mark or NUL bytes); save it as UTF-8");
+  }
+  if (start == 3 && text.compare(3, 3, "\xEF\xBB\xBF") == 0) {
+    throw InputError("", "malformed JSON at line 1, column 1: a second byte-order mark (the file was saved twice with one?); remove it");
+  }
   Json root;
   StrictBuilder builder(root);
-  Json::sax_parse(text, &builder);
+  if (start == 0) {
+    Json::sax_parse(text, &builder);
+  } else {
+    Json::sax_parse(text.begin() + 3, text.end(), &builder);
+  }
+  // A NUL byte is no JSON. Inside a string the parser refuses it (control characters are escaped);
+  // outside, nlohmann's lexer takes it for the end of the input and would ignore what follows.
+  if (const std::size_t nul = text.find('\0', start); nul != std::string::npos) {
+    const std::size_t line_start = text.rfind('\n', nul) == std::string::npos ? start : text.rfind('\n', nul) + 1;
+    const auto line = 1 + std::count(text.begin() + static_cast<std::ptrdiff_t>(start), text.begin() + static_cast<std::ptrdiff_t>(nul), '\n');
+    throw InputError("", "malformed JSON at line " + std::to_string(line) + ", column " + std::to_string(nul - line_start + 1) +
+                             ": a NUL byte, which JSON text cannot hold (is the file UTF-16, or two files glued together?)");
+  }
   return root;
 }
 

@@ -154,7 +154,7 @@ KedaConfig parse_keda(const Json& j, const std::string& path, std::int64_t min_r
 }
 
 // A custom HPA inside a scenario: the replica cap of every pool and only metrics the simulation serves.
-void check_custom_hpa(const hpa::HorizontalPodAutoscalerSpec& spec, const std::string& path) {
+void check_custom_hpa(const hpa::HorizontalPodAutoscalerSpec& spec, const Json& written, const std::string& path) {
   const auto cap = [&](std::int64_t n, const char* key) {
     if (n > Limits::kMaxReplicas) {
       throw InputError(path + "/" + key, "is " + std::to_string(n) + "; a pool runs at most " + std::to_string(Limits::kMaxReplicas) +
@@ -163,6 +163,11 @@ void check_custom_hpa(const hpa::HorizontalPodAutoscalerSpec& spec, const std::s
   };
   if (spec.min_replicas) cap(*spec.min_replicas, "minReplicas");
   cap(spec.max_replicas, "maxReplicas");
+  if (!written.contains("metrics") || written["metrics"].empty()) {
+    throw InputError(path + "/metrics", "is missing: the API defaults an HPA without metrics to CPU utilization at 80 %, and the "
+                                        "simulation models no CPU usage, so no Resource metric can be served; give a Pods metric (" +
+                                            served_pods_metrics_text() + ")");
+  }
   for (std::size_t i = 0; i < spec.metrics.size(); ++i) {
     const hpa::MetricSpec& m = spec.metrics[i];
     const std::string why = unserved_metric(m);
@@ -206,11 +211,21 @@ AutoscalerConfig parse_autoscaler(const Json& j, const std::string& path, const 
   }
   if (as.strategy == ScalerStrategy::Custom) {
     if (!custom) throw InputError(path + "/hpa", "strategy \"custom\" needs an autoscaling/v2 HorizontalPodAutoscalerSpec here");
+    // The spec is the whole HPA: the strategies' shorthands next to it would be silently ignored.
+    for (const auto& [key, in_spec] : {std::pair<const char*, const char*>{"min_replicas", "minReplicas"}, {"max_replicas", "maxReplicas"},
+                                       {"target", "the target of each of its metrics"}, {"behavior", "behavior"}}) {
+      if (r.has(key)) {
+        throw InputError(path + "/" + key, std::string("is not used with strategy \"custom\": the HPA spec in autoscaler.hpa has its own (") +
+                                               in_spec + "); write it there");
+      }
+    }
     as.hpa = hpa::parse_hpa_spec(*custom, path + "/hpa");
-    check_custom_hpa(*as.hpa, path + "/hpa");
+    check_custom_hpa(*as.hpa, *custom, path + "/hpa");
   } else if (custom) {
     throw InputError(path + "/hpa", "is only used with strategy \"custom\"");
-  } else if (as.strategy != ScalerStrategy::Fixed) {
+  } else if (as.strategy == ScalerStrategy::Fixed) {
+    if (behavior) throw InputError(path + "/behavior", "is not used with strategy \"fixed\", which runs no HPA (a fixed replica count)");
+  } else {
     as.hpa = preset_hpa_spec(as.strategy, deployment, static_cast<std::int32_t>(as.min_replicas), static_cast<std::int32_t>(as.max_replicas),
                              as.target, behavior);
   }
@@ -227,6 +242,7 @@ void parse_cold_start(ObjectReader& r, ColdStartConfig& cs) {
 PoolConfig parse_pool(const Json& j, const std::string& path, int index, const Scenario& s) {
   ObjectReader r(j, path);
   PoolConfig pool;
+  if (!r.has("name")) throw InputError(path + "/name", "is required: the pool's Deployment name (lowercase letters, digits and '-')");
   pool.name = r.get_string("name", "", 63);
   if (!is_dns1123_label(pool.name)) {
     throw InputError(path + "/name", "\"" + pool.name.substr(0, 64) + "\" is not a valid Deployment name (lowercase letters, digits and '-', at most 63)");
@@ -297,6 +313,12 @@ void parse_cluster(const Json& j, Scenario& s) {
       ObjectReader wr((*v)[i], p);
       WorkloadPods w;
       w.name = wr.get_string("name", "web", 63);
+      if (!is_dns1123_label(w.name)) {
+        throw InputError(p + "/name", quote_for_message(w.name) + " is not a valid Deployment name (lowercase letters, digits and '-', at most 63)");
+      }
+      for (const WorkloadPods& other : c.workloads) {
+        if (other.name == w.name) throw InputError(p + "/name", quote_for_message(w.name) + " names another workload too; names are unique");
+      }
       w.replicas = wr.get_int("replicas", 1, 0, 1000);
       w.pod.name = w.name;
       w.pod.owner = PodOwner{PodOwner::Kind::Workload, static_cast<int>(i), w.name};
@@ -327,7 +349,16 @@ void parse_cluster(const Json& j, Scenario& s) {
       throw InputError("/cluster/nodepools", "provisioner \"karpenter\" needs at least one karpenter.sh/v1 NodePool");
     }
     expect_array(*nodepools, "/cluster/nodepools", 16);
-    for (std::size_t i = 0; i < nodepools->size(); ++i) c.nodepools.push_back(parse_nodepool((*nodepools)[i], "/cluster/nodepools/" + std::to_string(i)));
+    for (std::size_t i = 0; i < nodepools->size(); ++i) {
+      const std::string p = "/cluster/nodepools/" + std::to_string(i);
+      NodePool np = parse_nodepool((*nodepools)[i], p);
+      for (const NodePool& other : c.nodepools) {
+        if (other.name == np.name) {
+          throw InputError(p + "/metadata/name", quote_for_message(np.name) + " names another NodePool too; a cluster has one object per name");
+        }
+      }
+      c.nodepools.push_back(std::move(np));
+    }
   } else if (nodepools) {
     throw InputError("/cluster/nodepools", "only used with provisioner \"karpenter\"");
   }
@@ -354,6 +385,12 @@ void parse_cluster(const Json& j, Scenario& s) {
       nr.finish();
       // An instance_type left out means p5.48xlarge: an error about it names the entry, not a field never written.
       n.type_index = type_given ? type_index(c, type, p + "/instance_type") : type_index(c, type, p, "gives no instance_type, and the default ");
+      if (const InstanceType& t = c.instance_types[static_cast<std::size_t>(n.type_index)];
+          !n.zone.empty() && std::find(t.zones.begin(), t.zones.end(), n.zone) == t.zones.end()) {
+        std::string list;
+        for (const auto& z : t.zones) list += (list.empty() ? "" : ", ") + z;
+        throw InputError(p + "/zone", quote_for_message(n.zone) + ": " + t.name + " is offered in " + list);
+      }
       if (n.owner.empty()) {
         n.owner = !c.nodepools.empty() ? c.nodepools.front().name
                   : !c.cluster_autoscaler.node_groups.empty() ? c.cluster_autoscaler.node_groups.front().name
@@ -508,7 +545,19 @@ Scenario parse_scenario(const Json& doc) {
     }
   }
   if (const Json* c = r.raw("cluster")) {
-    parse_cluster(expand_cluster_preset(*c), s);
+    const bool preset = c->is_object() && c->contains("preset") && (*c)["preset"] != "none";
+    try {
+      parse_cluster(expand_cluster_preset(*c), s);
+    } catch (const InputError& e) {
+      // A field the preset wrote is not the learner's: point at what they wrote (instance_types).
+      const std::string& at = e.path();
+      if (preset && (at.rfind("/cluster/cluster_autoscaler/", 0) == 0 || at.rfind("/cluster/nodepools/", 0) == 0) && c->contains("instance_types")) {
+        throw InputError("/cluster/instance_types", "does not fit cluster.preset " + quote_for_message((*c)["preset"].dump()) +
+                                                        ", whose configuration reads it: " + e.message() +
+                                                        " (add that type to instance_types, or leave instance_types out for the whole catalogue)");
+      }
+      throw;
+    }
   } else {
     s.cluster.instance_types = default_instance_types();
   }

@@ -11,7 +11,14 @@ bool fits_resources(const PodTemplate& pod, int gpus_free, std::int64_t cpu_free
   return pod.gpus <= gpus_free && pod.cpu_milli <= cpu_free_milli && pod.memory_mib <= memory_free_mib;
 }
 
+namespace {
+thread_local std::int64_t fit_checks = 0;
+}  // namespace
+
+std::int64_t fit_checks_so_far() { return fit_checks; }
+
 Fit check_fit(const PodTemplate& pod, const NodeFit& node) {
+  ++fit_checks;
   Fit f;
   if (!node.schedulable) {
     f.failure = FitFailure::Unschedulable;

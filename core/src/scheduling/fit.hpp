@@ -52,4 +52,10 @@ Fit check_fit(const PodTemplate& pod, const Node& node);
 // ... and over an empty, Initialized node of this type with these labels and taints.
 Fit check_fit_type(const PodTemplate& pod, const InstanceType& type, const Labels& labels, const std::vector<Taint>& taints);
 
+// How many times this thread has asked the predicate, ever. The work budget (sim/budget.hpp) reads
+// the difference over a run: the passes of the schedulers and provisioners over pods × nodes are the
+// cluster's cost, and they are deep inside pure controllers that return no counts. A count, never a
+// clock, so where a run stops stays deterministic.
+std::int64_t fit_checks_so_far();
+
 }  // namespace gpuscale

@@ -104,12 +104,12 @@ void check_work_budget(const Scenario& s, const WorkLimits& limits) {
   const double log_units = e.logged_syncs * (double(WorkCounts::kDecision) + (s.output.decision_detail ? double(WorkCounts::kDetail) : 0)) / 1000;
   if (e.units > static_cast<double>(limits.max_work) && log_units > e.units / 2) {
     const double fit = e.logged_syncs * static_cast<double>(limits.max_work) / e.units;
-    throw InputError(s.output.decision_detail ? "/output/decision_detail" : "/output/hpa_syncs",
+    throw InputError(s.output.decision_detail ? "/output/decision_detail" : pool_path(s, 0, "autoscaler/sync_period_s"),
                      "would explain " + count(e.logged_syncs) + " autoscaler syncs" + (s.output.decision_detail ? " in full detail" : "") +
                          " (duration_s " + num(s.duration_s) + " s over the sync periods): about " + count(e.units) +
                          " units of work; a run may take at most " + count(double(limits.max_work)) + ", about " + count(fit) +
                          " syncs. Set output.hpa_syncs to \"changes\" (only the syncs that change the replica count are explained)" +
-                         (s.output.decision_detail ? ", turn output.decision_detail off," : "") + " or raise the sync period");
+                         (s.output.decision_detail ? ", turn output.decision_detail off," : "") + " or raise autoscaler.sync_period_s (and keda.polling_interval_s)");
   }
   if (e.events <= max_events && e.units <= static_cast<double>(limits.max_work)) return;
   // Name what drives the estimate most, with what would fit.
@@ -162,15 +162,37 @@ void WorkMeter::stop(std::int64_t now_micros) const {
                         count(double(c.events)) + " events, the most of them " + kNames[top] + ", " + count(double(by_kind_[top])) + "; " +
                         count(double(c.sequences)) + " sequences stepped in engine batches; " +
                         count(double(c.router_visits + c.replica_visits + c.pod_views)) + " replicas and pods visited by the router, scrapes and syncs; " +
-                        count(double(c.decisions)) + " decisions explained). ";
+                        count(double(c.decisions)) + " decisions explained; " + count(double(c.fits)) + " pods tried against nodes). ";
+  const std::int64_t fitting = c.fits * WorkCounts::kFit;
   std::string path = "/duration_s";
-  if (explaining >= std::max({events, batches, visits})) {
-    path = c.detailed * 2 > c.decisions ? "/output/decision_detail" : "/cluster";
-    message += c.detailed * 2 > c.decisions
-                   ? "Most of the work was explaining decisions in full detail: turn output.decision_detail off, set output.hpa_syncs to "
-                     "\"changes\", or raise the sync period. "
-                   : "Most of the work was explaining decisions, over and over: pods that stay pending are retried and explained at every "
-                     "attempt, so check that every pod fits a NodePool or node group (and set output.hpa_syncs to \"changes\" for long runs). ";
+  if (fitting >= std::max({events, batches, visits, explaining})) {
+    // Trying every pending pod against every node (and every offering) at each pass: pods × nodes.
+    std::size_t most = 0;
+    const auto& w = s_.cluster.workloads;
+    for (std::size_t i = 1; i < w.size(); ++i) {
+      if (w[i].replicas > w[most].replicas) most = i;
+    }
+    const bool workload = !w.empty() && w[most].replicas >= 100;
+    path = workload ? "/cluster/workloads/" + std::to_string(most) + "/replicas" : pool_path(s_, 0, "autoscaler/max_replicas");
+    message += "Most of the work was the scheduler and the node provisioner trying pods against nodes (" + count(double(c.fits)) +
+               " fit checks), which grows with pods × nodes at every pass: " +
+               (workload ? "lower the replicas of cluster.workloads (" + quote_for_message(w[most].name) + " has " +
+                               count(double(w[most].replicas)) + ") or make its pods fewer and larger. "
+                         : std::string("lower the replica counts or make the pods fewer and larger. "));
+  } else if (explaining >= std::max({events, batches, visits})) {
+    if (c.detailed * 2 > c.decisions) {
+      path = "/output/decision_detail";
+      message += "Most of the work was explaining decisions in full detail: turn output.decision_detail off, set output.hpa_syncs to "
+                 "\"changes\", or raise the sync period. ";
+    } else if (c.scaler_decisions * 2 < c.decisions) {
+      path = "/cluster";
+      message += "Most of the work was explaining the cluster's decisions, over and over: pods that stay pending are retried and "
+                 "explained at every attempt, so check that every pod fits a NodePool or node group. ";
+    } else {
+      path = pool_path(s_, 0, "autoscaler/sync_period_s");
+      message += "Most of the work was explaining autoscaler syncs: set output.hpa_syncs to \"changes\" (only the syncs that change "
+                 "the replica count are explained), or raise autoscaler.sync_period_s (and keda.polling_interval_s). ";
+    }
   } else if (visits >= std::max(events, batches)) {
     path = "/metrics/scrape_interval_s";
     message += "Most of the work was scraping, syncing and visiting replicas (at every scrape, autoscaler sync and arrival): raise "

@@ -168,6 +168,7 @@ void World::on_scaler_sync(Pool& p, std::size_t k) {
   meter_.counts().pod_views += static_cast<std::int64_t>(p.replicas.size());
   ScalerDecision d = p.scalers[k]->sync(snapshot(p), now_, log_policy_);
   meter_.counts().decisions += static_cast<std::int64_t>(d.log.size());
+  meter_.counts().scaler_decisions += static_cast<std::int64_t>(d.log.size());
   for (DecisionRecord& rec : d.log) {
     if (!rec.detail.is_null()) ++meter_.counts().detailed;
     rec.pool = p.log_name;
