@@ -258,33 +258,41 @@ TEST_CASE("a run whose log was bounded says so in its result", "[bounds][decisio
 // ---- linear-time structures ------------------------------------------------------------------------
 
 TEST_CASE("the windowed percentile equals the nearest-rank percentile of the window", "[bounds][metrics]") {
-  Rng rng = Rng::stream(7, "test.window");
-  WindowedQuantile w;
-  std::vector<std::pair<Micros, double>> ref;
-  std::size_t front = 0;
-  Micros t = 0;
-  for (int i = 0; i < 20000; ++i) {
-    t += static_cast<Micros>(rng.uniform_int(4));
-    // Many ties (a coarse grid) and some spread.
-    const double v = i % 3 == 0 ? double(rng.uniform_int(21)) : rng.uniform() * 100;
-    w.push(t, v);
-    ref.emplace_back(t, v);
-    if (i % 7 == 0) {
-      const Micros cutoff = t - 600;
-      w.expire(cutoff);
-      while (front < ref.size() && ref[front].first <= cutoff) ++front;
-      std::vector<double> vals;
-      for (std::size_t k = front; k < ref.size(); ++k) vals.push_back(ref[k].second);
-      REQUIRE(w.size() == vals.size());
-      for (double p : {0.5, 0.9, 0.99, 1.0}) {
-        std::vector<double> copy = vals;
-        REQUIRE(w.percentile(p) == percentile(copy, p));
+  // A short window (selected over at each query) and a long one that grows past the size where the
+  // window is kept sorted in blocks, then shrinks back below it.
+  for (const Micros span : {Micros(600), Micros(30000)}) {
+    INFO("window " << span);
+    Rng rng = Rng::stream(7, "test.window");
+    WindowedQuantile w;
+    std::vector<std::pair<Micros, double>> ref;
+    std::size_t front = 0;
+    Micros t = 0;
+    std::size_t largest = 0;
+    for (int i = 0; i < 40000; ++i) {
+      t += static_cast<Micros>(rng.uniform_int(4));
+      // Many ties (a coarse grid) and some spread.
+      const double v = i % 3 == 0 ? double(rng.uniform_int(21)) : rng.uniform() * 100;
+      w.push(t, v);
+      ref.emplace_back(t, v);
+      if (i % 7 == 0) {
+        const Micros cutoff = t - (i < 30000 ? span : span / 20);  // the window shrinks at the end
+        w.expire(cutoff);
+        while (front < ref.size() && ref[front].first <= cutoff) ++front;
+        std::vector<double> vals;
+        for (std::size_t k = front; k < ref.size(); ++k) vals.push_back(ref[k].second);
+        REQUIRE(w.size() == vals.size());
+        largest = std::max(largest, vals.size());
+        for (double p : {0.5, 0.9, 0.99, 1.0}) {
+          std::vector<double> copy = vals;
+          REQUIRE(w.percentile(p) == percentile(copy, p));
+        }
       }
     }
+    if (span > 600) CHECK(largest > 10000);  // it was kept sorted for a while
+    w.expire(t);
+    CHECK(w.size() == 0);
+    CHECK(w.percentile(0.99) == 0);
   }
-  w.expire(t);
-  CHECK(w.size() == 0);
-  CHECK(w.percentile(0.99) == 0);
 }
 
 TEST_CASE("aborting a waiting request is immediate and it is never admitted", "[bounds][engine]") {

@@ -1,9 +1,10 @@
-// A sliding window of (time, value) samples with nearest-rank percentiles in O(√n) per query
-// instead of a selection over the whole window: the windowed P99 TTFT is read at every scrape, and a
-// window of an hour at hundreds of requests a second holds a million samples. The window itself is a
-// FIFO (samples leave from the front, in the order they came); the values are also kept sorted, in
-// blocks of at most 2·kBlock, so an insert or an erase moves at most that many values and a rank is
-// found by summing block sizes. Same answer as percentile() over the window's values.
+// A sliding window of (time, value) samples with nearest-rank percentiles: the windowed P99 TTFT is
+// read at every scrape. The window itself is a FIFO (samples leave from the front, in the order they
+// came). A small window (the usual: a minute of requests) is selected over at each query, which costs
+// less than keeping it sorted; a window of more than kSortAbove samples (an hour at hundreds of
+// requests a second holds a million) is also kept sorted, in blocks of at most 2·kBlock, so an insert
+// or an erase moves at most that many values and a rank is found by summing block sizes. Either way
+// the answer is percentile() over the window's values.
 #pragma once
 #include <algorithm>
 #include <cstddef>
@@ -20,19 +21,39 @@ class WindowedQuantile {
  public:
   void push(Micros t, double v) {
     fifo_.emplace_back(t, v);
-    insert(v);
+    if (sorted_) {
+      insert(v);
+    } else if (fifo_.size() > kSortAbove) {
+      std::vector<double> all;
+      all.reserve(fifo_.size());
+      for (const auto& s : fifo_) all.push_back(s.second);
+      std::sort(all.begin(), all.end());
+      for (std::size_t i = 0; i < all.size(); i += kBlock) {
+        blocks_.emplace_back(all.begin() + static_cast<std::ptrdiff_t>(i), all.begin() + static_cast<std::ptrdiff_t>(std::min(all.size(), i + kBlock)));
+      }
+      sorted_ = true;
+    }
   }
   // Drops the samples at the front with time <= cutoff.
   void expire(Micros cutoff) {
     while (!fifo_.empty() && fifo_.front().first <= cutoff) {
-      erase(fifo_.front().second);
+      if (sorted_) erase(fifo_.front().second);
       fifo_.pop_front();
+    }
+    if (sorted_ && fifo_.size() < kSortAbove / 2) {
+      blocks_.clear();
+      sorted_ = false;
     }
   }
   std::size_t size() const { return fifo_.size(); }
   // Nearest-rank percentile of the values in the window; 0 when empty.
   double percentile(double p) const {
     if (fifo_.empty()) return 0;
+    if (!sorted_) {
+      scratch_.clear();
+      for (const auto& s : fifo_) scratch_.push_back(s.second);
+      return gpuscale::percentile(scratch_, p);
+    }
     std::size_t k = nearest_rank(fifo_.size(), p) - 1;  // 0-based rank
     for (const auto& b : blocks_) {
       if (k < b.size()) return b[k];
@@ -42,7 +63,8 @@ class WindowedQuantile {
   }
 
  private:
-  static constexpr std::size_t kBlock = 512;
+  static constexpr std::size_t kSortAbove = 8192;  // samples
+  static constexpr std::size_t kBlock = 256;        // an insert or erase moves at most 512 values
 
   // The first block whose last value is >= v (blocks are sorted end to end).
   std::size_t block_for(double v) const {
@@ -76,7 +98,9 @@ class WindowedQuantile {
   }
 
   std::deque<std::pair<Micros, double>> fifo_;
-  std::vector<std::vector<double>> blocks_;
+  std::vector<std::vector<double>> blocks_;  // while sorted_
+  bool sorted_ = false;
+  mutable std::vector<double> scratch_;  // a small window's values, selected over at a query
 };
 
 }  // namespace gpuscale

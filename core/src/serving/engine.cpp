@@ -135,8 +135,8 @@ std::uint32_t Engine::new_slot() {
 }
 
 void Engine::release_slot(std::uint32_t slot) {
-  const auto it = slot_of_.find(slots_[slot].id);
-  if (it != slot_of_.end() && it->second == slot) slot_of_.erase(it);
+  const std::uint32_t id = slots_[slot].id;
+  if (const std::uint32_t* at = slot_of_.find(id); at && *at == slot) slot_of_.erase(id);
   slots_[slot] = Request{};
   free_slots_.push_back(slot);
 }
@@ -189,14 +189,14 @@ bool Engine::add_request(std::uint32_t id, int prompt_tokens, int output_tokens,
   r.prompt_tokens = prompt_tokens;
   r.output_tokens = output_tokens;
   waiting_.push_back(slot);
-  slot_of_[id] = slot;
+  slot_of_.set(id, slot);
   return true;
 }
 
 bool Engine::abort_request(std::uint32_t id) {
-  const auto it = slot_of_.find(id);
-  if (it == slot_of_.end()) return false;
-  const std::uint32_t slot = it->second;
+  const std::uint32_t* at = slot_of_.find(id);
+  if (!at) return false;
+  const std::uint32_t slot = *at;
   Request& r = slots_[slot];
   if (r.gone || r.aborted) return false;
   for (std::size_t i = 0; i < running_.size(); ++i) {
@@ -217,7 +217,7 @@ bool Engine::abort_request(std::uint32_t id) {
   r.cached_blocks = 0;
   r.aborted = true;
   ++aborted_waiting_;
-  slot_of_.erase(it);
+  slot_of_.erase(id);
   return true;
 }
 

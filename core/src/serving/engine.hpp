@@ -15,7 +15,6 @@
 #pragma once
 #include <cstdint>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "kernel/time.hpp"
@@ -120,6 +119,63 @@ class Ring {
   std::vector<T> buf_;
   std::size_t head_ = 0;
   std::size_t size_ = 0;
+};
+// Request id → slot: an open-addressing table (linear probing, backward-shift deletion) that
+// allocates only when it grows, where std::unordered_map allocated a node per request. Looked up
+// only, never iterated. Id 0xFFFFFFFF marks an empty cell (request ids stay below 2^31).
+class IdSlotMap {
+ public:
+  static constexpr std::uint32_t kEmpty = 0xFFFFFFFFu;
+  const std::uint32_t* find(std::uint32_t id) const {
+    if (cells_.empty()) return nullptr;
+    for (std::size_t i = home(id);; i = (i + 1) & mask_) {
+      if (cells_[i].id == id) return &cells_[i].slot;
+      if (cells_[i].id == kEmpty) return nullptr;
+    }
+  }
+  void set(std::uint32_t id, std::uint32_t slot) {
+    if ((size_ + 1) * 2 > cells_.size()) grow();
+    std::size_t i = home(id);
+    while (cells_[i].id != kEmpty && cells_[i].id != id) i = (i + 1) & mask_;
+    if (cells_[i].id == kEmpty) ++size_;
+    cells_[i] = {id, slot};
+  }
+  void erase(std::uint32_t id) {
+    if (cells_.empty()) return;
+    std::size_t i = home(id);
+    while (cells_[i].id != id) {
+      if (cells_[i].id == kEmpty) return;
+      i = (i + 1) & mask_;
+    }
+    // Shift back the cells after it that would otherwise be cut off from their home.
+    for (std::size_t j = (i + 1) & mask_; cells_[j].id != kEmpty; j = (j + 1) & mask_) {
+      const std::size_t h = home(cells_[j].id);
+      if (((j - h) & mask_) >= ((j - i) & mask_)) {
+        cells_[i] = cells_[j];
+        i = j;
+      }
+    }
+    cells_[i].id = kEmpty;
+    --size_;
+  }
+
+ private:
+  struct Cell {
+    std::uint32_t id = kEmpty;
+    std::uint32_t slot = 0;
+  };
+  std::size_t home(std::uint32_t id) const { return (static_cast<std::size_t>(id) * 2654435761u) & mask_; }
+  void grow() {
+    std::vector<Cell> old = std::move(cells_);
+    cells_.assign(old.empty() ? 64 : old.size() * 2, Cell{});
+    mask_ = cells_.size() - 1;
+    size_ = 0;
+    for (const Cell& c : old) {
+      if (c.id != kEmpty) set(c.id, c.slot);
+    }
+  }
+  std::vector<Cell> cells_;
+  std::size_t mask_ = 0, size_ = 0;
 };
 }  // namespace detail
 
@@ -234,7 +290,7 @@ class Engine {
   std::size_t aborted_waiting_ = 0;        // entries of waiting_ that were aborted
   // Request id → slot, for aborts in O(1) (a client timeout in a queue of thousands would otherwise
   // scan and shift it: quadratic). Looked up only, never iterated.
-  std::unordered_map<std::uint32_t, std::uint32_t> slot_of_;
+  detail::IdSlotMap slot_of_;
   detail::Ring<FreeSegment> free_queue_;
   std::uint64_t free_queue_head_id_ = 0;   // id of free_queue_.front()
   std::vector<Scheduled> batch_;           // the step under way

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "scenario/scenario.hpp"
+#include "scheduling/fit.hpp"
 
 namespace gpuscale {
 
@@ -79,31 +80,42 @@ WorkEstimate estimate_work(const Scenario& s);
 // the arithmetic, and what would fit.
 void check_work_budget(const Scenario& s, const WorkLimits& limits = {});
 
-// Meters a run against its limits (a WorkCounts plus which kind of event was most common).
+// Meters a run against its limits (a WorkCounts plus which kind of event was most common). It looks at
+// the totals every kCheckEvery events, so a run stops within that many events of its budget, always at
+// the same event (counts, not clocks).
 class WorkMeter {
  public:
   enum Kind : std::uint8_t { Arrival, EngineStep, Timeout, Measure, ScalerSync, Cluster, Other, kKinds };
-  WorkMeter(const Scenario& s, const WorkLimits& limits) : s_(s), limits_(limits) {}
+  static constexpr std::int64_t kCheckEvery = 256;
+  WorkMeter(const Scenario& s, const WorkLimits& limits) : s_(s), limits_(limits), fits_at_start_(fit_checks_so_far()) {}
 
   // Called once per event; throws InputError once the run is past the budget.
-  // `fits` is fit_checks_so_far() - its value when the run started.
-  void event(Kind k, std::int64_t now_micros, std::int64_t fits) {
-    ++counts_.events;
-    counts_.fits = fits;
+  void event(Kind k, std::int64_t now_micros) {
     ++by_kind_[k];
-    if (k == Measure) ++counts_.scrapes;
-    if (k == ScalerSync) ++counts_.syncs;
-    if (k == Cluster) ++counts_.cluster;
+    if (++counts_.events % kCheckEvery != 0) return;
+    refresh();
     if (counts_.events > limits_.max_events || counts_.units() > limits_.max_work) stop(now_micros);
   }
+  // The counters the world adds to (visits, sequences, decisions).
   WorkCounts& counts() { return counts_; }
-  const WorkCounts& counts() const { return counts_; }
+  // Everything counted so far, the per-kind event counts and the fit checks brought up to date.
+  WorkCounts totals() {
+    refresh();
+    return counts_;
+  }
 
  private:
+  void refresh() {
+    counts_.scrapes = by_kind_[Measure];
+    counts_.syncs = by_kind_[ScalerSync];
+    counts_.cluster = by_kind_[Cluster];
+    counts_.fits = fit_checks_so_far() - fits_at_start_;
+  }
   [[noreturn]] void stop(std::int64_t now_micros) const;
 
   const Scenario& s_;
   WorkLimits limits_;
+  std::int64_t fits_at_start_;
   WorkCounts counts_;
   std::array<std::int64_t, kKinds> by_kind_{};
 };

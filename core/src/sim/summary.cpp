@@ -74,7 +74,7 @@ void World::summarize(Summary& sum, const std::vector<const Pool*>& pools, int o
 }
 
 void World::finish() {
-  result_.work = meter_.counts();
+  result_.work = meter_.totals();
   result_.decision_log = log_.stats();
   result_.decisions = std::move(log_.records());
   std::vector<const Pool*> all;

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "scheduling/fit.hpp"
 #include "sim/provisioners.hpp"
 #include "serving/engine_profiles.hpp"
 #include "sim/scalers.hpp"
@@ -110,11 +109,10 @@ RunResult World::run() {
   }
   queue_.push(end_, EventClass::Control, {EventKind::End});
 
-  const std::int64_t fits_before = fit_checks_so_far();
   while (!queue_.empty()) {
     auto ev = queue_.pop();
     ++result_.num_events;
-    meter_.event(meter_kind(ev.payload.kind), ev.time, fit_checks_so_far() - fits_before);
+    meter_.event(meter_kind(ev.payload.kind), ev.time);
     advance_clock(ev.time);
     if (ev.payload.kind == EventKind::End) break;
     dispatch(ev.payload);
