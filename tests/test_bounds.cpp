@@ -260,10 +260,12 @@ TEST_CASE("a run whose log was bounded says so in its result", "[bounds][decisio
 TEST_CASE("the windowed percentile equals the nearest-rank percentile of the window", "[bounds][metrics]") {
   // A short window (selected over at each query) and a long one that grows past the size where the
   // window is kept sorted in blocks, then shrinks back below it.
-  for (const Micros span : {Micros(600), Micros(30000)}) {
-    INFO("window " << span);
+  // And a short one kept sorted from the start (a window of many scrapes).
+  for (const auto& [span, sorted] : {std::pair<Micros, bool>{600, false}, {30000, false}, {600, true}}) {
+    INFO("window " << span << (sorted ? ", kept sorted" : ""));
     Rng rng = Rng::stream(7, "test.window");
     WindowedQuantile w;
+    if (sorted) w.keep_sorted();
     std::vector<std::pair<Micros, double>> ref;
     std::size_t front = 0;
     Micros t = 0;
@@ -289,6 +291,8 @@ TEST_CASE("the windowed percentile equals the nearest-rank percentile of the win
       }
     }
     if (span > 600) CHECK(largest > 10000);  // it was kept sorted for a while
+    CHECK(WindowedQuantile::sorted_pays(60, 1));
+    CHECK_FALSE(WindowedQuantile::sorted_pays(60, 15));
     w.expire(t);
     CHECK(w.size() == 0);
     CHECK(w.percentile(0.99) == 0);

@@ -19,6 +19,15 @@ namespace gpuscale {
 
 class WindowedQuantile {
  public:
+  // Keeping the window sorted costs about 2·kBlock moves a sample; selecting costs the window's size a
+  // query. So sorting pays when a window spans many queries: more than 16 scrapes.
+  static bool sorted_pays(double window_s, double query_interval_s) { return window_s > 16 * query_interval_s; }
+  // From now on (call it before the first push) the window is kept sorted whatever its size.
+  void keep_sorted() {
+    always_sorted_ = true;
+    sorted_ = true;
+  }
+
   void push(Micros t, double v) {
     fifo_.emplace_back(t, v);
     if (sorted_) {
@@ -40,7 +49,7 @@ class WindowedQuantile {
       if (sorted_) erase(fifo_.front().second);
       fifo_.pop_front();
     }
-    if (sorted_ && fifo_.size() < kSortAbove / 2) {
+    if (sorted_ && !always_sorted_ && fifo_.size() < kSortAbove / 2) {
       blocks_.clear();
       sorted_ = false;
     }
@@ -100,6 +109,7 @@ class WindowedQuantile {
   std::deque<std::pair<Micros, double>> fifo_;
   std::vector<std::vector<double>> blocks_;  // while sorted_
   bool sorted_ = false;
+  bool always_sorted_ = false;
   mutable std::vector<double> scratch_;  // a small window's values, selected over at a query
 };
 

@@ -81,8 +81,8 @@ WorkEstimate estimate_work(const Scenario& s);
 void check_work_budget(const Scenario& s, const WorkLimits& limits = {});
 
 // Meters a run against its limits (a WorkCounts plus which kind of event was most common). It looks at
-// the totals every kCheckEvery events, so a run stops within that many events of its budget, always at
-// the same event (counts, not clocks).
+// the totals after every cluster event and sync and every kCheckEvery events otherwise, so a run stops
+// within that many light events of its budget, always at the same event (counts, not clocks).
 class WorkMeter {
  public:
   enum Kind : std::uint8_t { Arrival, EngineStep, Timeout, Measure, ScalerSync, Cluster, Other, kKinds };
@@ -92,7 +92,9 @@ class WorkMeter {
   // Called once per event; throws InputError once the run is past the budget.
   void event(Kind k, std::int64_t now_micros) {
     ++by_kind_[k];
-    if (++counts_.events % kCheckEvery != 0) return;
+    // A cluster event or a sync can be heavy (a scheduling pass over thousands of pods): after those,
+    // look every time.
+    if (++counts_.events % kCheckEvery != 0 && k != Cluster && k != ScalerSync) return;
     refresh();
     if (counts_.events > limits_.max_events || counts_.units() > limits_.max_work) stop(now_micros);
   }

@@ -32,12 +32,14 @@ World::World(const Scenario& s, const WorkLimits& limits)
       fixed_nodes_(seconds_to_micros(s.cold_start.warm_nodes ? 0 : s.cold_start.node_provisioning_s)),
       pools_(s.pools.size()),
       meter_(s, limits) {
+  if (WindowedQuantile::sorted_pays(s.metrics.ttft_window_s, s.metrics.scrape_interval_s)) ttft_window_.keep_sorted();
   for (std::size_t i = 0; i < s.pools.size(); ++i) {
     const PoolConfig& c = s.pools[i];
     Pool& p = pools_[i];
     p.config = &c;
     p.index = static_cast<int>(i);
     p.log_name = s.pools_declared ? c.name : "";
+    if (WindowedQuantile::sorted_pays(s.metrics.ttft_window_s, s.metrics.scrape_interval_s)) p.ttft_window.keep_sorted();
     p.engine.profile = engine_profile(c.engine.profile);
     p.engine.max_num_seqs = static_cast<int>(c.engine.max_num_seqs);
     p.engine.max_num_batched_tokens = static_cast<int>(c.engine.max_num_batched_tokens);
