@@ -22,7 +22,7 @@ struct WorkBudget {
   static constexpr std::int64_t kMaxEvents = 8'000'000;
   // Work units: what a run's time follows, about a microsecond each natively (WorkCounts::units). The
   // longest exercise run (exercise 5's week) takes about 1,000,000.
-  static constexpr std::int64_t kMaxWork = 5'000'000;
+  static constexpr std::int64_t kMaxWork = 3'000'000;
   // Rows of the result's series: scrapes × (1 + the pools' own series when pools are declared).
   static constexpr std::int64_t kMaxSeriesRows = 200'000;
 };
