@@ -5,6 +5,7 @@
 #include <cmath>
 #include <vector>
 
+#include "kernel/detmath.hpp"
 #include "kernel/rng.hpp"
 #include "scenario/scenario.hpp"
 #include "serving/workload.hpp"
@@ -184,6 +185,41 @@ TEST_CASE("token counts respect [min, max]; fixed gives exactly the mean", "[wor
     }
     // Clipping would put most draws (about 84 %) on the two bounds; redrawing leaves about 1 %.
     CHECK(at_bounds < n / 20);
+  }
+  SECTION("exponential has the configured mean, a cv of 1, and its inverse CDF's quantiles") {
+    Rng rng(6);
+    const TokenDistribution d{TokenDistributionKind::Exponential, 1000, 0, 1, 131072};
+    double sum = 0, sum2 = 0;
+    int below_median = 0;
+    const int n = 20000;
+    for (int i = 0; i < n; ++i) {
+      const double v = draw_tokens(d, rng);
+      sum += v;
+      sum2 += v * v;
+      below_median += v < 1000 * std::log(2.0);  // the median of an exponential: mean × ln 2
+    }
+    const double mean = sum / n, sd = std::sqrt(sum2 / n - mean * mean);
+    CHECK(mean == Approx(1000).margin(4 * 1000 / std::sqrt(double(n))));
+    CHECK(sd / mean == Approx(1.0).margin(0.05));
+    check_poisson(below_median, n / 2.0);
+    // The draw is x = -mean ln(1 - u) for the generator's next uniform u (det_log, rounded to a token).
+    Rng a(7), b(7);
+    for (int i = 0; i < 100; ++i) {
+      const double u = b.uniform();
+      const double x = -1000 * det_log(1.0 - u);
+      const auto expected = static_cast<std::int64_t>(x + 0.5);
+      if (expected < 1) continue;  // would be redrawn; the streams part ways
+      REQUIRE(draw_tokens(d, a) == expected);
+    }
+  }
+  SECTION("exponential draws outside the bounds are redrawn") {
+    Rng rng(8);
+    const TokenDistribution d{TokenDistributionKind::Exponential, 300, 0, 200, 400};
+    for (int i = 0; i < 2000; ++i) {
+      const auto v = draw_tokens(d, rng);
+      REQUIRE(v >= 200);
+      REQUIRE(v <= 400);
+    }
   }
   SECTION("a workload's requests stay inside both distributions' bounds") {
     WorkloadConfig w = custom({{600, 5.0}});

@@ -21,6 +21,9 @@ TokenDistribution parse_tokens(const Json& j, const std::string& path, TokenDist
   d.kind = get_enum(r, "kind", d.kind, kTokenDistributionKinds);
   d.mean = r.get_number("mean", d.mean, 1, double(Limits::kMaxTokens));
   d.cv = r.get_number("cv", d.cv, 0, 4);
+  if (d.kind == TokenDistributionKind::Exponential && r.raw("cv")) {
+    throw InputError(path + "/cv", "is not used with kind \"exponential\": its coefficient of variation is 1 (its standard deviation is its mean); leave cv out, or use kind \"lognormal\"");
+  }
   d.min = r.get_int("min", d.min, 1, Limits::kMaxTokens);
   d.max = r.get_int("max", d.max, 1, Limits::kMaxTokens);
   r.finish();

@@ -26,6 +26,10 @@ std::int32_t TokenSampler::draw(Rng& rng) const {
       v = d.mean;
     } else if (d.kind == TokenDistributionKind::Uniform) {
       v = static_cast<double>(rng.uniform_int(d.min, d.max));
+    } else if (d.kind == TokenDistributionKind::Exponential) {
+      // Inverse CDF: F(x) = 1 - e^(-x / mean), so x = -mean ln(1 - u); 1 - u is in (0, 1], so the log
+      // is finite. det_log, not std::log: the same bits on every platform.
+      v = -d.mean * det_log(1.0 - rng.uniform());
     } else {
       v = rng.lognormal(mu, sigma);
     }

@@ -9,16 +9,18 @@
 
 namespace gpuscale {
 
-enum class TokenDistributionKind : std::uint8_t { Fixed, Uniform, Lognormal };
-inline constexpr Named<TokenDistributionKind> kTokenDistributionKinds[] = {
-    {"fixed", TokenDistributionKind::Fixed}, {"uniform", TokenDistributionKind::Uniform}, {"lognormal", TokenDistributionKind::Lognormal}};
+enum class TokenDistributionKind : std::uint8_t { Fixed, Uniform, Lognormal, Exponential };
+inline constexpr Named<TokenDistributionKind> kTokenDistributionKinds[] = {{"fixed", TokenDistributionKind::Fixed},
+                                                                           {"uniform", TokenDistributionKind::Uniform},
+                                                                           {"lognormal", TokenDistributionKind::Lognormal},
+                                                                           {"exponential", TokenDistributionKind::Exponential}};
 
 // A token-count distribution. Values outside [min, max] are redrawn (not clipped), up to 64 times,
 // after which the bound is used; the schema says so.
 struct TokenDistribution {
   TokenDistributionKind kind = TokenDistributionKind::Lognormal;
-  double mean = 1000;     // tokens (fixed: the value; uniform: ignored)
-  double cv = 0.5;        // coefficient of variation (lognormal)
+  double mean = 1000;     // tokens (fixed: the value; uniform: ignored; lognormal, exponential: before the bounds)
+  double cv = 0.5;        // coefficient of variation (lognormal; an exponential's is 1)
   std::int64_t min = 1;   // tokens
   std::int64_t max = 8192;  // tokens
 };
