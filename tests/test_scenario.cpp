@@ -297,6 +297,7 @@ TEST_CASE("schema knobs have defaults inside their ranges that the parser accept
       Json doc = Json::object();
       doc[Json::json_pointer(path)] = v;
       if (path == "/autoscaler/min_replicas") doc["autoscaler"]["max_replicas"] = 256;  // the max_replicas knob's max
+      if (k.contains("requires")) doc[Json::json_pointer(k.at("requires").get<std::string>())] = 1;  // as the page sends it
       INFO("value " << v.dump());
       CHECK_NOTHROW(parse_scenario(doc));
     }

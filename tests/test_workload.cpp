@@ -2,13 +2,17 @@
 // repeats, seeded streams, and token-count draws that are redrawn, never clipped.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <set>
 #include <vector>
 
 #include "kernel/detmath.hpp"
 #include "kernel/rng.hpp"
 #include "scenario/scenario.hpp"
 #include "serving/workload.hpp"
+#include "sim/simulation.hpp"
+#include "test_support.hpp"
 
 using namespace gpuscale;
 
@@ -233,5 +237,131 @@ TEST_CASE("token counts respect [min, max]; fixed gives exactly the mean", "[wor
       CHECK(r.output_tokens >= 8);
       CHECK(r.output_tokens <= 16);
     }
+  }
+}
+
+// ---- closed loop (workload.concurrency) ----------------------------------------------------------
+
+namespace {
+
+// A closed-loop scenario on one fixed replica: `clients` clients of 2000-in / 100-out requests.
+Scenario closed_loop(std::int64_t clients, double duration_s, double timeout_s = 30) {
+  Json doc = {{"duration_s", duration_s},
+              {"autoscaler", {{"strategy", "fixed"}, {"replicas", 1}}},
+              {"workload",
+               {{"concurrency", clients},
+                {"timeout_s", timeout_s},
+                {"prompt_tokens", {{"kind", "fixed"}, {"mean", 2000}}},
+                {"output_tokens", {{"kind", "fixed"}, {"mean", 100}}}}}};
+  return parse_scenario(doc);
+}
+
+// When each request's client had its answer: completion or drop (-1: still outstanding at the end).
+double answered_at(const RequestRecord& r) {
+  if (r.completed_at) return *r.completed_at;
+  if (r.dropped_at) return *r.dropped_at;
+  return -1;
+}
+
+// Every request after the first `clients` is sent at the instant an earlier one was answered, one
+// new request per answer, and never more than `clients` are outstanding.
+void check_closed_loop(const std::vector<RequestRecord>& rs, std::int64_t clients, double end_s) {
+  std::multiset<double> answers;  // answer times not yet matched to a new request
+  for (std::size_t i = 0; i < rs.size(); ++i) {
+    const RequestRecord& r = rs[i];
+    INFO("request " << i << " arrived at " << r.arrived_at);
+    if (i < static_cast<std::size_t>(clients)) {
+      CHECK(r.arrived_at == 0);  // start_spread_s 0: every client at t = 0
+    } else {
+      auto it = answers.find(r.arrived_at);
+      REQUIRE(it != answers.end());
+      answers.erase(it);
+    }
+    if (answered_at(r) >= 0) answers.insert(answered_at(r));
+    std::int64_t outstanding = 0;
+    for (std::size_t k = 0; k <= i; ++k) outstanding += answered_at(rs[k]) < 0 || answered_at(rs[k]) > r.arrived_at;
+    CHECK(outstanding <= clients);
+  }
+  // An answer with no successor only at the run's end.
+  for (double t : answers) CHECK(t >= end_s - 1e-6);
+}
+
+}  // namespace
+
+TEST_CASE("a closed loop: each client sends its next request when its previous one completes", "[workload]") {
+  const Scenario s = closed_loop(3, 120);
+  const RunResult r = run_simulation(s);
+  REQUIRE(r.requests.size() > 30);
+  CHECK(r.summary.num_dropped == 0);
+  check_closed_loop(r.requests, 3, 120);
+  // Three requests are outstanding at every moment: the three unfinished at the end.
+  CHECK(r.summary.num_unfinished == 3);
+  // A request's id is its arrival order, and the token counts come from the workload's streams.
+  for (std::size_t i = 0; i < r.requests.size(); ++i) {
+    CHECK(r.requests[i].id == i);
+    CHECK(r.requests[i].prompt_tokens == 2000);
+  }
+}
+
+TEST_CASE("a closed loop: a dropped request frees its client at once", "[workload]") {
+  // Prompts longer than the client waits for a first token: every request times out at 0.1 s and
+  // its client sends the next one at that instant.
+  Json doc = {{"duration_s", 10},
+              {"autoscaler", {{"strategy", "fixed"}, {"replicas", 1}}},
+              {"workload", {{"concurrency", 2}, {"timeout_s", 0.1}, {"prompt_tokens", {{"kind", "fixed"}, {"mean", 16000}}}}}};
+  const RunResult r = run_simulation(parse_scenario(doc));
+  REQUIRE(r.requests.size() >= 2 * 99);
+  CHECK(r.summary.num_completed == 0);
+  check_closed_loop(r.requests, 2, 10);
+  for (const RequestRecord& q : r.requests) {
+    if (q.dropped_at) CHECK(*q.dropped_at == Approx(q.arrived_at + 0.1).margin(1e-6));
+  }
+}
+
+TEST_CASE("a closed loop's clients start over start_spread_s, from their own stream", "[workload]") {
+  Scenario s = closed_loop(8, 60);
+  s.workload.start_spread_s = 5;
+  const RunResult a = run_simulation(s);
+  std::vector<double> starts;
+  for (std::size_t i = 0; i < 8; ++i) starts.push_back(a.requests[i].arrived_at);
+  CHECK(std::is_sorted(starts.begin(), starts.end()));
+  CHECK(starts.front() >= 0);
+  CHECK(starts.back() < 5);
+  CHECK(starts.back() - starts.front() > 1);  // spread, not together
+  // The same seed, the same run; the token streams are the open loop's (a request's tokens do not
+  // depend on which client sent it).
+  const RunResult b = run_simulation(s);
+  REQUIRE(a.requests.size() == b.requests.size());
+  for (std::size_t i = 0; i < a.requests.size(); ++i) CHECK(a.requests[i].arrived_at == b.requests[i].arrived_at);
+}
+
+TEST_CASE("closed-loop settings are validated", "[workload]") {
+  using testing::input_error;
+  auto error = [](const Json& workload) { return input_error([&] { parse_scenario(Json{{"workload", workload}}); }); };
+  for (const char* field : {"preset", "rate_scale", "phases"}) {
+    Json w = {{"concurrency", 4}};
+    w[field] = std::string(field) == "preset" ? Json("steady") : std::string(field) == "rate_scale" ? Json(2) : Json::array();
+    const InputError e = error(w);
+    CHECK(e.path() == std::string("/workload/") + field);
+    CHECK_THAT(e.message(), Catch::Contains("open-loop arrival rate") && Catch::Contains("concurrency 4"));
+  }
+  CHECK(error({{"start_spread_s", 10}}).path() == "/workload/start_spread_s");
+  CHECK(error({{"concurrency", -1}}).path() == "/workload/concurrency");
+  CHECK(error({{"concurrency", 1.5}}).path() == "/workload/concurrency");
+  CHECK(error({{"concurrency", 10001}}).path() == "/workload/concurrency");
+  CHECK_NOTHROW(parse_scenario(Json{{"workload", {{"concurrency", 4}, {"start_spread_s", 10}}}}));
+}
+
+TEST_CASE("the work budget's closed-loop arrivals bound what a run sends, and not by far", "[workload]") {
+  // One client: its requests come back no sooner than the batch-1 roofline says (about 2.0 s each
+  // for 2000 / 100 tokens); many clients: the replica's compute and batch bound them.
+  for (std::int64_t clients : {1, 4, 64, 400}) {
+    const Scenario s = closed_loop(clients, 600, 3600);
+    const RunResult r = run_simulation(s);
+    const double expected = expected_arrivals(s), sent = static_cast<double>(r.requests.size());
+    INFO(clients << " clients: " << sent << " sent, " << expected << " estimated");
+    CHECK(sent <= expected + static_cast<double>(clients));  // the requests still outstanding at the end
+    CHECK(expected <= 4 * sent);
+    CHECK(estimate_work(s).requests == expected);
   }
 }

@@ -3,7 +3,7 @@
 import { RunCharts } from './charts.js';
 import { DecisionLog } from './decision-log.js';
 import { csvButtons } from './run-view.js';
-import { buildScenario, formatKnob, knobChoices, knobKey, knobStart, parseKnob, readUrlState, updateHash } from './state.js';
+import { buildScenario, formatKnob, knobActive, knobChoices, knobKey, knobStart, parseKnob, readUrlState, updateHash } from './state.js';
 import { renderSummaryTiles } from './summary.js';
 import { el } from './text.js';
 
@@ -50,6 +50,7 @@ export class PlaygroundPanel {
       this.values.set(knob.path, value);
     }
     this._build();
+    this._showActive();
     window.addEventListener('hashchange', () => this._fromHash());
     await this._run();
   }
@@ -139,7 +140,17 @@ export class PlaygroundPanel {
       updateHash({ [knobKey(knob)]: isDefault ? null : formatKnob(knob, parsed.value) });
     }
     this._showErrors();
+    this._showActive();
     this._schedule();
+  }
+
+  /** Greys out the knobs the other knobs' values leave out of the scenario (knobActive). */
+  _showActive() {
+    for (const { knob, input, field } of this.controls.values()) {
+      const active = knobActive(knob, this.knobs, this.values);
+      input.disabled = !active;
+      field.classList.toggle('inactive', !active);
+    }
   }
 
   /** The learner edited the address by hand: take the knob values from it. */
@@ -155,7 +166,10 @@ export class PlaygroundPanel {
         changed = true;
       }
     }
-    if (changed) this._schedule();
+    if (changed) {
+      this._showActive();
+      this._schedule();
+    }
   }
 
   _writeControl(knob, value) {
@@ -174,6 +188,7 @@ export class PlaygroundPanel {
     }
     updateHash(changes);
     this._showErrors();
+    this._showActive();
     this._schedule();
   }
 

@@ -2,7 +2,7 @@
 // parsed from a form field, written to the URL hash, and set into the scenario JSON.
 //
 // A knob from the core: {path, label, type: "number"|"integer"|"enum"|"boolean", default, start?, min,
-// max, step?, unit, choices?}. `default` is the scenario's own default; `start`, when present, is where
+// max, step?, unit, choices?, excluded_by?, requires?} (the last two: see knobActive). `default` is the scenario's own default; `start`, when present, is where
 // the playground starts instead (a livelier arrival rate). `path` is a JSON pointer into the scenario ("/autoscaler/strategy").
 // Every core knob re-runs the simulation; page knobs say what they affect in `effect`.
 // In the URL hash a core knob is keyed by its JSON path ("/autoscaler/strategy=queue_depth"), which
@@ -87,10 +87,27 @@ export function setPointer(target, path, value) {
   return target;
 }
 
+/**
+ * Whether a knob takes part in the scenario with these values: a knob with `excluded_by` (a path) is
+ * left out while the knob at that path is above 0, one with `requires` is sent only then (the closed
+ * loop's clients exclude the open loop's arrival rate).
+ */
+export function knobActive(knob, knobs, values) {
+  const on = (path) => {
+    const other = knobs.find((k) => k.path === path);
+    const value = values.has(path) ? values.get(path) : other ? knobStart(other) : undefined;
+    return Number(value) > 0;
+  };
+  if (knob.excluded_by && on(knob.excluded_by)) return false;
+  if (knob.requires && !on(knob.requires)) return false;
+  return true;
+}
+
 /** The scenario object for a set of knob values (one entry per knob path). */
 export function buildScenario(knobs, values, base = {}) {
   const scenario = structuredClone(base);
   for (const knob of knobs) {
+    if (!knobActive(knob, knobs, values)) continue;
     const value = values.has(knob.path) ? values.get(knob.path) : knobStart(knob);
     if (value !== undefined) setPointer(scenario, knob.path, value);
   }

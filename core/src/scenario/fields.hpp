@@ -39,6 +39,8 @@ inline constexpr Number kMaxReplicas{"max_replicas", "/autoscaler/max_replicas",
 inline constexpr Number kTarget{"target", "/autoscaler/target", "Target (0 = strategy default)", false, 0, 1e9, 0.1, "metric units", kSameAsDefault};
 inline constexpr Number kSyncPeriod{"sync_period_s", "/autoscaler/sync_period_s", "HPA sync period", false, 1, 600, 1, "s", kSameAsDefault};
 inline constexpr Number kRateScale{"rate_scale", "/workload/rate_scale", "Arrival rate ×", false, 0, 1000, 0.1, "×", 10};
+inline constexpr Number kConcurrency{"concurrency", "/workload/concurrency", "Closed-loop clients (0 = open loop)", true, 0, 10000, 1, "clients", kSameAsDefault};
+inline constexpr Number kStartSpread{"start_spread_s", "/workload/start_spread_s", "Clients' first requests spread over", false, 0, 86400, 1, "s", kSameAsDefault};
 inline constexpr Number kTimeout{"timeout_s", "/workload/timeout_s", "Client timeout", false, 0.1, 3600, 1, "s", kSameAsDefault};
 inline constexpr Number kNodeProvisioning{"node_provisioning_s", "/cold_start/node_provisioning_s", "Node wait (fixed delay only)", false, 0, 3600, 5, "s", kSameAsDefault};
 inline constexpr Number kModelLoad{"model_load_s", "/cold_start/model_load_s", "Model load", false, 0, 3600, 5, "s", kSameAsDefault};

@@ -1,6 +1,7 @@
 // Scenario parsing (see scenario.hpp): JSON to typed structs once, every error naming its JSON path.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "autoscaling/hpa_json.hpp"
 #include "autoscaling/replica_scaler.hpp"
@@ -10,6 +11,7 @@
 #include "scenario/scenario.hpp"
 #include "scheduling/fit.hpp"
 #include "scheduling/scheduler.hpp"
+#include "serving/engine.hpp"
 #include "serving/engine_profiles.hpp"
 
 namespace gpuscale {
@@ -439,6 +441,8 @@ void parse_workload(const Json& j, WorkloadConfig& wl) {
   if (const Json* t = wr.raw("prompt_tokens")) wl.prompt_tokens = parse_tokens(*t, "/workload/prompt_tokens", wl.prompt_tokens);
   if (const Json* t = wr.raw("output_tokens")) wl.output_tokens = parse_tokens(*t, "/workload/output_tokens", wl.output_tokens);
   wl.timeout_s = fields::read(wr, fields::kTimeout, wl.timeout_s);
+  wl.concurrency = fields::read_int(wr, fields::kConcurrency, wl.concurrency);
+  wl.start_spread_s = fields::read(wr, fields::kStartSpread, wl.start_spread_s);
   if (const Json* m = wr.raw("models")) {
     expect_array(*m, "/workload/models", Limits::kMaxPools);
     for (std::size_t i = 0; i < m->size(); ++i) {
@@ -453,6 +457,21 @@ void parse_workload(const Json& j, WorkloadConfig& wl) {
     }
   }
   wr.finish();
+  if (wl.closed_loop()) {
+    // The clients' own completions time a closed loop: an arrival rate would contradict them.
+    for (const char* open_loop : {"preset", "rate_scale", "phases"}) {
+      if (j.contains(open_loop)) {
+        throw InputError(std::string("/workload/") + open_loop,
+                         "sets the open-loop arrival rate; with concurrency " + std::to_string(wl.concurrency) +
+                             " each client sends its next request when its previous one completes or is dropped. Remove " +
+                             open_loop + ", or set concurrency to 0 for Poisson arrivals");
+      }
+    }
+    return;
+  }
+  if (wl.start_spread_s > 0) {
+    throw InputError("/workload/start_spread_s", "spreads the first requests of closed-loop clients; it needs workload.concurrency above 0");
+  }
   if (wl.preset == WorkloadPreset::Custom && wl.phases.empty()) {
     throw InputError("/workload/phases", "preset \"custom\" needs at least one phase");
   }
@@ -589,13 +608,70 @@ Scenario parse_scenario(const Json& doc) {
   // Bound the work: the expected number of arrivals must stay under the limit.
   const double expected = expected_arrivals(s);
   if (expected > double(Limits::kMaxRequests)) {
-    throw InputError("/workload", "would generate about " + std::to_string(static_cast<long long>(expected)) + " requests; at most " +
-                                      std::to_string(Limits::kMaxRequests) + " are allowed (lower rate_scale or duration_s)");
+    throw InputError(s.workload.closed_loop() ? "/workload/concurrency" : "/workload",
+                     "would generate about " + std::to_string(static_cast<long long>(expected)) + " requests; at most " +
+                         std::to_string(Limits::kMaxRequests) + " are allowed (lower " +
+                         (s.workload.closed_loop() ? "concurrency" : "rate_scale") + " or duration_s)");
   }
   return s;
 }
 
+namespace {
+
+// The mean of what a token distribution draws, near enough for an estimate.
+double mean_tokens(const TokenDistribution& d) {
+  if (d.kind == TokenDistributionKind::Uniform) return (static_cast<double>(d.min) + static_cast<double>(d.max)) / 2;
+  return std::clamp(d.mean, static_cast<double>(d.min), static_cast<double>(d.max));
+}
+
+// Requests/s a closed loop can send at most. A client sends again only when its request is back, and
+// no request is back sooner than its batch-1 roofline (the prompt's compute, then one step per
+// output token streaming the weights) or the client's timeout; nor can a pool's replicas (at most
+// its max_replicas) finish more than their compute (every prompt token) or their batch (KV room or
+// max_num_seqs sequences, one step per output token) allow, plus what the clients give up on. An
+// upper bound rather than a forecast: a closed loop at saturation sends less.
+double closed_loop_rate(const Scenario& s) {
+  const WorkloadConfig& w = s.workload;
+  const double clients = static_cast<double>(w.concurrency);
+  const double prompt = mean_tokens(w.prompt_tokens), output = mean_tokens(w.output_tokens);
+  std::vector<double> share(s.pools.size(), 0.0);
+  double total = 0;
+  for (const ModelShare& m : w.models) total += m.share;
+  for (std::size_t i = 0; i < s.pools.size(); ++i) {
+    if (w.models.empty()) {
+      share[i] = i == 0 ? 1 : 0;
+      continue;
+    }
+    for (const ModelShare& m : w.models) {
+      if (m.model == s.pools[i].model && total > 0) share[i] += m.share / total;
+    }
+  }
+  double cycle_s = 0, rate = std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < s.pools.size(); ++i) {
+    if (!(share[i] > 0)) continue;
+    const PoolConfig& pool = s.pools[i];
+    EngineConfig e;
+    e.profile = engine_profile(pool.engine.profile);
+    e.max_num_seqs = static_cast<int>(pool.engine.max_num_seqs);
+    e.gpu_memory_utilization = pool.engine.gpu_memory_utilization;
+    const EngineProfile& p = e.profile;
+    const double decode_step_s = p.step_base_s + p.step_weights_s;
+    const double e2e_s = p.step_base_s + prompt * p.step_token_s + std::max(0.0, output - 1) * decode_step_s;
+    cycle_s += share[i] * std::min(w.timeout_s, e2e_s);
+    const double kv_tokens = static_cast<double>(std::max<std::int64_t>(Engine::compute_num_kv_blocks(e), 1)) * e.block_size;
+    const double batch = std::clamp(kv_tokens / (prompt + output), 1.0, static_cast<double>(e.max_num_seqs));
+    const double per_request_s = std::max(prompt * p.step_token_s, output * decode_step_s / batch);
+    const AutoscalerConfig& a = pool.autoscaler;
+    const double replicas = static_cast<double>(std::max<std::int64_t>(a.hpa ? a.hpa->max_replicas : a.replicas, 0));
+    rate = std::min(rate, (replicas / per_request_s + clients / w.timeout_s) / share[i]);
+  }
+  return cycle_s > 0 ? std::min(clients / cycle_s, rate) : 0;
+}
+
+}  // namespace
+
 double expected_arrivals(const Scenario& s) {
+  if (s.workload.closed_loop()) return closed_loop_rate(s) * s.duration_s;
   double expected = 0, t = 0;
   auto phases = effective_phases(s.workload);
   double cycle = 0;

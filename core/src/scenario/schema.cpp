@@ -60,10 +60,20 @@ Json scenario_schema() {
   knobs.push_back(knob(f::kReplicas, double(a.replicas)));
   knobs.push_back(knob(f::kMinReplicas, double(a.min_replicas)));
   knobs.push_back(knob(f::kMaxReplicas, double(a.max_replicas)));
+  // A closed loop (concurrency above 0) and the open loop's arrival settings exclude each other (the
+  // parser refuses both at once): "excluded_by" tells the page to leave a knob out of the scenario
+  // while the knob at that path is above 0, "requires" to send it only then.
   knobs.push_back(Json{{"path", "/workload/preset"}, {"label", "Arrival profile"}, {"type", "enum"},
                        {"default", name_of(w.preset, kWorkloadPresets)}, {"unit", ""},
-                       {"choices", choices(kWorkloadPresets, {WorkloadPreset::LessonBurst, WorkloadPreset::Steady})}});
-  knobs.push_back(knob(f::kRateScale, w.rate_scale));
+                       {"choices", choices(kWorkloadPresets, {WorkloadPreset::LessonBurst, WorkloadPreset::Steady})},
+                       {"excluded_by", f::kConcurrency.path}});
+  Json rate = knob(f::kRateScale, w.rate_scale);
+  rate["excluded_by"] = f::kConcurrency.path;
+  knobs.push_back(rate);
+  knobs.push_back(knob(f::kConcurrency, double(w.concurrency)));
+  Json spread = knob(f::kStartSpread, w.start_spread_s);
+  spread["requires"] = f::kConcurrency.path;
+  knobs.push_back(spread);
   knobs.push_back(knob(f::kTimeout, w.timeout_s));
   knobs.push_back(knob(f::kNodeProvisioning, cs.node_provisioning_s));
   knobs.push_back(knob(f::kModelLoad, cs.model_load_s));

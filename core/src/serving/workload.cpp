@@ -49,7 +49,8 @@ Workload::Workload(const WorkloadConfig& config, std::uint64_t seed, Micros end)
       outputs_(Rng::stream(seed, "workload.output_tokens")),
       prompt_sampler_(config.prompt_tokens),
       output_sampler_(config.output_tokens),
-      models_(Rng::stream(seed, "workload.models")) {
+      models_(Rng::stream(seed, "workload.models")),
+      starts_(Rng::stream(seed, "workload.client_starts")) {
   phase_end_ = phases_.empty() ? 0 : phases_[0].duration_s;
   for (const ModelShare& m : config.models) model_share_total_ += m.share;
 }
@@ -84,8 +85,17 @@ bool Workload::next(Request& out) {
     phase_end_ += phases_[phase_].duration_s;
   }
   if (t_ >= end_s) return false;
+  return request_at(seconds_to_micros(t_), out);
+}
+
+Micros Workload::client_start() {
+  return config_.start_spread_s > 0 ? seconds_to_micros(starts_.uniform(0, config_.start_spread_s)) : 0;
+}
+
+bool Workload::request_at(Micros at, Request& out) {
+  if (at >= end_) return false;
   out.id = next_id_++;
-  out.arrived_at = seconds_to_micros(t_);
+  out.arrived_at = at;
   out.prompt_tokens = prompt_sampler_.draw(prompts_);
   out.output_tokens = output_sampler_.draw(outputs_);
   out.model = draw_model();

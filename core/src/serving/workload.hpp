@@ -1,4 +1,5 @@
-// The request stream: Poisson arrivals with a piecewise-constant rate and per-request token counts.
+// The request stream: Poisson arrivals with a piecewise-constant rate (open loop) or requests sent by a
+// fixed set of clients (closed loop, timed by the caller), and per-request token counts.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -32,8 +33,14 @@ std::int32_t draw_tokens(const TokenDistribution& d, Rng& rng);
 class Workload {
  public:
   Workload(const WorkloadConfig& config, std::uint64_t seed, Micros end);
-  // The next request, or false once the run's end is reached.
+  // Open loop: the next request, or false once the run's end is reached.
   bool next(Request& out);
+  // Closed loop (config.concurrency clients): when the next client sends its first request (call once
+  // per client, in client order; its own stream).
+  Micros client_start();
+  // Closed loop: a request a client sends at `at` (the next id, its token counts and model), or false
+  // at or after the run's end.
+  bool request_at(Micros at, Request& out);
 
  private:
   WorkloadConfig config_;
@@ -45,7 +52,7 @@ class Workload {
   std::size_t phase_ = 0;     // index of the phase containing t_
   double phase_end_ = 0;      // seconds: end of that phase
   std::uint32_t next_id_ = 0;
-  Rng models_;
+  Rng models_, starts_;
   double model_share_total_ = 0;
   std::int32_t draw_model();
 };

@@ -1,5 +1,6 @@
-// The request stream's configuration: Poisson arrivals with a piecewise-constant rate, token-count
-// distributions, the client timeout and, with several pools, which model each request asks for.
+// The request stream's configuration: Poisson arrivals with a piecewise-constant rate (open loop) or a
+// fixed number of clients (closed loop), token-count distributions, the client timeout and, with several
+// pools, which model each request asks for.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -51,6 +52,15 @@ struct WorkloadConfig {
   // With several pools: which model each request asks for (drawn from its own stream). Empty: every
   // request goes to the only pool.
   std::vector<ModelShare> models;
+  // Closed loop: this many clients, each with one request outstanding, sending its next request the
+  // moment its previous one completes or is dropped (perf_analyzer's concurrency mode, which
+  // genai-perf's --concurrency drives: "N requests are always outstanding"). 0: open loop (the
+  // phases' Poisson arrivals). The arrival settings (preset, rate_scale, phases) are refused with it.
+  std::int64_t concurrency = 0;
+  // Closed loop: client i sends its first request at a seeded uniform time in [0, start_spread_s)
+  // (0: every client at t = 0, as genai-perf starts them).
+  double start_spread_s = 0;  // seconds
+  bool closed_loop() const { return concurrency > 0; }
 };
 
 // The workload's phases after the preset and rate_scale are applied.

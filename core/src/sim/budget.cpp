@@ -57,11 +57,14 @@ std::string pool_path(const Scenario& s, std::size_t i, const char* field) {
   return (s.pools_declared ? "/pools/" + std::to_string(i) : std::string()) + "/" + field;
 }
 
+// The field that sets how many requests arrive: the open loop's rate, or the closed loop's clients.
+const char* load_field(const Scenario& s) { return s.workload.closed_loop() ? "concurrency" : "rate_scale"; }
+
 }  // namespace
 
 WorkEstimate estimate_work(const Scenario& s) {
   WorkEstimate e;
-  e.requests = expected_arrivals(s);
+  e.requests = expected_arrivals(s);  // a closed loop: the most its clients can send (scenario/parse.cpp)
   const std::vector<double> share = pool_shares(s);
   const double prompt = mean_tokens(s.workload.prompt_tokens);
   for (std::size_t i = 0; i < s.pools.size(); ++i) {
@@ -131,15 +134,15 @@ void check_work_budget(const Scenario& s, const WorkLimits& limits) {
     throw InputError(pool_path(s, worst, "engine/max_num_batched_tokens"),
                      "is " + count(double(s.pools[worst].engine.max_num_batched_tokens)) + " tokens per step for prompts of about " +
                          count(mean_tokens(s.workload.prompt_tokens)) + " tokens: " + how + "Raise max_num_batched_tokens, shorten the prompts (workload.prompt_tokens), or lower the request count to about " +
-                         count(fit_requests) + " (workload.rate_scale or duration_s)");
+                         count(fit_requests) + " (workload." + load_field(s) + " or duration_s)");
   }
   const double periodic_units = e.units - (3 * e.requests + e.prefill_steps) * double(WorkCounts::kEvent) / 1000;
   if (by_events ? e.periodic > max_events / 2 : periodic_units > e.units / 2) {
     throw InputError("/duration_s", "is " + num(s.duration_s) + " s with a scrape every " + num(s.metrics.scrape_interval_s) +
                                          " s and autoscaler syncs: " + how + "Raise metrics.scrape_interval_s and the sync periods, or shorten duration_s");
   }
-  throw InputError("/workload/rate_scale", "gives " + how + "Lower workload.rate_scale or duration_s so that about " + count(fit_requests) +
-                                               " requests arrive");
+  throw InputError(std::string("/workload/") + load_field(s), "gives " + how + "Lower workload." + load_field(s) + " or duration_s so that about " +
+                                                                    count(fit_requests) + " requests arrive");
 }
 
 void WorkMeter::stop(std::int64_t now_micros) const {
@@ -201,7 +204,7 @@ void WorkMeter::stop(std::int64_t now_micros) const {
     path = s_.pools_declared ? "/pools" : "/engine/max_num_seqs";
     message += "Most of the work was stepping large batches (engine.max_num_seqs) of long outputs (workload.output_tokens). ";
   } else if (top == Arrival || top == Timeout || top == EngineStep) {
-    path = "/workload/rate_scale";
+    path = std::string("/workload/") + load_field(s_);
   }
   message += "At this pace about " + num(std::floor(t * 0.9)) + " s of this scenario fit in one run: shorten duration_s or lower the load";
   throw InputError(path, message);

@@ -97,10 +97,18 @@ RunResult World::run() {
     settle();
   }
 
-  Request first;
-  if (workload_.next(first)) {
-    pending_arrival_ = first;
-    queue_.push(first.arrived_at, EventClass::Arrival, {EventKind::Arrival, 0, 0, first.id});
+  if (s_.workload.closed_loop()) {
+    // Closed loop: each client's first request; the next one follows its completion or drop.
+    for (std::int64_t c = 0; c < s_.workload.concurrency; ++c) {
+      const Micros start = workload_.client_start();
+      if (start < end_) queue_.push(start, EventClass::Arrival, {EventKind::Arrival, 0, 0, static_cast<std::uint32_t>(c)});
+    }
+  } else {
+    Request first;
+    if (workload_.next(first)) {
+      pending_arrival_ = first;
+      queue_.push(first.arrived_at, EventClass::Arrival, {EventKind::Arrival, 0, 0, first.id});
+    }
   }
   queue_.push(0, EventClass::Measure, {EventKind::Scrape});
   for (Pool& p : pools_) {
@@ -170,7 +178,7 @@ void World::set_idle(Pool& p, Replica& r, bool idle) {
 void World::dispatch(const Payload& e) {
   Pool& p = pools_[e.pool];
   switch (e.kind) {
-    case EventKind::Arrival: on_arrival(); break;
+    case EventKind::Arrival: on_arrival(e.index); break;
     case EventKind::StepEnd:
       if (e.gen == p.replicas[e.index].step_gen) on_step_end(p, p.replicas[e.index]);
       break;
@@ -198,8 +206,13 @@ void World::dispatch(const Payload& e) {
   }
 }
 
-void World::on_arrival() {
-  const Request req = pending_arrival_;
+// An arrival: the open loop's next Poisson arrival, or a closed-loop client's request (`client`).
+void World::on_arrival(std::uint32_t client) {
+  Request req = pending_arrival_;
+  if (s_.workload.closed_loop()) {
+    if (!workload_.request_at(now_, req)) return;
+    client_of_.push_back(client);
+  }
   RequestRecord rec;
   rec.id = req.id;
   rec.arrived_at = micros_to_seconds(req.arrived_at);
@@ -215,7 +228,7 @@ void World::on_arrival() {
   queue_.push_monotone(req.arrived_at + timeout_, EventClass::Timeout, {EventKind::Timeout, 0, 0, req.id});
   route(req.id);
   Request next;
-  if (workload_.next(next)) {
+  if (!s_.workload.closed_loop() && workload_.next(next)) {
     pending_arrival_ = next;
     queue_.push(next.arrived_at, EventClass::Arrival, {EventKind::Arrival, 0, 0, next.id});
   }
@@ -297,6 +310,7 @@ void World::on_step_end(Pool& p, Replica& r) {
       rec.completed_at = micros_to_seconds(e.time);
       ++p.completed;
       if (!rec.first_token_at) rec.first_token_at = rec.completed_at;
+      client_done(rec);
     }
   }
   if (r.engine->has_work()) {
@@ -337,6 +351,15 @@ void World::drop(RequestRecord& rec) {
   rec.dropped_at = micros_to_seconds(now_);
   ++num_dropped_;
   ++pools_[static_cast<std::size_t>(rec.pool)].dropped;
+  client_done(rec);
+}
+
+// Closed loop: the request's client has its answer (or gave up, or lost it) and sends its next one
+// now. As an Arrival event it comes after the instant's engine steps (kernel.hpp), so a step that
+// began at this instant runs without it, as a real client's round trip makes it wait.
+void World::client_done(const RequestRecord& rec) {
+  if (!s_.workload.closed_loop()) return;
+  queue_.push(now_, EventClass::Arrival, {EventKind::Arrival, 0, 0, client_of_[rec.id]});
 }
 
 // ---- what the cluster reported ------------------------------------------------------------------

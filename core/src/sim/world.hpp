@@ -98,7 +98,8 @@ class World : public ClusterEvents {
   void advance_clock(Micros t);
   void set_idle(Pool& p, Replica& r, bool idle);
   void dispatch(const Payload& e);
-  void on_arrival();
+  void on_arrival(std::uint32_t client);
+  void client_done(const RequestRecord& rec);
   void route(std::uint32_t request_id);
   void cut_step(Pool& p, Replica& r);
   void start_step_if_idle(Pool& p, Replica& r);
@@ -148,7 +149,8 @@ class World : public ClusterEvents {
 
   EventQueue<Payload> queue_;
   Micros now_ = 0;
-  Request pending_arrival_;
+  Request pending_arrival_;            // open loop: the next arrival, filed
+  std::vector<std::uint32_t> client_of_;  // closed loop: request id → the client that sent it
   std::vector<EngineEvent> engine_events_;
   WindowedQuantile ttft_window_;  // every pool's first tokens, for the total series
   std::int64_t live_replicas_ = 0, peak_replicas_ = 0;  // over every pool
