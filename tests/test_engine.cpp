@@ -2,6 +2,8 @@
 // abort, gauges, and the calibration against the NVIDIA NIM table.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -11,6 +13,7 @@
 #include "serving/engine.hpp"
 #include "serving/engine_bench.hpp"
 #include "serving/engine_profiles.hpp"
+#include "gpuscale/api.hpp"
 #include "gpuscale/errors.hpp"
 
 using namespace gpuscale;
@@ -93,24 +96,25 @@ TEST_CASE("a lone request: TTFT is its prefill step, ITL the memory-bound decode
   REQUIRE(e.add_request(7, 5000, 500, 0));
   CHECK(e.num_requests_waiting() == 1);
   std::vector<Logged> log;
-  // Prefill, compute-bound: 0.0078 + 5000 × 74.8 µs + 12,502,500 pairs × 2 ns = 0.406805 s.
+  // Prefill, compute-bound: 0.0076376 + 5000 × 74.87 µs + 12,502,500 pairs × 2 ns = 0.406993 s.
   Micros now = step(e, 0, log);
-  CHECK(now == 406805);
-  CHECK(log == std::vector<Logged>{{EngineEvent::FirstToken, 7, 406805}});
+  CHECK(now == 406993);
+  CHECK(log == std::vector<Logged>{{EngineEvent::FirstToken, 7, 406993}});
   CHECK(e.num_requests_running() == 1);
   CHECK(e.num_requests_waiting() == 0);
   CHECK(e.total_kv_blocks() - e.free_kv_blocks() == 313);  // ceil(5000 / 16)
-  // First decode, memory-bound: 0.0078 + 0.0107 + 5001 × 16 ns = 0.018580 s.
+  // First decode, memory-bound: 0.0076376 + 33.8 GiB / 3.35 TB/s (0.0108337) + 5001 × 80 KiB / 3.35 TB/s
+  // (24.454 ns) = 0.018594 s, rounded to 18593 µs from the ends (the engine sums integer picoseconds).
   const Micros t1 = step(e, now, log);
-  CHECK(t1 - now == 18580);
+  CHECK(t1 - now == 18593);
   now = t1;
   while (e.has_work()) now = step(e, now, log);
   REQUIRE(log.size() == 2);
-  CHECK(log[1] == Logged{EngineEvent::Finished, 7, 9680221});
-  const double ttft_ms = 406.805;
-  const double itl_ms = (9680221 - 406805) / 499.0 / 1000.0;
+  CHECK(log[1] == Logged{EngineEvent::Finished, 7, 9688174});
+  const double ttft_ms = 406.993;
+  const double itl_ms = (9688174 - 406993) / 499.0 / 1000.0;
   CHECK(ttft_ms == Approx(407).epsilon(0.001));  // NIM: 407 ms
-  CHECK(itl_ms == Approx(18.584).epsilon(0.0001));  // NIM: 18.6 ms
+  CHECK(itl_ms == Approx(18.600).epsilon(0.0001));  // NIM: 18.6 ms
   CHECK(e.kv_cache_usage() == 0.0);
   CHECK(e.num_generation_tokens() == 500);
 
@@ -127,13 +131,13 @@ TEST_CASE("chunked prefill splits a 20,000-token prompt over 8192-token steps", 
   std::vector<Logged> log;
   // Step 1: request 1 takes the whole budget (8192 tokens); request 2 has to wait.
   Micros now = step(e, 0, log);
-  CHECK(now == 687679);  // 0.0078 + 8192 × 74.8 µs + 33,558,528 pairs × 2 ns
+  CHECK(now == 688090);  // 0.0076376 + 8192 × 74.87 µs + 33,558,528 pairs × 2 ns
   CHECK(e.num_requests_running() == 1);
   CHECK(e.num_requests_waiting() == 1);
   CHECK(e.total_kv_blocks() - e.free_kv_blocks() == 512);
   // Step 2: the next 8192 tokens, which also attend to the first 8192 (more attention pairs).
   const Micros t2 = step(e, now, log);
-  CHECK(t2 - now == 821896);
+  CHECK(t2 - now == 822307);
   now = t2;
   CHECK(e.total_kv_blocks() - e.free_kv_blocks() == 1024);
   CHECK(log.empty());
@@ -300,24 +304,110 @@ TEST_CASE("the closed-loop benchmark is deterministic, with the same bits native
   CHECK(x.output_tokens_per_s == y.output_tokens_per_s);
   CHECK(x.num_measured == 50);
   // Exact values from the native build; the WASM build must reproduce them bit for bit.
-  CHECK(x.num_steps == 1656);
-  CHECK(x.mean_ttft_s == 0.89340548000000031);
-  CHECK(x.mean_itl_s == 0.038450060561122247);
-  CHECK(x.output_tokens_per_s == 623.56596975021625);
+  CHECK(x.num_steps == 1653);
+  CHECK(x.mean_ttft_s == 0.89420861999999968);
+  CHECK(x.mean_itl_s == 0.039493905410821657);
+  CHECK(x.output_tokens_per_s == 607.75931175390713);
 
   // Saturated: KV-bound, with preemptions and prefix-cache reuse.
   b.concurrency = 150;
   b.warmup_requests = 150;
   b.measured_requests = 150;
   const BenchResult z = run_closed_loop_bench(default_config(), b);
-  CHECK(z.num_steps == 2328);
-  CHECK(z.num_preemptions == 13);
-  CHECK(z.mean_ttft_s == 31.309768006666673);
-  CHECK(z.mean_itl_s == 0.09623148012024059);
-  CHECK(z.output_tokens_per_s == 922.49857040396546);
+  CHECK(z.num_steps == 2320);
+  CHECK(z.num_preemptions == 19);
+  CHECK(z.mean_ttft_s == 32.656546126666669);
+  CHECK(z.mean_itl_s == 0.10033399553774215);
+  CHECK(z.output_tokens_per_s == 880.87417107097872);
 }
 
-TEST_CASE("calibration: the closed-loop benchmark reproduces the NVIDIA NIM table", "[engine]") {
+TEST_CASE("every profile's step coefficients are at or above their physical floors", "[engine]") {
+  for (const std::string& name : engine_profile_names()) {
+    const EngineProfile p = engine_profile(name);
+    INFO(name);
+    // The profile states its hardware and its model's work; the floors follow from them.
+    REQUIRE(p.hbm_bytes_per_s > 0);
+    REQUIRE(p.peak_matmul_flops > 0);
+    REQUIRE(p.peak_attention_flops > 0);
+    REQUIRE(p.flops_per_token > 0);
+    REQUIRE(p.flops_per_pair > 0);
+    const StepFloors f = physical_floors(p);
+    // Each GPU streams its weight shard and its share of every KV token from HBM.
+    CHECK(f.weights_s == Approx(p.weights_gib_per_gpu * 1073741824.0 / p.hbm_bytes_per_s));
+    CHECK(f.kv_token_s == Approx(p.kv_bytes_per_token / p.tensor_parallel / p.hbm_bytes_per_s));
+    CHECK(p.step_weights_s >= f.weights_s);
+    CHECK(p.step_kv_token_s >= f.kv_token_s);
+    CHECK(p.step_token_s >= f.token_s);
+    CHECK(p.step_pair_s >= f.pair_s);
+    CHECK(p.step_base_s > 0);
+  }
+  // The 70B profile's floors in numbers: 33.8 GiB at 3.35 TB/s; 80 KiB per GPU per token.
+  const StepFloors f = physical_floors(llama_3_3_70b_fp8_tp2_h100_sxm5());
+  CHECK(f.weights_s == Approx(0.010834).epsilon(1e-4));
+  CHECK(f.kv_token_s == Approx(2.4454e-8).epsilon(1e-4));
+}
+
+namespace {
+
+// genai-perf's figures for one closed-loop run (its definitions, as in engine_bench.hpp).
+struct Measured {
+  double ttft_ms = 0, itl_ms = 0, tput = 0;  // means over the measured requests; output tokens/s
+  std::int64_t measured = 0, preemptions = 0;
+};
+
+// A NIM benchmark row as a scenario run through api::run: the gateway and router in front of one
+// replica (fixed), `concurrency` closed-loop clients of fixed-size requests, no client timeout that
+// could fire. As the benchmark does, the first 10 × concurrency completions are a warm-up and the
+// next max(10 × concurrency, 10) are measured; the run is long enough for them (sized from the
+// row's own request rate, with room to spare).
+Measured nim_row_through_run(int concurrency, int prompt, int output, double nim_ttft_s, double nim_itl_s, std::uint64_t seed) {
+  const std::int64_t warmup = 10 * concurrency, measured = std::max(10 * concurrency, 10);
+  const double spread_s = 0.5 * concurrency;  // as engine_bench.hpp: breaks the deterministic convoy
+  const double rps = concurrency / (nim_ttft_s + (output - 1) * nim_itl_s);
+  const double duration_s = std::ceil(spread_s + 1.5 * static_cast<double>(warmup + measured) / rps + 60);
+  const Json scenario = {
+      {"seed", seed},
+      {"duration_s", duration_s},
+      {"autoscaler", {{"strategy", "fixed"}, {"replicas", 1}}},
+      {"workload",
+       {{"concurrency", concurrency},
+        {"start_spread_s", spread_s},
+        {"timeout_s", 3600},
+        {"prompt_tokens", {{"kind", "fixed"}, {"mean", prompt}, {"min", 1}, {"max", prompt}}},
+        {"output_tokens", {{"kind", "fixed"}, {"mean", output}, {"min", 1}, {"max", output}}}}},
+      {"metrics", {{"scrape_interval_s", 60}}},
+      {"output", {{"requests", true}, {"decisions", false}}}};
+  const Json result = api::run(scenario.dump());
+  struct Done {
+    double arrived, first, completed;
+  };
+  std::vector<Done> done;
+  for (const Json& q : result.at("requests")) {
+    if (q.at("completed_at").is_null()) continue;
+    done.push_back({q.at("arrived_at").get<double>(), q.at("first_token_at").get<double>(), q.at("completed_at").get<double>()});
+  }
+  std::stable_sort(done.begin(), done.end(), [](const Done& x, const Done& y) { return x.completed < y.completed; });
+  REQUIRE(static_cast<std::int64_t>(done.size()) >= warmup + measured);
+  Measured m;
+  const double from = done[static_cast<std::size_t>(warmup - 1 < 0 ? 0 : warmup - 1)].completed;
+  double ttft = 0, itl = 0;
+  for (std::int64_t i = warmup; i < warmup + measured; ++i) {
+    const Done& d = done[static_cast<std::size_t>(i)];
+    ttft += d.first - d.arrived;
+    itl += (d.completed - d.first) / (output - 1);
+  }
+  m.measured = measured;
+  m.ttft_ms = 1e3 * ttft / static_cast<double>(measured);
+  m.itl_ms = 1e3 * itl / static_cast<double>(measured);
+  const double window = done[static_cast<std::size_t>(warmup + measured - 1)].completed - (warmup > 0 ? from : done[0].arrived);
+  m.tput = static_cast<double>(measured) * output / window;
+  m.preemptions = result.at("summary").at("num_preemptions").get<std::int64_t>();
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("calibration: closed-loop scenarios through api::run reproduce the NVIDIA NIM table within 10 %", "[engine][nim]") {
   // NIM 1.8.0, Llama-3.3-70B-Instruct FP8, TP2 on 2 × H100 80 GB (real-systems.md §7.3).
   // Throughput there is output tokens/s: concurrency × 500 / (TTFT + 499 × ITL) reproduces it.
   struct Row {
@@ -332,33 +422,36 @@ TEST_CASE("calibration: the closed-loop benchmark reproduces the NVIDIA NIM tabl
       {200, 5000, 500, 61680, 93.1, 921, true},     {250, 5000, 500, 88605, 93.2, 920, true},
       {1, 500, 2000, 48, 18.9, 0, false},
   };
-  // Tolerances (the fit in engine_profiles.cpp is within 5 % on ITL and throughput, 7 % on
-  // saturated TTFT, 16 % on unsaturated TTFT, which depends on the benchmark's start spread).
-  const double itl_tol = 0.06, tput_tol = 0.05, ttft_tol_unsaturated = 0.20, ttft_tol_saturated = 0.10;
-
-  const EngineConfig config = default_config();
+  // 10 % on everything but the unsaturated rows' TTFT, which depends on how the clients' prefills
+  // collide (their start times, workload.start_spread_s): +15 to +17 % at concurrency 5 and 25
+  // (engine_profiles.cpp), so 20 % there until a mechanism accounts for it.
+  const double tol = 0.10, ttft_tol_unsaturated = 0.20;
   std::string table = "conc  in/out      TTFT ms NIM→sim           ITL ms NIM→sim       out tok/s NIM→sim\n";
   for (const Row& r : rows) {
-    BenchConfig b;
-    b.concurrency = r.concurrency;
-    b.prompt_tokens = r.prompt;
-    b.output_tokens = r.output;
-    b.repetitions = 8;
-    const BenchResult x = run_closed_loop_bench(config, b);
-    const double ttft_ms = x.mean_ttft_s * 1e3, itl_ms = x.mean_itl_s * 1e3;
-    const double e_ttft = ttft_ms / r.ttft_ms - 1, e_itl = itl_ms / r.itl_ms - 1;
-    const double e_tput = r.tput > 0 ? x.output_tokens_per_s / r.tput - 1 : 0;
+    // Seeds 1 … 8 (the clients' start times), averaged: the unsaturated rows' TTFT depends on how the
+    // clients' prefills interleave, which the start times set (a deterministic engine keeps it).
+    Measured x;
+    const int seeds = 8;
+    for (int k = 1; k <= seeds; ++k) {
+      const Measured one = nim_row_through_run(r.concurrency, r.prompt, r.output, r.ttft_ms / 1e3, r.itl_ms / 1e3, k);
+      x.ttft_ms += one.ttft_ms / seeds;
+      x.itl_ms += one.itl_ms / seeds;
+      x.tput += one.tput / seeds;
+      x.preemptions += one.preemptions;
+    }
+    const double e_ttft = x.ttft_ms / r.ttft_ms - 1, e_itl = x.itl_ms / r.itl_ms - 1;
+    const double e_tput = r.tput > 0 ? x.tput / r.tput - 1 : 0;
     char line[200];
     std::snprintf(line, sizeof line, "%4d %5d/%-5d %6.0f→%6.0f %+6.1f%%   %5.1f→%5.1f %+5.1f%%   %4.0f→%4.0f %+5.1f%%\n",
-                  r.concurrency, r.prompt, r.output, r.ttft_ms, ttft_ms, 100 * e_ttft, r.itl_ms, itl_ms,
-                  100 * e_itl, r.tput, x.output_tokens_per_s, 100 * e_tput);
+                  r.concurrency, r.prompt, r.output, r.ttft_ms, x.ttft_ms, 100 * e_ttft, r.itl_ms, x.itl_ms, 100 * e_itl, r.tput,
+                  x.tput, 100 * e_tput);
     table += line;
     INFO(line);
-    CHECK(std::abs(e_ttft) <= (r.saturated ? ttft_tol_saturated : ttft_tol_unsaturated));
-    CHECK(std::abs(e_itl) <= itl_tol);
-    CHECK(std::abs(e_tput) <= tput_tol);
-    if (r.saturated) CHECK(x.num_preemptions > 0);  // KV-bound: about 85 requests fit
-    if (r.concurrency <= 50) CHECK(x.num_preemptions == 0);
+    CHECK(std::abs(e_ttft) <= (r.saturated || r.concurrency == 1 ? tol : ttft_tol_unsaturated));
+    CHECK(std::abs(e_itl) <= tol);
+    CHECK(std::abs(e_tput) <= tol);
+    if (r.saturated) CHECK(x.preemptions > 0);  // KV-bound: about 85 requests fit
+    if (r.concurrency <= 50) CHECK(x.preemptions == 0);
   }
   if (std::getenv("GPUSCALE_PRINT_CALIBRATION")) std::cout << table;
 }
@@ -370,10 +463,10 @@ TEST_CASE("a macro step runs the decode steps of a lone request as one event, wi
   REQUIRE(e.add_request(7, 5000, 500, 0));
   std::vector<Logged> log;
   Micros now = step(e, 0, log);  // the prefill step is never coalesced
-  CHECK(now == 406805);
+  CHECK(now == 406993);
   now = step(e, now, log);  // the 499 decode steps, one event
-  CHECK(now == 9680221);    // exactly when the per-step engine finishes (test above)
-  CHECK(log == std::vector<Logged>{{EngineEvent::FirstToken, 7, 406805}, {EngineEvent::Finished, 7, 9680221}});
+  CHECK(now == 9688174);    // exactly when the per-step engine finishes (test above)
+  CHECK(log == std::vector<Logged>{{EngineEvent::FirstToken, 7, 406993}, {EngineEvent::Finished, 7, 9688174}});
   CHECK_FALSE(e.has_work());
   CHECK(e.num_generation_tokens() == 500);
 }

@@ -46,6 +46,14 @@ struct EngineProfile {
   double step_kv_token_s = 0;    // seconds per KV token read
   double step_token_s = 0;       // seconds of compute per scheduled token
   double step_pair_s = 0;        // seconds of compute per attention pair
+
+  // What the hardware and the model say the coefficients cannot go below (physical_floors in
+  // engine_profiles.hpp): datasheet peaks per GPU, the model's work. 0 = not stated (toy profiles).
+  double hbm_bytes_per_s = 0;       // per GPU: HBM bandwidth
+  double peak_matmul_flops = 0;     // per GPU: dense tensor-core peak at the weights' precision
+  double peak_attention_flops = 0;  // per GPU: dense peak at the attention kernels' precision
+  double flops_per_token = 0;       // whole model: the linear layers' FLOPs per token (2 × their parameters)
+  double flops_per_pair = 0;        // whole model: attention FLOPs per (query, key) pair
 };
 
 // vLLM serve knobs. Defaults are vLLM's for `vllm serve` on a ≥70 GiB non-A100 GPU (H100/H200):
