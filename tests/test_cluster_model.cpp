@@ -327,9 +327,11 @@ TEST_CASE("removing a node evicts its pods: replicas are reported, other workloa
   CHECK(tuples(out) == std::vector<Notice>{{kEvicted, 0, 0, 0, at, "Underutilized"}, {kEvicted, 1, 1, 0, at, "Underutilized"}});
   const ClusterState& c = m.state();
   CHECK(c.nodes[0].phase == NodePhase::Terminating);
-  CHECK(c.nodes[0].pods.empty());
-  for (std::uint32_t id : {0u, 1u, 2u}) CHECK(c.pods[id].phase == PodPhase::Running);
-  for (std::uint32_t id : {0u, 1u, 2u}) CHECK(c.pods[id].deleted);
+  // The replicas' pods are terminating, still bound (the world runs their preStop, SIGTERM and SIGKILL);
+  // the web pod, with no preStop hook and no requests, stopped at once.
+  CHECK(c.nodes[0].pods == std::vector<std::uint32_t>{0, 1});
+  for (std::uint32_t id : {0u, 1u}) CHECK((c.pods[id].terminating && !c.pods[id].deleted && !c.pods[id].ready));
+  CHECK(c.pods[2].deleted);
   // The web pod's ReplicaSet made a new one, Pending, for which the fake launched a CPU node.
   REQUIRE(c.pods.size() == 4);
   CHECK(c.pods[3].template_index == 1);
@@ -341,12 +343,14 @@ TEST_CASE("removing a node evicts its pods: replicas are reported, other workloa
   CHECK(m.totals().pod_evictions == 3);
   CHECK(m.totals().replica_evictions == 2);
 
-  // The pods get their 30 s grace period, then the instance goes.
-  run_until(m, at + 30 * kS - 1, out);
+  // The instance goes once the last pod has stopped, not before.
+  m.remove_pod(0, at + 10 * kS, out);
+  run_until(m, at + 20 * kS, out);
   CHECK(c.nodes[0].phase == NodePhase::Terminating);
-  run_until(m, at + 30 * kS, out);
+  m.remove_pod(1, at + 25 * kS, out);
+  run_until(m, at + 25 * kS, out);
   CHECK(c.nodes[0].phase == NodePhase::Terminated);
-  CHECK(c.nodes[0].terminated_at == at + 30 * kS);
+  CHECK(c.nodes[0].terminated_at == at + 25 * kS);
   CHECK(m.totals().nodes_removed == 1);
 
   run_until(m, at + kH, out);
@@ -440,13 +444,17 @@ TEST_CASE("spot interruptions evict at the notice and terminate the node 2 minut
   REQUIRE(nodes.size() == 1);
   const Node& n = nodes[0];
   CHECK(n.price_usd_per_hour == 22.02);
-  REQUIRE(out.size() == 2);
+  // Evicted at the notice; the pod (which nobody stops here) dies with the instance 2 minutes later.
+  REQUIRE(out.size() == 3);
   CHECK(out[0].kind == ClusterNotice::Kind::ReplicaPodBound);
   const ClusterNotice& ev = out[1];
   CHECK(ev.kind == ClusterNotice::Kind::ReplicaPodEvicted);
   CHECK(ev.replica == 3);
   CHECK(ev.reason == RemovalReason::Interrupted);
   CHECK(ev.time > n.initialized_at);
+  CHECK(out[2].kind == ClusterNotice::Kind::ReplicaPodKilled);
+  CHECK(out[2].replica == 3);
+  CHECK(out[2].time == ev.time + 120 * kS);
   CHECK(n.phase == NodePhase::Terminated);
   CHECK(n.terminated_at == ev.time + 120 * kS);
   CHECK(totals.spot_interruptions == 1);
@@ -455,10 +463,9 @@ TEST_CASE("spot interruptions evict at the notice and terminate the node 2 minut
   CHECK(totals.node_hours == Approx(micros_to_seconds(n.terminated_at) / 3600.0));
   bool logged = false;
   for (const auto& l : logs) {
-    if (l.reason != "Interrupted") continue;
+    if (l.reason != "Interrupted" || l.action != "delete") continue;
     logged = true;
     CHECK(l.controller == "cloud");
-    CHECK(l.action == "delete");
     CHECK(l.time == ev.time);
   }
   CHECK(logged);

@@ -331,8 +331,17 @@ TEST_CASE("a PodDisruptionBudget paces the trap's drains and, at 100 %, keeps Ka
   const RunResult all = run(doc);
   CHECK(none.summary.num_replica_evictions > 0);
   CHECK(one.summary.num_replica_evictions > 0);
-  CHECK(one.summary.num_replica_evictions < none.summary.num_replica_evictions);
-  CHECK(one.summary.num_requests_failed_by_eviction < none.summary.num_requests_failed_by_eviction);
+  // Paced: without a budget a node's replicas are evicted together; with maxUnavailable 1 never two at once.
+  const auto most_evicted_at_once = [](const RunResult& r) {
+    std::map<double, int> at;
+    int most = 0;
+    for (const auto& d : r.decisions) {
+      if (d.controller == "lifecycle" && d.reason == "Terminating" && contains(d.explanation, "evicted (")) most = std::max(most, ++at[d.t_s]);
+    }
+    return most;
+  };
+  CHECK(most_evicted_at_once(none) > 1);
+  CHECK(most_evicted_at_once(one) == 1);
   CHECK(count(one, [](const DecisionRecord& d) { return contains(d.explanation, "wait (PodDisruptionBudget maxUnavailable 1"); }) > 0);
   CHECK(count(one, [](const DecisionRecord& d) { return contains(d.explanation, "the drain evicted 1 more pods"); }) > 0);
   CHECK(all.summary.num_replica_evictions == 0);
@@ -377,6 +386,79 @@ TEST_CASE("Cluster Autoscaler gives up a drain the PodDisruptionBudget holds up 
   CHECK(contains(removed[0]->explanation, "for at most 120.0 s"));
   CHECK(failed[0]->t_s == removed[0]->t_s + 120);  // --max-pod-eviction-time 2m
   CHECK(removed[1]->t_s > failed[0]->t_s + 180);    // after --scale-down-delay-after-failure 3m
-  CHECK(contains(removed[1]->explanation, "the instance goes at"));
+  CHECK(contains(removed[1]->explanation, "the instance goes once its pods have stopped"));
   CHECK(r.summary.num_replica_evictions == 2);
+}
+
+// ---- one termination path: whoever deletes the pod ----------------------------------------------
+
+TEST_CASE("a scale-down and a consolidation eviction take the same termination path", "[cluster-sim][termination]") {
+  Json doc = trap_doc();
+  doc["cluster"]["inference_pod"] = Json::parse(R"({"lifecycle": {"preStop": {"sleep": {"seconds": 20}}}})");
+  const RunResult r = run(doc);
+  const Summary& s = r.summary;
+  int scale_downs = 0, evictions = 0;
+  for (const auto& d : r.decisions) {
+    if (d.controller != "lifecycle" || d.reason != "Terminating" || contains(d.explanation, "while Pending")) continue;
+    INFO(d.explanation);
+    const bool evicted = contains(d.explanation, "evicted (Underutilized)");
+    scale_downs += contains(d.explanation, "deleted by the ReplicaSet (scale-down)") ? 1 : 0;
+    evictions += evicted ? 1 : 0;
+    // Both: the endpoint goes now, SIGTERM after the 20 s sleep, SIGKILL at the 30 s grace period.
+    char sigterm[64], sigkill[64];
+    std::snprintf(sigterm, sizeof sigterm, "SIGTERM at t = %.1f s", d.t_s + 20);
+    std::snprintf(sigkill, sizeof sigkill, "SIGKILL at t = %.1f s", d.t_s + 30);
+    CHECK(contains(d.explanation, "endpoint removed"));
+    CHECK(contains(d.explanation, "preStop sleep 20 s"));
+    CHECK(contains(d.explanation, sigterm));
+    CHECK(contains(d.explanation, sigkill));
+  }
+  CHECK(scale_downs > 0);
+  CHECK(evictions == s.num_replica_evictions);
+  CHECK(evictions > 0);
+  // What failed, by cause: the consolidation's failures are the run's eviction failures.
+  std::int64_t sum = 0;
+  for (std::int64_t n : s.requests_failed_by_cause) sum += n;
+  CHECK(sum == s.num_dropped);
+  CHECK(s.num_requests_failed_by_eviction == s.requests_failed_by_cause[static_cast<int>(FailureCause::Consolidation)]);
+  // Same deleter, same arithmetic: without the hook both kinds fail more at SIGTERM.
+  const Summary& stock = trap_run().summary;
+  CHECK(stock.requests_failed_by_cause[static_cast<int>(FailureCause::ScaleDown)] >
+        s.requests_failed_by_cause[static_cast<int>(FailureCause::ScaleDown)]);
+  CHECK(stock.requests_failed_by_cause[static_cast<int>(FailureCause::Consolidation)] >
+        s.requests_failed_by_cause[static_cast<int>(FailureCause::Consolidation)]);
+}
+
+TEST_CASE("a spot instance goes at the end of its 2-minute notice whatever the grace period", "[cluster-sim][termination]") {
+  Json doc = trap_doc();
+  // Spot GPU nodes, interrupted often; a 10-minute preStop sleep the notice cannot honour.
+  for (auto& req : gpu_pool_spec(doc)["template"]["spec"]["requirements"]) {
+    if (req["key"] == "karpenter.sh/capacity-type") req["values"] = {"spot"};
+  }
+  doc["cluster"]["spot_interruptions_per_node_hour"] = 4;
+  doc["cluster"]["initial_nodes"] = Json::parse(R"([{"instance_type": "p5.48xlarge", "capacity_type": "spot", "owner": "gpu-h100"},
+                                                     {"instance_type": "m7i.4xlarge", "owner": "general"}])");
+  doc["cluster"]["inference_pod"] = Json::parse(R"({"terminationGracePeriodSeconds": 900, "lifecycle": {"preStop": {"sleep": {"seconds": 600}}}})");
+  const RunResult r = run(doc);
+  REQUIRE(r.summary.cluster.spot_interruptions > 0);
+  std::map<std::string, double> noticed;  // replica → when its eviction (the notice) came
+  int killed = 0;
+  for (const auto& d : r.decisions) {
+    if (d.controller != "lifecycle") continue;
+    const std::string replica = d.explanation.substr(0, d.explanation.find(' ', 8));
+    if (d.reason == "Terminating" && contains(d.explanation, "evicted (Interrupted)")) noticed[replica] = d.t_s;
+    if (d.reason == "InstanceTerminated" && noticed.count(replica)) {
+      INFO(d.explanation);
+      CHECK(d.t_s == Approx(noticed[replica] + 120));
+      CHECK(contains(d.explanation, "(spot)"));
+      ++killed;
+    }
+  }
+  CHECK(killed > 0);
+  // The sleep let what they held finish within the notice; without it stock vLLM fails it at the notice.
+  doc["cluster"].erase("inference_pod");
+  const RunResult stock = run(doc);
+  REQUIRE(stock.summary.cluster.spot_interruptions > 0);
+  CHECK(stock.summary.requests_failed_by_cause[static_cast<int>(FailureCause::Spot)] > 0);
+  CHECK(stock.summary.num_requests_failed_by_eviction >= stock.summary.requests_failed_by_cause[static_cast<int>(FailureCause::Spot)]);
 }

@@ -114,7 +114,10 @@ TEST_CASE("seed 0 is the lesson's baseline; other seeds draw their economics", "
   CHECK(safe.at("cluster").at("nodepools")[0].at("spec").at("disruption") == definition().at("runs").at("safe").at("disruption"));
   safe["cluster"]["nodepools"][0]["spec"]["disruption"] = trap.at("cluster").at("nodepools")[0].at("spec").at("disruption");
   CHECK(safe == trap);
-  CHECK(trap.at("workload").at("rate_scale") == 0.77);
+  CHECK(trap.at("workload").at("rate_scale") == 1.0);
+  // The replicas' pod terminates as the common chart has it: a 30 s preStop sleep in the 30 s grace period.
+  CHECK(parse_scenario(trap).pools[0].pod.prestop_sleep_s == 30);
+  CHECK(parse_scenario(trap).pools[0].pod.termination_grace_period_s == 30);
   CHECK(trap.at("cold_start").at("model_load_s") == 120);
   for (const auto& t : trap.at("cluster").at("instance_types")) {
     if (t.at("name") == "p5.48xlarge") CHECK(t.at("on_demand_usd_per_hour").get<double>() == Approx(55.04));

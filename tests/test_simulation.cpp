@@ -80,7 +80,11 @@ void check_invariants(const RunResult& r, const Scenario& s) {
     }
     if (q.dropped_at) {
       CHECK(*q.dropped_at >= q.arrived_at);
-      CHECK(*q.dropped_at - q.arrived_at <= timeout + 1e-6);
+      // A client gives up at its timeout; a pod's termination fails what it holds whenever it comes.
+      if (q.failed_by == FailureCause::ClientTimeout) {
+        CHECK(*q.dropped_at - q.arrived_at == Approx(timeout).margin(1e-6));
+        CHECK_FALSE(q.first_token_at);
+      }
     }
   }
 
@@ -423,7 +427,8 @@ TEST_CASE("step coalescing changes the number of events, nothing else", "[simula
       "duration_s": 600,
       "workload": {"phases": [{"duration_s": 120, "rate_rps": 8}, {"duration_s": 480, "rate_rps": 0.3}], "timeout_s": 3,
                    "output_tokens": {"mean": 800, "max": 4096}},
-      "autoscaler": {"strategy": "kv_cache", "replicas": 2, "max_replicas": 4, "downscale_stabilization_s": 60}
+      "autoscaler": {"strategy": "kv_cache", "replicas": 2, "max_replicas": 4, "downscale_stabilization_s": 60},
+      "cluster": {"inference_pod": {"lifecycle": {"preStop": {"sleep": {"seconds": 20}}}}}
     })"));
     Scenario plain = coalesced;
     plain.pools[0].engine.step_coalescing = false;
@@ -433,7 +438,7 @@ TEST_CASE("step coalescing changes the number of events, nothing else", "[simula
     CHECK(c.summary.num_dropped > 0);
     CHECK(c.summary.num_preemptions > 0);
     CHECK(std::any_of(c.decisions.begin(), c.decisions.end(), [](const DecisionRecord& d) {
-      return d.controller == "lifecycle" && d.explanation.find("draining") != std::string::npos;
+      return d.controller == "lifecycle" && d.reason == "Terminating" && d.explanation.find("preStop sleep 20 s") != std::string::npos;
     }));
     CHECK(without_events(c, coalesced) == without_events(p, plain));
     CHECK(c.num_events < p.num_events);
@@ -580,4 +585,192 @@ TEST_CASE("autoscaler.keda belongs to the KEDA strategies and agrees with min_re
   CHECK(error_path(R"({"autoscaler": {"keda": {"polling_interval_s": 0}}})") == "/autoscaler/keda/polling_interval_s");
   CHECK(error_path(R"({"autoscaler": {"keda": {"cooldown": 30}}})") == "/autoscaler/keda/cooldown");
   CHECK(parse_scenario(Json::parse(R"({"autoscaler": {"keda": {"min_replica_count": 3}}})")).pools[0].autoscaler.min_replicas == 3);
+}
+
+// ---- one termination path (sim/replicas.cpp) ------------------------------------------------------
+
+namespace {
+
+// A burst the HPA scales out for, then a quiet spell it scales back in: the ReplicaSet deletes
+// replicas that still hold requests of 300-900 tokens (8-25 s at the engine's decode speed).
+Scenario scale_down_scenario(const Json& pod, const Json& engine = Json::object()) {
+  Json patch = Json::parse(R"({
+    "duration_s": 900,
+    "workload": {"phases": [{"duration_s": 180, "rate_rps": 6}, {"duration_s": 720, "rate_rps": 0.8}], "timeout_s": 120,
+                 "output_tokens": {"kind": "uniform", "min": 300, "max": 900}},
+    "autoscaler": {"strategy": "kv_cache", "replicas": 3, "min_replicas": 1, "max_replicas": 4, "downscale_stabilization_s": 30}
+  })");
+  patch["cluster"] = {{"inference_pod", pod}};
+  if (!engine.empty()) patch["engine"] = engine;
+  return scenario(patch);
+}
+
+struct Termination {
+  double t_s = 0;              // the pod's deletion
+  std::string replica;         // "replica N"
+  std::string text;
+};
+
+std::vector<Termination> terminations(const RunResult& r) {
+  std::vector<Termination> out;
+  for (const auto& d : r.decisions) {
+    if (d.controller != "lifecycle" || d.reason != "Terminating") continue;
+    const std::string& e = d.explanation;
+    out.push_back({d.t_s, e.substr(0, e.find(' ', 8)), e});
+  }
+  return out;
+}
+
+// The first row after `t` of the replica (`reason` "" = any) and its time; -1 if none.
+const DecisionRecord* next_row(const RunResult& r, const std::string& replica, double t, const std::string& reason) {
+  for (const auto& d : r.decisions) {
+    if (d.controller != "lifecycle" || d.t_s < t || d.reason == "Terminating") continue;
+    if (d.explanation.rfind(replica + " ", 0) != 0) continue;
+    if (reason.empty() || d.reason == reason) return &d;
+  }
+  return nullptr;
+}
+
+std::int64_t failed(const Summary& s, FailureCause c) { return s.requests_failed_by_cause[static_cast<int>(c)]; }
+
+}  // namespace
+
+TEST_CASE("without a preStop hook a scale-down fails its in-flight requests at SIGTERM, at once", "[simulation][termination]") {
+  const Scenario s = scale_down_scenario(Json::object());
+  const RunResult r = run_simulation(s);
+  check_invariants(r, s);
+  const std::vector<Termination> ts = terminations(r);
+  REQUIRE_FALSE(ts.empty());
+  int with_requests = 0;
+  for (const Termination& t : ts) {
+    INFO(t.text);
+    CHECK(t.text.find("deleted by the ReplicaSet (scale-down)") != std::string::npos);
+    CHECK(t.text.find("no preStop hook: SIGTERM now") != std::string::npos);
+    const DecisionRecord* gone = next_row(r, t.replica, t.t_s, "Gone");
+    REQUIRE(gone);
+    CHECK(gone->t_s == t.t_s);  // stock vLLM exits on SIGTERM
+    if (const DecisionRecord* sig = next_row(r, t.replica, t.t_s, "SIGTERM"); sig && sig->t_s == t.t_s) ++with_requests;
+  }
+  CHECK(with_requests > 0);
+  // Every request the scale-down failed was dropped at the instant of a deletion.
+  const std::int64_t lost = failed(r.summary, FailureCause::ScaleDown);
+  CHECK(lost > 0);
+  for (const auto& q : r.requests) {
+    if (!q.dropped_at || q.failed_by != FailureCause::ScaleDown) continue;
+    CHECK(std::any_of(ts.begin(), ts.end(), [&](const Termination& t) { return std::fabs(t.t_s - *q.dropped_at) < 1e-9; }));
+  }
+}
+
+TEST_CASE("a preStop sleep lets the in-flight requests finish before SIGTERM; the pod lingers for the whole sleep",
+          "[simulation][termination]") {
+  const Scenario s = scale_down_scenario(Json::parse(R"({"terminationGracePeriodSeconds": 90, "lifecycle": {"preStop": {"sleep": {"seconds": 60}}}})"));
+  const RunResult r = run_simulation(s);
+  check_invariants(r, s);
+  const std::vector<Termination> ts = terminations(r);
+  REQUIRE_FALSE(ts.empty());
+  for (const Termination& t : ts) {
+    INFO(t.text);
+    CHECK(t.text.find("preStop sleep 60 s") != std::string::npos);
+    const DecisionRecord* gone = next_row(r, t.replica, t.t_s, "Gone");
+    REQUIRE(gone);
+    CHECK(gone->t_s == Approx(t.t_s + 60));  // `sleep 60` does not end early; SIGTERM finds nothing left
+    CHECK(gone->explanation.find("SIGTERM with nothing in flight") != std::string::npos);
+  }
+  CHECK(failed(r.summary, FailureCause::ScaleDown) == 0);
+  // The same run without the hook loses requests to the same kind of deletion.
+  CHECK(failed(run_simulation(scale_down_scenario(Json::object())).summary, FailureCause::ScaleDown) > 0);
+}
+
+TEST_CASE("SIGKILL at the end of the grace period; vLLM's --shutdown-timeout drains until then or until it runs out",
+          "[simulation][termination]") {
+  // Requests of 2000-3000 tokens (about a minute) outlast a 30 s grace period even after SIGTERM.
+  const auto long_requests = [](Scenario s) {
+    s.workload.output_tokens.min = 2000;
+    s.workload.output_tokens.max = 3000;
+    return s;
+  };
+  const Json pod = Json::parse(R"({"terminationGracePeriodSeconds": 30, "lifecycle": {"preStop": {"sleep": {"seconds": 10}}}})");
+  const Scenario waits = long_requests(scale_down_scenario(pod, {{"shutdown_timeout_s", 600}}));
+  const RunResult r = run_simulation(waits);
+  int killed = 0;
+  for (const Termination& t : terminations(r)) {
+    INFO(t.text);
+    CHECK(t.text.find("SIGTERM at t = ") != std::string::npos);
+    const DecisionRecord* sigterm = next_row(r, t.replica, t.t_s, "SIGTERM");
+    if (!sigterm) continue;  // nothing left at SIGTERM
+    CHECK(sigterm->t_s == Approx(t.t_s + 10));
+    CHECK(sigterm->explanation.find("--shutdown-timeout 600 s") != std::string::npos);
+    if (const DecisionRecord* kill = next_row(r, t.replica, t.t_s, "SIGKILL")) {
+      CHECK(kill->t_s == Approx(t.t_s + 30));  // SIGKILL at the grace period, counted from the deletion
+      ++killed;
+    }
+  }
+  CHECK(killed > 0);
+  CHECK(failed(r.summary, FailureCause::ScaleDown) > 0);
+
+  // vLLM's own timeout, shorter than what is left of the grace period, aborts first.
+  const RunResult early = run_simulation(long_requests(scale_down_scenario(pod, {{"shutdown_timeout_s", 5}})));
+  int aborted = 0;
+  for (const Termination& t : terminations(early)) {
+    if (const DecisionRecord* stop = next_row(early, t.replica, t.t_s, "ShutdownTimeout")) {
+      CHECK(stop->t_s == Approx(t.t_s + 15));
+      ++aborted;
+    }
+    CHECK_FALSE(next_row(early, t.replica, t.t_s, "SIGKILL"));
+  }
+  CHECK(aborted > 0);
+}
+
+TEST_CASE("failed requests are counted by cause, and the totals agree", "[simulation][termination]") {
+  Scenario s = scale_down_scenario(Json::object());
+  s.workload.timeout_s = 4;  // the burst's queue makes some clients give up
+  const RunResult r = run_simulation(s);
+  std::int64_t sum = 0, timeouts = 0, scale_downs = 0;
+  for (std::int64_t n : r.summary.requests_failed_by_cause) sum += n;
+  for (const auto& q : r.requests) {
+    if (!q.dropped_at) continue;
+    timeouts += q.failed_by == FailureCause::ClientTimeout ? 1 : 0;
+    scale_downs += q.failed_by == FailureCause::ScaleDown ? 1 : 0;
+  }
+  CHECK(sum == r.summary.num_dropped);
+  CHECK(failed(r.summary, FailureCause::ClientTimeout) == timeouts);
+  CHECK(failed(r.summary, FailureCause::ScaleDown) == scale_downs);
+  CHECK(timeouts > 0);
+  CHECK(scale_downs > 0);
+  CHECK(r.summary.num_requests_failed_by_eviction == 0);  // no node went
+  const Json j = result_to_json(r, s).at("summary").at("requests_failed_by_cause");
+  CHECK(j.at("client_timeout") == timeouts);
+  CHECK(j.at("scale_down") == scale_downs);
+  CHECK(j.size() == static_cast<std::size_t>(kNumFailureCauses));
+}
+
+TEST_CASE("the pod's termination fields are validated", "[simulation][termination]") {
+  const auto error_path = [](const char* pod) {
+    try {
+      Json doc = Json::object();
+      doc["cluster"] = {{"inference_pod", Json::parse(pod)}};
+      parse_scenario(doc);
+    } catch (const InputError& e) {
+      return e.path();
+    }
+    return std::string("accepted");
+  };
+  CHECK(error_path(R"({"terminationGracePeriodSeconds": -1})") == "/cluster/inference_pod/terminationGracePeriodSeconds");
+  CHECK(error_path(R"({"lifecycle": {"preStop": {"sleep": {"seconds": 31}}}})") == "/cluster/inference_pod/lifecycle/preStop/sleep/seconds");
+  CHECK(error_path(R"({"terminationGracePeriodSeconds": 10, "lifecycle": {"preStop": {"sleep": {"seconds": 20}}}})") ==
+        "/cluster/inference_pod/lifecycle/preStop/sleep/seconds");
+  CHECK(error_path(R"({"lifecycle": {"preStop": {"exec": {"command": ["sleep", "5"]}}}})") == "/cluster/inference_pod/lifecycle/preStop");
+  CHECK(error_path(R"({"lifecycle": {"preStop": {"sleep": {}}}})") == "/cluster/inference_pod/lifecycle/preStop/sleep/seconds");
+  CHECK(error_path(R"({"lifecycle": {"postStart": {}}})") == "/cluster/inference_pod/lifecycle/postStart");
+  CHECK(error_path(R"({"terminationGracePeriodSeconds": 60, "lifecycle": {"preStop": {"sleep": {"seconds": 60}}}})") == "accepted");
+  const auto engine_error = [](const char* engine) {
+    try {
+      parse_scenario(Json{{"engine", Json::parse(engine)}});
+    } catch (const InputError& e) {
+      return e.path();
+    }
+    return std::string("accepted");
+  };
+  CHECK(engine_error(R"({"shutdown_timeout_s": -5})") == "/engine/shutdown_timeout_s");
+  CHECK(engine_error(R"({"shutdown_timeout_s": 45})") == "accepted");
 }

@@ -25,6 +25,7 @@ struct Pod {
   Micros created_at = 0;
   Micros unschedulable_since = -1;  // PodScheduled=False, reason Unschedulable, since then (-1: not marked)
   bool ready = false;               // condition Ready (a pool's replica: serving); set by the simulation
+  bool terminating = false;         // deletionTimestamp set: still bound (holding its requests) while its containers stop
 };
 
 enum class NodePhase : std::uint8_t {

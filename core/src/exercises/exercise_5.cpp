@@ -62,6 +62,7 @@ struct RunCounts {
   std::int64_t failed = 0;        // requests dropped (timeouts and evictions)
   std::int64_t breach_hours = 0;  // hours with P99 TTFT > 10 s
   std::int64_t evictions = 0;     // replicas evicted by node removals
+  std::int64_t failed_consolidation = 0, failed_scale_down = 0, failed_timeout = 0;  // of `failed`, by cause
   double node_cost_usd = 0;       // GPU and CPU nodes, launch → termination
   double gpu_hours = 0;
 };
@@ -82,6 +83,10 @@ RunCounts run_counts(const Json& scenario) {
   c.failed = r.summary.num_dropped;
   c.breach_hours = r.summary.ttft_breach_hours;
   c.evictions = r.summary.num_replica_evictions;
+  const auto by = [&](FailureCause cause) { return r.summary.requests_failed_by_cause[static_cast<int>(cause)]; };
+  c.failed_consolidation = by(FailureCause::Consolidation);
+  c.failed_scale_down = by(FailureCause::ScaleDown);
+  c.failed_timeout = by(FailureCause::ClientTimeout);
   c.node_cost_usd = r.summary.cluster.node_cost_usd;
   c.gpu_hours = r.summary.cluster.gpu_hours_allocatable;
   return c;
@@ -119,6 +124,10 @@ Json text_params(const Analysis& an) {
   p["monthly_usd"] = usd(an.monthly_usd);
   p["evictions_trap"] = an.trap.evictions;
   p["evictions_trap_day"] = usd(static_cast<double>(an.trap.evictions) / an.days);
+  p["failed_consolidation_trap_day"] = per_day(static_cast<double>(an.trap.failed_consolidation));
+  p["failed_scale_down_trap_day"] = per_day(static_cast<double>(an.trap.failed_scale_down));
+  p["failed_timeout_trap_day"] = per_day(static_cast<double>(an.trap.failed_timeout));
+  p["failed_scale_down_safe_day"] = per_day(static_cast<double>(an.safe.failed_scale_down));
   p["gpu_hours_trap"] = usd(an.trap.gpu_hours);
   p["gpu_hours_safe"] = usd(an.safe.gpu_hours);
   return p;

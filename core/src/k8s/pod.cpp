@@ -8,6 +8,10 @@
 
 namespace gpuscale {
 
+namespace {
+constexpr std::int64_t kMaxGracePeriodS = 8 * 24 * 3600;  // a week and a day, the longest run
+}  // namespace
+
 int well_known_priority(const std::string& class_name) {
   // kubernetes/kubernetes pkg/apis/scheduling (SystemCriticalPriority); KAI Scheduler
   // pkg/scheduler/constants/priorities.go and docs/priority/README.md.
@@ -114,6 +118,35 @@ PodTemplate parse_pod_template(const Json& doc, const std::string& path, PodTemp
     }
   }
   t.priority = static_cast<int>(r.get_int("priority", t.priority, -1000000000, 1000000000));  // user PriorityClasses: at most 1e9
+  // Non-negative (ValidatePodSpec); the lab bounds it by its longest run.
+  t.termination_grace_period_s = r.get_int("terminationGracePeriodSeconds", t.termination_grace_period_s, 0, kMaxGracePeriodS);
+  std::string sleep_path;
+  if (const Json* v = r.raw("lifecycle")) {
+    ObjectReader lr(*v, path + "/lifecycle");
+    if (const Json* pre = lr.raw("preStop")) {
+      const std::string pp = path + "/lifecycle/preStop";
+      ObjectReader pr(*pre, pp);
+      if (pr.has("exec") || pr.has("httpGet")) {
+        throw InputError(pp, "the lab models the sleep action of a preStop hook only (what a `sleep N` exec hook does): write {\"sleep\": {\"seconds\": N}}");
+      }
+      const Json* sleep = pr.raw("sleep");
+      if (!sleep) throw InputError(pp, "expected {\"sleep\": {\"seconds\": N}} (the lab models the sleep action)");
+      ObjectReader sr(*sleep, pp + "/sleep");
+      sleep_path = pp + "/sleep/seconds";
+      if (!sr.has("seconds")) throw InputError(sleep_path, "is required: how long the hook sleeps before SIGTERM");
+      t.prestop_sleep_s = sr.get_int("seconds", 0, 0, kMaxGracePeriodS);
+      sr.finish();
+      pr.finish();
+    }
+    lr.finish();
+  }
+  // kubernetes pkg/apis/core/validation/validation.go validateSleepAction: 0 <= seconds <=
+  // terminationGracePeriodSeconds (0 allowed since PodLifecycleSleepActionAllowZero).
+  if (t.prestop_sleep_s > t.termination_grace_period_s) {
+    throw InputError(sleep_path.empty() ? path + "/terminationGracePeriodSeconds" : sleep_path,
+                     "the preStop sleep (" + std::to_string(t.prestop_sleep_s) + " s) is longer than terminationGracePeriodSeconds (" +
+                         std::to_string(t.termination_grace_period_s) + " s); Kubernetes refuses a sleep past the grace period");
+  }
   r.finish();
   return t;
 }

@@ -46,6 +46,10 @@ struct PodTemplate {
   int priority = 0;                            // spec.priority: the class's value, or as given
   std::string pod_group;                       // annotation pod-group-name (KAI's PodGroup; "" = none)
   bool do_not_disrupt = false;                 // annotation karpenter.sh/do-not-disrupt: "true"
+  // How its deletion goes, whoever deletes it (sim/replicas.cpp): the endpoint leaves the Service, the
+  // preStop hook runs, then SIGTERM, then SIGKILL once the grace period is over.
+  std::int64_t termination_grace_period_s = 30;  // spec.terminationGracePeriodSeconds (Kubernetes default 30)
+  std::int64_t prestop_sleep_s = 0;              // lifecycle.preStop.sleep.seconds (0: no preStop hook)
 };
 
 // The value of a well-known PriorityClass (system-node-critical, system-cluster-critical, and KAI
@@ -56,7 +60,8 @@ int well_known_priority(const std::string& class_name);
 // "tolerations": [...], "nodeSelector": {...}, "affinity": {"nodeAffinity": {"requiredDuringScheduling
 // IgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [...]}]}}}, "labels": {...},
 // "annotations": {"karpenter.sh/do-not-disrupt": "true", "pod-group-name": "..."}, "schedulerName":
-// "default-scheduler", "priorityClassName": "inference", "priority": 0}. Fields absent keep `t`'s values.
+// "default-scheduler", "priorityClassName": "inference", "priority": 0, "terminationGracePeriodSeconds": 30,
+// "lifecycle": {"preStop": {"sleep": {"seconds": 30}}}}. Fields absent keep `t`'s values.
 PodTemplate parse_pod_template(const Json& doc, const std::string& path, PodTemplate t);
 
 }  // namespace gpuscale

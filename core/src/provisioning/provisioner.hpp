@@ -41,6 +41,9 @@ struct NodeRemoval {
   // A drain that a PodDisruptionBudget still holds up this long after it began is abandoned and the
   // node put back in service (Cluster Autoscaler's --max-pod-eviction-time); -1: keep trying.
   Micros give_up_after = -1;
+  // The drain's eviction caps each pod's grace period at this (Cluster Autoscaler's
+  // --max-graceful-termination-sec, DeleteOptions.GracePeriodSeconds); -1: the pod's own.
+  Micros max_pod_grace = -1;
 };
 
 // One logged decision, with its inputs and arithmetic.

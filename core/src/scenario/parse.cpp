@@ -142,6 +142,7 @@ EngineSettings parse_engine(const Json& j, const std::string& path, EngineSettin
   e.max_num_batched_tokens = r.get_int("max_num_batched_tokens", e.max_num_batched_tokens, 16, 131072);
   e.gpu_memory_utilization = fields::read(r, fields::kGpuMemoryUtilization, e.gpu_memory_utilization);
   e.step_coalescing = r.get_bool("step_coalescing", e.step_coalescing);
+  e.shutdown_timeout_s = r.get_number("shutdown_timeout_s", e.shutdown_timeout_s, 0, 691200);
   r.finish();
   return e;
 }

@@ -40,6 +40,9 @@ struct EngineSettings {
   std::int64_t max_num_batched_tokens = 8192;  // tokens per step
   double gpu_memory_utilization = 0.9;  // fraction of GPU memory vLLM claims
   bool step_coalescing = true;                 // speed only: run runs of pure-decode steps as one event (same results)
+  // vLLM's --shutdown-timeout: on SIGTERM, 0 aborts every in-flight request at once (the default, and
+  // all vLLM before it existed); N > 0 stops taking requests and lets those in flight finish for up to N s.
+  double shutdown_timeout_s = 0;
 };
 
 struct ColdStartConfig {

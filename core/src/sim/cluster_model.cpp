@@ -10,9 +10,8 @@ namespace gpuscale {
 
 namespace {
 
-// Pods get this long to exit after an eviction before their node goes away (the Kubernetes default
-// terminationGracePeriodSeconds); a spot instance goes 2 minutes after its interruption notice.
-constexpr Micros kPodGrace = 30 * kMicrosPerSecond;
+// A spot instance goes 2 minutes after its interruption notice, whatever its pods' grace periods
+// (EC2 Spot instance interruption notices).
 constexpr Micros kSpotNotice = 120 * kMicrosPerSecond;
 // Lab choice: a drain whose evictions the PodDisruptionBudget refuses (HTTP 429) tries again every 5 s
 // (Karpenter's terminator and kubectl drain both retry evictions on a short backoff).
@@ -221,13 +220,22 @@ void ClusterModel::remove_pod(std::uint32_t id, Micros now) {
   account(now);
   Pod& pod = state_.pods.at(id);
   if (pod.deleted) return;
+  const std::int32_t node = pod.node;
   if (pod.phase == PodPhase::Pending) {
     pending_.erase(std::find(pending_.begin(), pending_.end(), id));
-  } else if (pod.node >= 0) {
+  } else if (node >= 0) {
     unbind(pod, now);
   }
   pod.deleted = true;
+  pod.terminating = false;
+  if (node >= 0) terminate_if_drained(state_.nodes[static_cast<std::size_t>(node)], now);
   schedule_pending(now);  // its room may let a pending pod in
+}
+
+void ClusterModel::set_pod_terminating(std::uint32_t pod) {
+  if (pod >= state_.pods.size()) return;
+  state_.pods[pod].terminating = true;
+  state_.pods[pod].ready = false;
 }
 
 void ClusterModel::set_pod_ready(std::uint32_t pod, bool ready) {
@@ -295,58 +303,135 @@ void ClusterModel::rearm_provisioner() {
   events_.file(t, EventClass::NodeControl, ClusterEvent{ClusterEvent::Kind::ProvisionerWake, 0, ++wake_gen_});
 }
 
+// The Eviction API: a pod the PodDisruptionBudgets allow is deleted (respect_pdb false: every pod). A
+// deleted pod is not gone: it terminates (preStop, SIGTERM, SIGKILL at its grace period) while still
+// bound; a replica's pod terminates in the world (sim/replicas.cpp), another workload's pod, which holds
+// no requests, stops at SIGTERM, after its preStop sleep. Its ReplicaSet makes a new pod at once (a
+// terminating pod is not active, kubernetes pkg/controller/controller_utils.go FilterActivePods).
 std::size_t ClusterModel::evict_pods(Node& node, RemovalReason reason, bool respect_pdb, Micros now, std::string* blocked_why) {
+  const auto removal = removals_.find(node.id);
+  const Micros cap = removal == removals_.end() ? -1 : removal->second.max_grace;
   std::size_t stay = 0;
   const std::vector<std::uint32_t> pods = node.pods;
   for (std::uint32_t id : pods) {
     Pod& pod = state_.pods[id];
+    if (pod.terminating) continue;  // already going (a scale-down, or an earlier pass of this drain)
     // The Eviction API refuses (429) what a PodDisruptionBudget does not allow; the drain retries.
     if (respect_pdb && !eviction_allowed(state_, pod, stay == 0 ? blocked_why : nullptr)) {
       ++stay;
       continue;
     }
-    unbind(pod, now);
-    pod.deleted = true;
+    pod.terminating = true;
     pod.ready = false;
     ++totals_.pod_evictions;
     if (pod.replica >= 0) {
       ++totals_.replica_evictions;
-      notices_.push_back(ClusterNotice{ClusterNotice::Kind::ReplicaPodEvicted, state_.pool_of(pod), pod.replica, id, node.id, now, reason});
-    } else {
-      new_pod(pod.template_index, -1, now);  // its ReplicaSet makes a new one
+      notices_.push_back(ClusterNotice{ClusterNotice::Kind::ReplicaPodEvicted, state_.pool_of(pod), pod.replica, id, node.id, now, reason, cap});
+      continue;
     }
+    const PodTemplate& t = state_.template_of(pod);
+    Micros grace = t.termination_grace_period_s * kMicrosPerSecond;
+    if (cap >= 0) grace = std::min(grace, cap);
+    const Micros prestop = std::min(t.prestop_sleep_s * kMicrosPerSecond, grace);
+    if (prestop > 0) {
+      events_.file(now + prestop, EventClass::NodeLifecycle, ClusterEvent{ClusterEvent::Kind::PodGone, id, 0});
+    } else {
+      unbind(pod, now);
+      pod.deleted = true;
+    }
+    new_pod(pod.template_index, -1, now);  // its ReplicaSet makes a new one
   }
   return stay;
 }
 
-void ClusterModel::remove_node(Node& node, RemovalReason reason, bool drain, Micros now, Micros give_up_after) {
-  if (node.phase == NodePhase::Terminating || node.phase == NodePhase::Terminated) return;
-  const bool had_pods = !node.pods.empty();
-  const std::size_t before = node.pods.size();
+void ClusterModel::terminate_if_drained(Node& node, Micros now) {
+  const auto removal = removals_.find(node.id);
+  if (node.phase != NodePhase::Terminating || removal == removals_.end() || removal->second.evicting || !node.pods.empty()) return;
+  events_.file(now, EventClass::NodeLifecycle, ClusterEvent{ClusterEvent::Kind::NodeTerminate, node.id, 0});
+}
+
+void ClusterModel::terminate_node(Node& node, Micros now) {
+  if (node.phase == NodePhase::Terminated) return;
+  const auto removal = removals_.find(node.id);
+  const RemovalReason reason = removal == removals_.end() ? RemovalReason::Interrupted : removal->second.reason;
+  // Pods still on the instance die with it: nothing graceful is left.
+  const std::vector<std::uint32_t> pods = node.pods;
+  for (std::uint32_t id : pods) {
+    Pod& pod = state_.pods[id];
+    const bool was_terminating = pod.terminating;
+    unbind(pod, now);
+    pod.deleted = true;
+    pod.ready = false;
+    pod.terminating = false;
+    if (!was_terminating) ++totals_.pod_evictions;
+    if (pod.replica >= 0) {
+      if (!was_terminating) ++totals_.replica_evictions;
+      notices_.push_back(ClusterNotice{ClusterNotice::Kind::ReplicaPodKilled, state_.pool_of(pod), pod.replica, id, node.id, now, reason});
+    } else if (!was_terminating) {
+      new_pod(pod.template_index, -1, now);
+    }
+  }
+  if (!pods.empty()) {
+    log(now, "cloud", "terminate", to_string(reason),
+        "node " + std::to_string(node.id) + ": the instance terminated with " + std::to_string(pods.size()) + " pods still on it");
+    reschedule_ = true;
+  }
+  node.phase = NodePhase::Terminated;
+  node.terminated_at = now;
+  ++totals_.nodes_removed;
+  if (removal != removals_.end()) removals_.erase(removal);
+  drain_give_up_at_.erase(node.id);
+}
+
+void ClusterModel::remove_node(Node& node, RemovalReason reason, bool drain, Micros now, Micros give_up_after, Micros max_grace) {
   const bool interrupted = reason == RemovalReason::Interrupted;
+  if (node.phase == NodePhase::Terminated) return;
+  if (node.phase == NodePhase::Terminating) {
+    // A spot notice for a node already being drained: EC2 takes it at the end of the notice anyway.
+    if (interrupted) {
+      removals_[node.id].reason = reason;
+      events_.file(now + kSpotNotice, EventClass::NodeLifecycle, ClusterEvent{ClusterEvent::Kind::NodeTerminate, node.id, 0});
+      log(now, "cloud", "delete", to_string(reason),
+          "node " + std::to_string(node.id) + " (already draining) interrupted: the instance goes at t = " + fmt_s(now + kSpotNotice));
+    }
+    return;
+  }
+  const std::size_t before = node.pods.size();
   node.phase = NodePhase::Terminating;
   node.disrupted = true;
-  // A drain evicts through the Eviction API, which honours the PodDisruptionBudget; a node that never
-  // registered has nothing to drain, and a spot instance goes at the end of its notice whatever is left.
-  std::string blocked;
-  const std::size_t stay = evict_pods(node, reason, drain, now, &blocked);
+  removals_[node.id] = Removal{reason, max_grace, false};
   const std::string type = state_.types[static_cast<std::size_t>(node.type_index)].name;
   std::string what = "node " + std::to_string(node.id) + " (" + type + ", " + to_string(node.capacity_type) + ", " + node.owner +
-                     ") removed: " + to_string(reason) + "; " + std::to_string(before - stay) + " pods evicted";
-  if (stay > 0 && !interrupted) {
+                     ") removed: " + to_string(reason);
+  if (!drain) {
+    // Never registered: nothing to drain, the instance goes at once.
+    log(now, provisioner_->name(), "delete", to_string(reason), what + "; not drained, the instance goes now");
+    events_.file(now, EventClass::NodeLifecycle, ClusterEvent{ClusterEvent::Kind::NodeTerminate, node.id, 0});
+    return;
+  }
+  // A drain evicts through the Eviction API, which honours the PodDisruptionBudget; the instance goes
+  // once every pod has stopped, and a spot instance at the end of its notice whatever is left.
+  std::string blocked;
+  const std::size_t stay = evict_pods(node, reason, true, now, &blocked);
+  what += "; " + std::to_string(before - stay) + " pods evicted";
+  if (max_grace >= 0) what += " (grace period at most " + fmt_s(max_grace) + ")";
+  if (stay > 0) {
+    removals_[node.id].evicting = true;
     events_.file(now + kEvictionRetry, EventClass::NodeLifecycle, ClusterEvent{ClusterEvent::Kind::EvictRetry, node.id, 0});
     what += "; " + std::to_string(stay) + " wait (" + blocked + "), the drain retries every " + fmt_s(kEvictionRetry);
     if (give_up_after >= 0) {
       drain_give_up_at_[node.id] = now + give_up_after;
       what += " for at most " + fmt_s(give_up_after);
     }
-  } else {
-    const Micros end = interrupted ? now + kSpotNotice : (drain && had_pods ? now + kPodGrace : now);
-    events_.file(end, EventClass::NodeLifecycle, ClusterEvent{ClusterEvent::Kind::NodeTerminate, node.id, 0});
-    what += "; the instance goes at t = " + fmt_s(end);
   }
+  if (interrupted) {
+    events_.file(now + kSpotNotice, EventClass::NodeLifecycle, ClusterEvent{ClusterEvent::Kind::NodeTerminate, node.id, 0});
+    what += "; EC2 reclaims the instance at t = " + fmt_s(now + kSpotNotice) + " whatever is still on it";
+  }
+  what += before ? "; the instance goes once its pods have stopped" : "; the instance goes now";
   log(now, interrupted ? "cloud" : provisioner_->name(), "delete", to_string(reason), what);
   if (before > stay) schedule_pending(now);
+  terminate_if_drained(node, now);
 }
 
 void ClusterModel::apply(ProvisionerActions& actions, Micros now) {
@@ -359,7 +444,7 @@ void ClusterModel::apply(ProvisionerActions& actions, Micros now) {
   for (std::uint32_t id : actions.cordons) state_.nodes.at(id).disrupted = true;
   for (const auto& l : actions.launches) launch(l, now, false);
   for (const auto& r : actions.removals) {
-    if (r.node < state_.nodes.size()) remove_node(state_.nodes[r.node], r.reason, r.drain, now, r.give_up_after);
+    if (r.node < state_.nodes.size()) remove_node(state_.nodes[r.node], r.reason, r.drain, now, r.give_up_after, r.max_pod_grace);
   }
 }
 
@@ -376,6 +461,17 @@ void ClusterModel::on_event(const ClusterEvent& e, Micros now) {
       ProvisionerActions actions;
       provisioner_->wake(state_, now, actions);
       apply(actions, now);
+      return;
+    }
+    case ClusterEvent::Kind::PodGone: {
+      Pod& pod = state_.pods[e.index];
+      if (pod.deleted || pod.node < 0) return;
+      Node& node = state_.nodes[static_cast<std::size_t>(pod.node)];
+      unbind(pod, now);
+      pod.deleted = true;
+      pod.terminating = false;
+      reschedule_ = true;
+      terminate_if_drained(node, now);
       return;
     }
     default: on_node_event(e, now);
@@ -415,14 +511,16 @@ void ClusterModel::on_node_event(const ClusterEvent& e, Micros now) {
       return;
     }
     case ClusterEvent::Kind::EvictRetry: {
-      if (node.phase != NodePhase::Terminating) return;
+      const auto removal = removals_.find(node.id);
+      if (node.phase != NodePhase::Terminating || removal == removals_.end()) return;
       std::string blocked;
-      const std::size_t before = node.pods.size();
-      const std::size_t stay = evict_pods(node, RemovalReason::Drain, true, now, &blocked);
+      std::size_t before = 0;  // pods still waiting for the Eviction API
+      for (std::uint32_t id : node.pods) before += state_.pods[id].terminating ? 0 : 1;
+      const std::size_t stay = evict_pods(node, removal->second.reason, true, now, &blocked);
       if (stay < before) {
-        log(now, provisioner_->name(), "evict", "Drain",
+        log(now, provisioner_->name(), "evict", to_string(removal->second.reason),
             "node " + std::to_string(node.id) + ": the drain evicted " + std::to_string(before - stay) + " more pods" +
-                (stay ? "; " + std::to_string(stay) + " still wait (" + blocked + ")" : "; the node is empty"));
+                (stay ? "; " + std::to_string(stay) + " still wait (" + blocked + ")" : "; none waits any more"));
         reschedule_ = true;
       }
       const auto give_up = drain_give_up_at_.find(node.id);
@@ -430,6 +528,7 @@ void ClusterModel::on_node_event(const ClusterEvent& e, Micros now) {
         // Cluster Autoscaler's drain gives up (--max-pod-eviction-time): the node goes back into service,
         // what was evicted stays evicted, and scale-down pauses (RegisterFailedScaleDown).
         drain_give_up_at_.erase(give_up);
+        removals_.erase(removal);
         node.phase = NodePhase::Initialized;
         node.disrupted = false;
         log(now, provisioner_->name(), "drain-failed", "ScaleDownFailed",
@@ -441,23 +540,16 @@ void ClusterModel::on_node_event(const ClusterEvent& e, Micros now) {
         events_.file(now + kEvictionRetry, EventClass::NodeLifecycle, ClusterEvent{ClusterEvent::Kind::EvictRetry, node.id, 0});
       } else {
         drain_give_up_at_.erase(node.id);
-        events_.file(now + kPodGrace, EventClass::NodeLifecycle, ClusterEvent{ClusterEvent::Kind::NodeTerminate, node.id, 0});
+        removal->second.evicting = false;
+        terminate_if_drained(node, now);
       }
       return;
     }
     case ClusterEvent::Kind::NodeTerminate:
-      if (node.phase == NodePhase::Terminated) return;
-      // A spot instance reclaimed at the end of its notice takes whatever pods are still on it.
-      if (!node.pods.empty()) {
-        evict_pods(node, RemovalReason::Interrupted, false, now);
-        reschedule_ = true;
-      }
-      node.phase = NodePhase::Terminated;
-      node.terminated_at = now;
-      ++totals_.nodes_removed;
+      terminate_node(node, now);
       return;
     case ClusterEvent::Kind::SpotNotice:
-      if (node.phase == NodePhase::Terminating || node.phase == NodePhase::Terminated) return;
+      if (node.phase == NodePhase::Terminated) return;
       ++totals_.spot_interruptions;
       remove_node(node, RemovalReason::Interrupted, true, now);
       return;

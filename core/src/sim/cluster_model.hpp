@@ -28,6 +28,7 @@ struct ClusterEvent {
     NodeTerminate,
     SpotNotice,
     EvictRetry,       // a drain tries its refused evictions again
+    PodGone,          // a terminating workload pod's containers have stopped (index: the pod)
     ProvisionerWake,  // EventClass::NodeControl
     SchedulerWake,
   };
@@ -45,13 +46,16 @@ class ClusterEvents {
 
 // What the pools need to hear about their replicas' pods.
 struct ClusterNotice {
-  enum class Kind : std::uint8_t { ReplicaPodBound, ReplicaPodEvicted } kind;
+  // ReplicaPodEvicted: the Eviction API deleted its pod (it terminates through the one path);
+  // ReplicaPodKilled: its instance went away under it (nothing is graceful any more).
+  enum class Kind : std::uint8_t { ReplicaPodBound, ReplicaPodEvicted, ReplicaPodKilled } kind;
   int pool = 0;
   std::int32_t replica = 0;
   std::uint32_t pod = 0;
   std::uint32_t node = 0;
   Micros time = 0;
   RemovalReason reason = RemovalReason::Empty;  // evictions
+  Micros max_grace = -1;                        // evictions: the drain's cap on the grace period (-1: none)
 };
 
 // One logged layer-1 decision (scheduling, provisioning, disruption), with its arithmetic.
@@ -89,7 +93,10 @@ class ClusterModel {
   void start(const std::vector<std::int32_t>& starting_replicas);
   // A new replica's pod (Pending); bound now or later (ReplicaPodBound).
   std::uint32_t add_replica_pod(int pool, std::int32_t replica, Micros now);
-  // The ReplicaSet deleted the replica: its pod goes away, freeing its node's room.
+  // The replica's pod started terminating (deletionTimestamp set; still bound, no longer Ready).
+  void set_pod_terminating(std::uint32_t pod);
+  // The replica's pod is gone (its containers stopped, or it never ran): its node's room is free, and
+  // a node being drained whose last pod this was is terminated.
   void remove_pod(std::uint32_t pod, Micros now);
   // What a PodDisruptionBudget counts: a replica's pod turned Ready or stopped being Ready, and the
   // pool's Deployment spec.replicas.
@@ -115,9 +122,13 @@ class ClusterModel {
   void bind(Pod& pod, Node& node, Micros now, const std::string& why);
   void unbind(Pod& pod, Micros now);
   void launch(const NodeLaunch& launch, Micros now, bool initialized);
-  void remove_node(Node& node, RemovalReason reason, bool drain, Micros now, Micros give_up_after = -1);
+  void remove_node(Node& node, RemovalReason reason, bool drain, Micros now, Micros give_up_after = -1, Micros max_grace = -1);
   // Evicts the node's pods, those the PodDisruptionBudgets let go if `respect_pdb`; returns how many stay.
   std::size_t evict_pods(Node& node, RemovalReason reason, bool respect_pdb, Micros now, std::string* blocked_why = nullptr);
+  // The instance goes: pods still on it die with it.
+  void terminate_node(Node& node, Micros now);
+  // A drained node (every pod evicted) whose pods have all stopped is terminated.
+  void terminate_if_drained(Node& node, Micros now);
   void apply(ProvisionerActions& actions, Micros now);
   void rearm_provisioner();
   void account(Micros now);
@@ -141,6 +152,12 @@ class ClusterModel {
   std::uint32_t wake_gen_ = 0;
   bool reschedule_ = false;  // an event of this instant made room or nodes: schedule again at settle()
   std::map<std::uint32_t, Micros> drain_give_up_at_;  // node → when its held-up drain is abandoned
+  struct Removal {
+    RemovalReason reason = RemovalReason::Empty;
+    Micros max_grace = -1;   // the drain's cap on each pod's grace period
+    bool evicting = false;   // some pods still wait for the Eviction API (a PDB)
+  };
+  std::map<std::uint32_t, Removal> removals_;  // node → why it is going (Terminating nodes)
 };
 
 }  // namespace gpuscale

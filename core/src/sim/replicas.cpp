@@ -1,5 +1,21 @@
 // Replica lifecycle and the ReplicaSet: a replica's cold start (node, model load, warm-up), Ready,
-// draining, eviction and removal, and the pool's replica count brought to its spec (see world.hpp).
+// its pod's termination and removal, and the pool's replica count brought to its spec (see world.hpp).
+//
+// One termination path, whoever deletes the pod (the ReplicaSet on a scale-down; Karpenter's or
+// Cluster Autoscaler's drain and a spot interruption's, through the Eviction API):
+//   1. the endpoint leaves the Service at once: the router sends it nothing new;
+//   2. the preStop hook runs (`sleep N`, pod.lifecycle.preStop.sleep.seconds), bounded by the grace
+//      period; the engine keeps serving what it holds;
+//   3. SIGTERM, with what is left of the grace period, at least 2 s (kubernetes pkg/kubelet/
+//      kuberuntime/kuberuntime_container.go killContainer: gracePeriod -= the preStop's run time,
+//      then minimumGracePeriodInSeconds). Stock vLLM's OpenAI server cancels its server task on
+//      SIGTERM (vllm-project/vllm vllm/entrypoints/launcher.py, serve_http's signal_handler): every
+//      request still in flight fails and the process exits. With --shutdown-timeout N
+//      (engine.shutdown_timeout_s; vLLM PR #36666) it takes no new requests and lets those in flight
+//      finish for up to N s, then aborts them;
+//   4. SIGKILL at the end of the grace period: what is left is lost;
+// and a node's instance that goes (a spot instance at the end of its 2-minute notice) takes with it
+// whatever is still on it. The pod keeps its node's room until its containers have stopped.
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -7,17 +23,36 @@
 #include "k8s/replica_set.hpp"
 #include "sim/world.hpp"
 
-namespace gpuscale::sim {
+namespace gpuscale {
+
+FailureCause failure_cause_of(RemovalReason reason) {
+  switch (reason) {
+    case RemovalReason::Empty:
+    case RemovalReason::Underutilized: return FailureCause::Consolidation;
+    case RemovalReason::ScaleDown: return FailureCause::NodeScaleDown;
+    case RemovalReason::Expired: return FailureCause::Expiry;
+    case RemovalReason::Drifted: return FailureCause::Drift;
+    case RemovalReason::Interrupted: return FailureCause::Spot;
+    default: return FailureCause::NodeRemoved;
+  }
+}
+
+namespace sim {
 
 namespace {
 
-// Kubernetes' default terminationGracePeriodSeconds: a replica being removed keeps serving what it
-// already holds for this long, then whatever is left is lost (SIGKILL).
-constexpr Micros kTerminationGrace = 30 * kMicrosPerSecond;
+// kubelet's minimumGracePeriodInSeconds: SIGTERM always gets at least this long before SIGKILL.
+constexpr Micros kMinimumGrace = 2 * kMicrosPerSecond;
 
 std::string fmt_seconds(double s) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.0f s", s);
+  return buf;
+}
+
+std::string fmt_t(Micros t) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "t = %.1f s", micros_to_seconds(t));
   return buf;
 }
 
@@ -64,48 +99,146 @@ void World::leave_ready(Pool& p, const Replica& r) {
   if (cluster_ && r.pod >= 0) cluster_->set_pod_ready(static_cast<std::uint32_t>(r.pod), false);
 }
 
-// A node removal took the replica's pod: what it held fails (or goes back to the gateway), and the
-// ReplicaSet, still wanting spec_replicas, makes a new replica that starts from Pending.
-void World::evict_replica(Pool& p, Replica& r, RemovalReason reason) {
+std::int64_t World::held(const Replica& r) const {
+  std::int64_t n = 0;
+  for (std::uint32_t id : r.assigned) {
+    const RequestRecord& rec = result_.requests[id];
+    if (!rec.completed_at && !rec.dropped_at) ++n;
+  }
+  return n;
+}
+
+// The pod is deleted: steps 1 and 2 now, SIGTERM after the preStop sleep (at once without one).
+// `max_grace`: the deleter's cap on the grace period (DeleteOptions.GracePeriodSeconds; -1: none).
+void World::begin_termination(Pool& p, Replica& r, FailureCause cause, const std::string& by, Micros max_grace, Settle settle_now) {
+  if (r.state == ReplicaState::Gone || r.state == ReplicaState::Draining) return;
+  if (r.state == ReplicaState::Pending) {  // no container yet: nothing to stop
+    remove_replica(p, r, by + " while Pending", cause, settle_now);
+    return;
+  }
+  const PodTemplate& pod = p.config->pod;
+  Micros grace = pod.termination_grace_period_s * kMicrosPerSecond;
+  if (max_grace >= 0) grace = std::min(grace, max_grace);
+  // killContainer runs the preStop hook only with a grace period left, and no longer than it.
+  const Micros prestop = grace > 0 ? std::min(pod.prestop_sleep_s * kMicrosPerSecond, grace) : 0;
+  const std::string was = state_name(r.state);
+  if (r.state == ReplicaState::Ready) leave_ready(p, r);
+  set_idle(p, r, false);
+  r.state = ReplicaState::Draining;
+  r.term_cause = cause;
+  r.sigterm_at = now_ + prestop;
+  r.sigkill_at = r.sigterm_at + std::max(grace - prestop, kMinimumGrace);
+  r.held_at_deletion = held(r);
+  if (cluster_ && r.pod >= 0) cluster_->set_pod_terminating(static_cast<std::uint32_t>(r.pod));
+  if (s_.output.decisions) {
+    const std::string running = r.engine ? std::to_string(r.engine->num_requests_running()) : "0";
+    const std::string waiting = r.engine ? std::to_string(r.engine->num_requests_waiting()) : "0";
+    log_termination(p, "Terminating",
+                    "replica " + std::to_string(r.id) + " (" + was + ") " + by + ": endpoint removed; " + running +
+                        " running and " + waiting + " waiting; " +
+                        (prestop > 0 ? "preStop sleep " + fmt_seconds(micros_to_seconds(prestop)) + " lets them go on, SIGTERM at " + fmt_t(r.sigterm_at)
+                                     : std::string("no preStop hook: SIGTERM now")) +
+                        ", SIGKILL at " + fmt_t(r.sigkill_at) + " (terminationGracePeriodSeconds " +
+                        fmt_seconds(micros_to_seconds(grace)) + (max_grace >= 0 && max_grace < pod.termination_grace_period_s * kMicrosPerSecond ? ", capped by the drain" : "") + ")");
+  }
+  if (prestop > 0) {
+    queue_.push(r.sigterm_at, EventClass::Completion, {EventKind::Sigterm, 0, static_cast<std::uint16_t>(p.index), r.id});
+  } else {
+    on_sigterm(p, r, settle_now);
+  }
+}
+
+// Step 3. What the preStop sleep let finish is done; stock vLLM fails the rest now.
+void World::on_sigterm(Pool& p, Replica& r, Settle settle_now) {
+  if (r.state != ReplicaState::Draining || r.sigterm_sent) return;
+  r.sigterm_sent = true;
+  const std::int64_t n = held(r);
+  const std::int64_t done = r.held_at_deletion - n;
+  const std::string id = "replica " + std::to_string(r.id);
+  const std::string during = done > 0 ? "; " + std::to_string(done) + " of its " + std::to_string(r.held_at_deletion) +
+                                                              " requests finished (or were abandoned) during the preStop sleep" : "";
+  if (n == 0) {
+    remove_replica(p, r, "SIGTERM with nothing in flight: exited" + during, r.term_cause, settle_now);
+    return;
+  }
+  const double timeout_s = p.config->engine.shutdown_timeout_s;
+  if (timeout_s <= 0) {
+    kill_replica(p, r, r.term_cause, "SIGTERM",
+                 "SIGTERM: vLLM cancels its server task, the requests in flight fail" + during, settle_now, false);
+    return;
+  }
+  const Micros stop = std::min(now_ + seconds_to_micros(timeout_s), r.sigkill_at);
+  queue_.push(stop, EventClass::Completion, {EventKind::StopDeadline, 0, static_cast<std::uint16_t>(p.index), r.id});
+  if (s_.output.decisions) {
+    log_termination(p, "SIGTERM",
+                    id + " SIGTERM: vLLM --shutdown-timeout " + fmt_seconds(timeout_s) + " lets its " + std::to_string(n) +
+                        " requests in flight finish until " + fmt_t(stop) + (stop == r.sigkill_at ? " (SIGKILL)" : "") + during);
+  }
+}
+
+// Step 4 (or vLLM's own shutdown timeout, earlier): what is still held fails.
+void World::on_stop_deadline(Pool& p, Replica& r) {
+  if (r.state != ReplicaState::Draining) return;
+  const bool sigkill = now_ >= r.sigkill_at;
+  kill_replica(p, r, r.term_cause, sigkill ? "SIGKILL" : "ShutdownTimeout",
+               sigkill ? "SIGKILL at the end of the grace period: the requests still in flight are lost"
+                       : "vLLM's --shutdown-timeout is over: it aborts the requests still in flight and exits",
+               Settle::Now, false);
+}
+
+// The replica's process ends with requests in flight: they fail (or, with a retrying gateway, go back
+// to it), then the replica is gone.
+void World::kill_replica(Pool& p, Replica& r, FailureCause cause, const char* step, const std::string& why, Settle settle_now, bool pod_gone) {
   if (r.state == ReplicaState::Gone) return;
-  std::int64_t lost = 0, retried = 0;
-  const std::string why = std::string("evicted: node removed (") + to_string(reason) + ")";
-  if (s_.cluster.retry_evicted_requests) {
-    std::vector<std::uint32_t> again;
-    for (std::uint32_t id : r.assigned) {
-      RequestRecord& rec = result_.requests[id];
-      if (rec.completed_at || rec.dropped_at) continue;
+  std::int64_t lost = 0;
+  std::vector<std::uint32_t> again;
+  for (std::uint32_t id : r.assigned) {
+    RequestRecord& rec = result_.requests[id];
+    if (rec.completed_at || rec.dropped_at) continue;
+    if (s_.cluster.retry_evicted_requests) {
       rec.scheduled_at.reset();
       rec.first_token_at.reset();
       rec.replica = -1;
       again.push_back(id);
+    } else {
+      drop(rec, cause);
+      ++lost;
     }
-    r.assigned.clear();
-    retried = static_cast<std::int64_t>(again.size());
-    remove_replica(p, r, why, Settle::ByCaller, true);
-    for (std::uint32_t id : again) route(id);
-  } else {
-    for (std::uint32_t id : r.assigned) {
-      const RequestRecord& rec = result_.requests[id];
-      if (!rec.completed_at && !rec.dropped_at) ++lost;
-    }
-    remove_replica(p, r, why, Settle::ByCaller, true);
   }
+  if (!again.empty()) r.assigned.clear();
+  if (s_.output.decisions) {
+    log_termination(p, step,
+                    "replica " + std::to_string(r.id) + " (" + to_string(cause) + ") " + why + ": " + std::to_string(lost) + " requests failed" +
+                        (again.empty() ? std::string() : ", " + std::to_string(again.size()) + " sent back to the gateway"));
+  }
+  remove_replica(p, r, std::string(step) + " (" + to_string(cause) + ")", cause, settle_now, pod_gone);
+  for (std::uint32_t id : again) route(id);
+}
+
+// The Eviction API deleted the replica's pod (a drain): the one path, and the ReplicaSet, still
+// wanting spec_replicas, makes a new replica that starts from Pending (and pays a full cold start).
+void World::evict_replica(Pool& p, Replica& r, RemovalReason reason, Micros max_grace) {
+  if (r.state == ReplicaState::Gone || r.state == ReplicaState::Draining) return;
   ++p.num_replica_evictions;
-  p.num_failed_by_eviction += lost;
-  log_lifecycle(p, r, "replica " + std::to_string(r.id) + " evicted (" + to_string(reason) + "): " + std::to_string(lost) +
-                          " requests failed, " + std::to_string(retried) + " sent back to the gateway; a new replica pays a full cold start");
+  begin_termination(p, r, failure_cause_of(reason), std::string("evicted (") + to_string(reason) + ")", max_grace, Settle::ByCaller);
   reconcile_replicas(p, now_, Settle::ByCaller);
 }
 
-void World::on_drain_deadline(Pool& p, Replica& r) {
-  if (r.state != ReplicaState::Draining) return;
-  remove_replica(p, r, "termination grace period over: requests still held are lost");
+// Its instance went away under it (a spot instance at the end of its notice): nothing is graceful.
+void World::kill_with_instance(Pool& p, Replica& r, RemovalReason reason) {
+  if (r.state == ReplicaState::Gone) return;
+  const bool was_terminating = r.state == ReplicaState::Draining;
+  if (!was_terminating) ++p.num_replica_evictions;
+  const FailureCause cause = was_terminating ? r.term_cause : failure_cause_of(reason);
+  // The requests die with the instance; a spot reclaim names spot whoever was draining the node.
+  kill_replica(p, r, reason == RemovalReason::Interrupted ? FailureCause::Spot : cause, "InstanceTerminated",
+               "the instance terminated under it", Settle::ByCaller, true);
+  reconcile_replicas(p, now_, Settle::ByCaller);
 }
 
-// The pod is gone: anything it still holds is lost, its GPUs return to the provisioner. `pod_gone`:
-// the cluster already removed the pod (an eviction), so there is nothing to delete there.
-void World::remove_replica(Pool& p, Replica& r, const std::string& why, Settle settle_now, bool pod_gone) {
+// The pod is gone: anything it still holds is lost (to `cause`), its GPUs return to the provisioner.
+// `pod_gone`: the cluster already removed the pod (its instance went), so there is nothing to delete there.
+void World::remove_replica(Pool& p, Replica& r, const std::string& why, FailureCause cause, Settle settle_now, bool pod_gone) {
   if (r.state == ReplicaState::Gone) return;
   if (r.state == ReplicaState::Ready) leave_ready(p, r);
   set_idle(p, r, false);
@@ -113,7 +246,7 @@ void World::remove_replica(Pool& p, Replica& r, const std::string& why, Settle s
   for (std::uint32_t id : r.assigned) {
     RequestRecord& rec = result_.requests[id];
     if (!rec.completed_at && !rec.dropped_at) {
-      drop(rec);
+      drop(rec, cause);
       ++lost;
     }
   }
@@ -204,18 +337,8 @@ void World::create_replica(Pool& p, Micros now, Settle settle_now) {
 }
 
 void World::delete_replica(Pool& p, Replica& r, Settle settle_now) {
-  if (r.state == ReplicaState::Ready && (r.engine->has_work() || r.stepping)) {
-    // Endpoint removed at once (no new requests); in-flight work gets the grace period.
-    leave_ready(p, r);
-    r.state = ReplicaState::Draining;
-    set_idle(p, r, false);
-    queue_.push(now_ + kTerminationGrace, EventClass::Completion, {EventKind::DrainDeadline, 0, static_cast<std::uint16_t>(p.index), r.id});
-    log_lifecycle(p, r, "replica " + std::to_string(r.id) + " draining: " + std::to_string(r.engine->num_requests_running()) +
-                            " running and " + std::to_string(r.engine->num_requests_waiting()) + " waiting get " +
-                            fmt_seconds(micros_to_seconds(kTerminationGrace)) + " to finish");
-    return;
-  }
-  remove_replica(p, r, std::string("deleted while ") + state_name(r.state), settle_now);
+  begin_termination(p, r, FailureCause::ScaleDown, "deleted by the ReplicaSet (scale-down)", -1, settle_now);
 }
 
-}  // namespace gpuscale::sim
+}  // namespace sim
+}  // namespace gpuscale

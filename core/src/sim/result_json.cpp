@@ -12,6 +12,12 @@ namespace {
 
 Json optional_time(const std::optional<double>& t) { return t ? Json(*t) : Json(nullptr); }
 
+Json failed_by_cause_json(const Summary& s) {
+  Json out = Json::object();
+  for (const auto& c : kFailureCauses) out[c.name] = s.requests_failed_by_cause[static_cast<int>(c.value)];
+  return out;
+}
+
 Json summary_json(const Summary& s) {
   return {{"num_requests", s.num_requests},
           {"num_completed", s.num_completed},
@@ -34,6 +40,7 @@ Json summary_json(const Summary& s) {
           {"num_scale_events", s.num_scale_events},
           {"num_replica_evictions", s.num_replica_evictions},
           {"num_requests_failed_by_eviction", s.num_requests_failed_by_eviction},
+          {"requests_failed_by_cause", failed_by_cause_json(s)},
           {"ttft_spike_minutes", s.ttft_spike_minutes},
           {"ttft_breach_hours", s.ttft_breach_hours}};
 }
@@ -128,6 +135,7 @@ Json result_to_json(const RunResult& r, const Scenario& scenario) {
              {"first_token_at", optional_time(q.first_token_at)},
              {"completed_at", optional_time(q.completed_at)},
              {"dropped_at", optional_time(q.dropped_at)},
+             {"failed_by", q.dropped_at ? Json(to_string(q.failed_by)) : Json(nullptr)},
              {"replica", q.replica < 0 ? Json(nullptr) : Json(q.replica)},
              {"prompt_tokens", q.prompt_tokens},
              {"output_tokens", q.output_tokens}};

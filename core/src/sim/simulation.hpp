@@ -17,6 +17,22 @@
 
 namespace gpuscale {
 
+// Why a request failed. A pod termination's cause is whoever deleted the pod: the ReplicaSet (the
+// autoscaler lowered the count), Karpenter's consolidation (Empty or Underutilized), Cluster
+// Autoscaler's scale-down, expiry (expireAfter), drift, a spot interruption; or any other node removal.
+enum class FailureCause : std::uint8_t { ClientTimeout, ScaleDown, Consolidation, NodeScaleDown, Expiry, Drift, Spot, NodeRemoved };
+inline constexpr int kNumFailureCauses = 8;
+inline constexpr Named<FailureCause> kFailureCauses[] = {
+    {"client_timeout", FailureCause::ClientTimeout}, {"scale_down", FailureCause::ScaleDown},
+    {"consolidation", FailureCause::Consolidation},  {"node_scale_down", FailureCause::NodeScaleDown},
+    {"expiry", FailureCause::Expiry},                {"drift", FailureCause::Drift},
+    {"spot", FailureCause::Spot},                    {"node_removed", FailureCause::NodeRemoved}};
+inline const char* to_string(FailureCause c) { return name_of(c, kFailureCauses); }
+// A node removal's reason as the cause of the requests its pods' terminations fail.
+FailureCause failure_cause_of(RemovalReason reason);
+// Causes of a node removal (every one but the client's timeout and the ReplicaSet's scale-down).
+inline bool is_node_cause(FailureCause c) { return c != FailureCause::ClientTimeout && c != FailureCause::ScaleDown; }
+
 // One request's lifecycle (times in seconds since the start; absent = never happened).
 struct RequestRecord {
   std::uint32_t id = 0;
@@ -25,6 +41,7 @@ struct RequestRecord {
   std::optional<double> first_token_at;
   std::optional<double> completed_at;
   std::optional<double> dropped_at;      // the client gave up (no first token within timeout_s) or its replica went away
+  FailureCause failed_by = FailureCause::ClientTimeout;  // why it was dropped (only with dropped_at)
   std::int32_t pool = 0;                 // the pool serving its model
   std::int32_t replica = -1;             // the replica in that pool
   std::int32_t prompt_tokens = 0;
@@ -35,7 +52,8 @@ struct RequestRecord {
 struct Summary {
   std::int64_t num_requests = 0;     // arrivals within the run
   std::int64_t num_completed = 0;    // last token produced
-  std::int64_t num_dropped = 0;      // given up by the client, or lost with a replica
+  std::int64_t num_dropped = 0;      // given up by the client, or lost with a replica (Σ requests_failed_by_cause)
+  std::int64_t requests_failed_by_cause[kNumFailureCauses] = {};  // num_dropped by FailureCause
   std::int64_t num_unfinished = 0;   // still in flight when the run ended
   double ttft_p50_s = 0, ttft_p90_s = 0, ttft_p99_s = 0;  // over requests that got a first token (nearest rank)
   double itl_mean_s = 0;             // mean over completed requests of (completed - first token) / (output - 1)
@@ -50,7 +68,7 @@ struct Summary {
   std::int64_t num_preemptions = 0;  // vllm:num_preemptions summed over replicas
   std::int64_t num_scale_events = 0; // times an autoscaler changed the replica count
   std::int64_t num_replica_evictions = 0;            // replicas lost to node removals (each pays a full cold start)
-  std::int64_t num_requests_failed_by_eviction = 0;  // requests in flight on them that failed
+  std::int64_t num_requests_failed_by_eviction = 0;  // requests failed by node removals (Σ of the node causes of requests_failed_by_cause)
   double ttft_spike_minutes = 0;     // scrape intervals whose windowed P99 TTFT was above 10 s, in minutes
   std::int64_t ttft_breach_hours = 0;  // clock hours whose P99 TTFT (requests arriving in the hour that got a first token, nearest rank) > 10 s
   ClusterTotals cluster;             // layer 1 (all 0 with fixed-delay nodes): node-hours, node cost, GPU-hours paid and used, ...

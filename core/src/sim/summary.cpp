@@ -39,6 +39,8 @@ void World::summarize(Summary& sum, const std::vector<const Pool*>& pools, int o
       if (*rec.first_token_at - rec.arrived_at <= s_.slo.ttft_s && itl <= s_.slo.itl_s) ++good;
     } else if (rec.dropped_at) {
       ++sum.num_dropped;
+      ++sum.requests_failed_by_cause[static_cast<int>(rec.failed_by)];
+      if (is_node_cause(rec.failed_by)) ++sum.num_requests_failed_by_eviction;
     } else {
       ++sum.num_unfinished;
     }
@@ -66,7 +68,6 @@ void World::summarize(Summary& sum, const std::vector<const Pool*>& pools, int o
     sum.num_preemptions += p.retired_preemptions;  // from replicas already gone
     sum.num_scale_events += p.num_scale_events;
     sum.num_replica_evictions += p.num_replica_evictions;
-    sum.num_requests_failed_by_eviction += p.num_failed_by_eviction;
   }
   sum.cost_usd = sum.gpu_hours * s_.cost.gpu_hour_usd;
   sum.mean_replicas = replica_seconds / s_.duration_s;

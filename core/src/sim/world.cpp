@@ -185,7 +185,8 @@ void World::dispatch(const Payload& e) {
     case EventKind::NodeReady: on_node_ready(p, p.replicas[e.index]); break;
     case EventKind::LoadDone: on_load_done(p, p.replicas[e.index]); break;
     case EventKind::WarmupDone: on_warmup_done(p, p.replicas[e.index]); break;
-    case EventKind::DrainDeadline: on_drain_deadline(p, p.replicas[e.index]); break;
+    case EventKind::Sigterm: on_sigterm(p, p.replicas[e.index], Settle::Now); break;
+    case EventKind::StopDeadline: on_stop_deadline(p, p.replicas[e.index]); break;
     case EventKind::Timeout: on_timeout(e.index); break;
     case EventKind::DcgmWindowStart: on_dcgm_window_start(); break;
     case EventKind::Scrape: on_scrape(); break;
@@ -316,7 +317,9 @@ void World::on_step_end(Pool& p, Replica& r) {
   if (r.engine->has_work()) {
     start_step_if_idle(p, r);
   } else if (r.state == ReplicaState::Draining) {
-    remove_replica(p, r, "drained: no requests left");
+    // After SIGTERM (vLLM's --shutdown-timeout) it exits with nothing left; during the preStop
+    // sleep the hook still runs, and the pod with it.
+    if (r.sigterm_sent) remove_replica(p, r, "exited after SIGTERM: every request in flight finished", r.term_cause);
   } else if (r.state == ReplicaState::Ready) {
     set_idle(p, r, true);
   }
@@ -325,7 +328,7 @@ void World::on_step_end(Pool& p, Replica& r) {
 void World::on_timeout(std::uint32_t request_id) {
   RequestRecord& rec = result_.requests[request_id];
   if (rec.first_token_at || rec.completed_at || rec.dropped_at) return;
-  drop(rec);
+  drop(rec, FailureCause::ClientTimeout);
   if (rec.replica >= 0) {
     Pool& p = pools_[static_cast<std::size_t>(rec.pool)];
     Replica& r = p.replicas[static_cast<std::size_t>(rec.replica)];
@@ -341,14 +344,15 @@ void World::on_timeout(std::uint32_t request_id) {
 void World::after_abort(Pool& p, Replica& r) {
   if (r.engine->has_work() || r.stepping) return;
   if (r.state == ReplicaState::Draining) {
-    remove_replica(p, r, "drained: last request abandoned by its client");
+    if (r.sigterm_sent) remove_replica(p, r, "exited after SIGTERM: its last request was abandoned by its client", r.term_cause);
   } else if (r.state == ReplicaState::Ready) {
     set_idle(p, r, true);
   }
 }
 
-void World::drop(RequestRecord& rec) {
+void World::drop(RequestRecord& rec, FailureCause cause) {
   rec.dropped_at = micros_to_seconds(now_);
+  rec.failed_by = cause;
   ++num_dropped_;
   ++pools_[static_cast<std::size_t>(rec.pool)].dropped;
   client_done(rec);
@@ -373,7 +377,9 @@ void World::settle() {
       Pool& p = pools_[static_cast<std::size_t>(n.pool)];
       Replica& r = p.replicas[static_cast<std::size_t>(n.replica)];
       if (n.kind == ClusterNotice::Kind::ReplicaPodEvicted) {
-        evict_replica(p, r, n.reason);
+        evict_replica(p, r, n.reason, n.max_grace);
+      } else if (n.kind == ClusterNotice::Kind::ReplicaPodKilled) {
+        kill_with_instance(p, r, n.reason);
       } else if (r.state != ReplicaState::Pending) {
         continue;
       } else if (n.time == 0) {
@@ -410,6 +416,11 @@ void World::log_decision(Micros t, std::string controller, const std::string& po
 
 void World::log_lifecycle(const Pool& p, const Replica& r, std::string text) {
   if (s_.output.decisions) log_decision(now_, "lifecycle", p.log_name, p.live_replicas, p.spec_replicas, state_name(r.state), std::move(text));
+}
+
+// A step of a pod's termination (Terminating, SIGTERM, SIGKILL, ShutdownTimeout, InstanceTerminated).
+void World::log_termination(const Pool& p, const char* step, std::string text) {
+  if (s_.output.decisions) log_decision(now_, "lifecycle", p.log_name, p.live_replicas, p.spec_replicas, step, std::move(text));
 }
 
 }  // namespace sim

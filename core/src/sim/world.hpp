@@ -24,6 +24,7 @@
 
 namespace gpuscale::sim {
 
+// Draining: its pod is terminating (the one path of sim/replicas.cpp): out of the router, preStop, SIGTERM.
 enum class ReplicaState : std::uint8_t { Pending, Loading, WarmingUp, Ready, Draining, Gone };
 const char* state_name(ReplicaState s);
 
@@ -42,6 +43,11 @@ struct Replica {
   Micros idle_since = -1;           // Ready with nothing to do since then (-1: not idle)
   std::vector<std::uint32_t> assigned;  // requests the router gave it (to account for losses)
   std::int64_t pod = -1;                // cluster mode: its pod in the ClusterModel
+  // Its pod's termination (Draining): who deleted it, when SIGTERM and SIGKILL come, what it held.
+  FailureCause term_cause = FailureCause::ScaleDown;
+  Micros sigterm_at = -1, sigkill_at = -1;
+  bool sigterm_sent = false;
+  std::int64_t held_at_deletion = 0;
 };
 
 // One model-serving Deployment in motion.
@@ -59,7 +65,7 @@ struct Pool {
   std::vector<ScrapedReplica> scraped;  // what the last scrape saw of its replicas
   std::int32_t spec_replicas = 0, ready_replicas = 0;
   std::int64_t live_replicas = 0, idle_replicas = 0, peak_replicas = 0;
-  std::int64_t num_scale_events = 0, num_replica_evictions = 0, num_failed_by_eviction = 0, retired_preemptions = 0;
+  std::int64_t num_scale_events = 0, num_replica_evictions = 0, retired_preemptions = 0;
   std::int64_t arrivals = 0, completed = 0, dropped = 0, arrivals_since_scrape = 0;
   Micros replica_micros = 0, idle_replica_micros = 0;  // replica-µs existing / Ready and idle
   WindowedQuantile ttft_window;  // (first token at, TTFT s) within metrics.ttft_window_s
@@ -70,7 +76,7 @@ struct Pool {
 };
 
 enum class EventKind : std::uint8_t {
-  Arrival, StepEnd, NodeReady, LoadDone, WarmupDone, DrainDeadline, Timeout, DcgmWindowStart, Scrape, ScalerSync, Cluster,
+  Arrival, StepEnd, NodeReady, LoadDone, WarmupDone, Sigterm, StopDeadline, Timeout, DcgmWindowStart, Scrape, ScalerSync, Cluster,
   ClusterSettle, End
 };
 
@@ -106,20 +112,27 @@ class World : public ClusterEvents {
   void on_step_end(Pool& p, Replica& r);
   void on_timeout(std::uint32_t request_id);
   void after_abort(Pool& p, Replica& r);
-  void drop(RequestRecord& rec);
+  void drop(RequestRecord& rec, FailureCause cause);
   void settle();
   void log_decision(Micros t, std::string controller, const std::string& pool, std::int64_t current, std::int64_t desired,
                                std::string reason, std::string explanation);
   void log_lifecycle(const Pool& p, const Replica& r, std::string text);
+  void log_termination(const Pool& p, const char* step, std::string text);
   // replicas.cpp
   void on_node_ready(Pool& p, Replica& r);
   void on_load_done(Pool& p, Replica& r);
   void on_warmup_done(Pool& p, Replica& r);
   void enter_ready(Pool& p, Replica& r);
   void leave_ready(Pool& p, const Replica& r);
-  void evict_replica(Pool& p, Replica& r, RemovalReason reason);
-  void on_drain_deadline(Pool& p, Replica& r);
-  void remove_replica(Pool& p, Replica& r, const std::string& why, Settle settle = Settle::Now, bool pod_gone = false);
+  // The one termination path, whoever deletes the pod (see replicas.cpp).
+  void begin_termination(Pool& p, Replica& r, FailureCause cause, const std::string& by, Micros max_grace, Settle settle);
+  void on_sigterm(Pool& p, Replica& r, Settle settle);
+  void on_stop_deadline(Pool& p, Replica& r);
+  void kill_replica(Pool& p, Replica& r, FailureCause cause, const char* step, const std::string& why, Settle settle, bool pod_gone);
+  std::int64_t held(const Replica& r) const;
+  void evict_replica(Pool& p, Replica& r, RemovalReason reason, Micros max_grace);
+  void kill_with_instance(Pool& p, Replica& r, RemovalReason reason);
+  void remove_replica(Pool& p, Replica& r, const std::string& why, FailureCause cause, Settle settle = Settle::Now, bool pod_gone = false);
   void reconcile_replicas(Pool& p, Micros now, Settle settle);
   void create_ready_replica(Pool& p);
   void create_replica(Pool& p, Micros now, Settle settle);

@@ -713,7 +713,10 @@ void ClusterAutoscaler::scale_down(const ClusterState& cluster, Micros now, Prov
   const int n_drain = std::min(static_cast<int>(drain.size()), drain_budget);
   const auto remove = [&](const ScaleDownCandidate& c, bool is_empty) {
     const Node& n = cluster.nodes[c.node];
-    out.removals.push_back(NodeRemoval{c.node, RemovalReason::ScaleDown, true, f.max_pod_eviction_time});
+    // The drain evicts with GracePeriodSeconds = min(the pod's, --max-graceful-termination-sec)
+    // (kubernetes/autoscaler cluster-autoscaler/core/scaledown/actuation/drain.go, evictPod).
+    out.removals.push_back(NodeRemoval{c.node, RemovalReason::ScaleDown, true, f.max_pod_eviction_time,
+                                       static_cast<Micros>(f.max_graceful_termination_sec) * kMicrosPerSecond});
     const Micros s = unneeded_since_[c.node];
     out.log.push_back(make_log(
         "scale-down", is_empty ? "ScaleDownEmpty" : "ScaleDown",
