@@ -401,3 +401,101 @@ TEST_CASE("Cluster Autoscaler gives up a drain the PodDisruptionBudget holds up 
   CHECK(contains(removed[1]->explanation, "the instance goes at"));
   CHECK(r.summary.num_replica_evictions == 2);
 }
+
+namespace {
+
+// One Karpenter NodePool that allows both the A100 (p4d, the cheapest GPU type) and the H100 (p5) nodes,
+// two fixed replicas of the 70B FP8 model, and `selector` as the pool pod's nodeSelector.
+Json gpu_choice_doc(const Json& selector) {
+  Json doc = Json::parse(R"({"duration_s": 900, "seed": 3,
+    "workload": {"preset": "steady", "rate_scale": 0.2},
+    "autoscaler": {"strategy": "fixed", "replicas": 1},
+    "cluster": {"provisioner": "karpenter",
+      "initial_nodes": [{"instance_type": "m7i.4xlarge", "count": 1, "owner": "gpu"}],
+      "nodepools": [{"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "metadata": {"name": "gpu"},
+        "spec": {"template": {"spec": {"nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "gpu"},
+          "requirements": [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["p4d.24xlarge", "p5.48xlarge", "m7i.4xlarge"]},
+                           {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["on-demand"]}]}},
+          "disruption": {"consolidationPolicy": "WhenEmpty", "consolidateAfter": "1h"}}}]}})");
+  Json pod = Json::object();
+  if (!selector.empty()) pod["nodeSelector"] = selector;
+  doc["cluster"]["inference_pod"] = pod;
+  return doc;
+}
+
+std::string launched_type(const RunResult& r) {
+  for (const auto& d : r.decisions) {
+    if (d.controller == "kube-scheduler" && d.reason == "Scheduled" && contains(d.explanation, "(vllm)")) {
+      for (const char* t : {"p4d.24xlarge", "p5.48xlarge"}) {
+        if (contains(d.explanation, t)) return t;
+      }
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("a replica runs the engine of the GPU it got: the FP8 70B on an A100 crash-loops, never Ready", "[cluster-sim]") {
+  // No nodeSelector: Karpenter launches the cheapest type that fits the pod's requests, a p4d.24xlarge
+  // (A100 40 GB), and vLLM cannot start there.
+  const RunResult bare = run(gpu_choice_doc(Json::object()));
+  REQUIRE(launched_type(bare) == "p4d.24xlarge");
+  const auto crash = std::find_if(bare.decisions.begin(), bare.decisions.end(), [](const DecisionRecord& d) { return d.reason == "CrashLoopBackOff"; });
+  REQUIRE(crash != bare.decisions.end());
+  CHECK(contains(crash->explanation, "p4d.24xlarge"));
+  CHECK(contains(crash->explanation, "FlashAttention does not support fp8 kv-cache on this device"));
+  CHECK(contains(crash->explanation, "never becomes Ready"));
+  CHECK(bare.summary.num_completed == 0);
+  for (std::int32_t ready : bare.series.ready_replicas) CHECK(ready == 0);
+
+  // The chart's nodeSelector on the GPU label Karpenter knows: kube-scheduler and Karpenter's launch
+  // both honour it, the replica gets H100s and serves.
+  const RunResult pinned = run(gpu_choice_doc(Json{{"karpenter.k8s.aws/instance-gpu-name", "h100"}}));
+  CHECK(launched_type(pinned) == "p5.48xlarge");
+  CHECK(std::none_of(pinned.decisions.begin(), pinned.decisions.end(), [](const DecisionRecord& d) { return d.reason == "CrashLoopBackOff"; }));
+  CHECK(pinned.summary.num_completed > 0);
+}
+
+TEST_CASE("on an H200 node the replica runs the profile moved onto the H200, and says so", "[cluster-sim]") {
+  Json doc = gpu_choice_doc(Json{{"karpenter.k8s.aws/instance-gpu-name", "h200"}});
+  doc["cluster"]["nodepools"][0]["spec"]["template"]["spec"]["requirements"][0]["values"] = Json::array({"p5en.48xlarge", "m7i.4xlarge"});
+  const RunResult r = run(doc);
+  const auto moved = std::find_if(r.decisions.begin(), r.decisions.end(), [](const DecisionRecord& d) { return d.reason == "EngineProfile"; });
+  REQUIRE(moved != r.decisions.end());
+  CHECK(contains(moved->explanation, "p5en.48xlarge"));
+  CHECK(contains(moved->explanation, "on h200"));
+  CHECK(contains(moved->explanation, "HBM 3.35 / 4.8 TB/s"));
+  CHECK(r.summary.num_completed > 0);
+}
+
+TEST_CASE("a request longer than max_model_len is rejected at once (HTTP 400), not left to time out", "[cluster-sim]") {
+  // Prompts of 126,000–131,072 tokens and 4,000 output tokens against the profile's 131,072: those
+  // with a prompt above 127,072 are over the limit.
+  Json doc = Json::parse(R"({"duration_s": 300, "seed": 4, "cold_start": {"warm_nodes": true},
+    "autoscaler": {"strategy": "fixed", "replicas": 1},
+    "workload": {"preset": "custom", "phases": [{"duration_s": 300, "rate_rps": 0.05}], "timeout_s": 60,
+      "prompt_tokens": {"kind": "uniform", "min": 126000, "max": 131072},
+      "output_tokens": {"kind": "fixed", "mean": 4000, "min": 1, "max": 4000}},
+    "output": {"requests": true}})");
+  const Scenario s = parse_scenario(doc);
+  const RunResult r = run_simulation(s);
+  std::int64_t over = 0;
+  for (const auto& q : r.requests) {
+    const bool too_long = q.prompt_tokens + q.output_tokens > 131072;
+    over += too_long ? 1 : 0;
+    INFO("request " << q.id << ": " << q.prompt_tokens << " + " << q.output_tokens);
+    CHECK(q.rejected_at.has_value() == too_long);
+    if (too_long) {
+      CHECK(*q.rejected_at == q.arrived_at);  // a Ready replica answers at once
+      CHECK_FALSE(q.dropped_at);
+      CHECK_FALSE(q.first_token_at);
+    }
+  }
+  CHECK(over > 0);
+  CHECK(over < static_cast<std::int64_t>(r.requests.size()));
+  CHECK(r.summary.num_rejected == over);
+  CHECK(r.summary.num_requests == r.summary.num_completed + r.summary.num_dropped + r.summary.num_rejected + r.summary.num_unfinished);
+  const Json j = result_to_json(r, s);
+  CHECK(j.at("summary").at("num_rejected") == over);
+}

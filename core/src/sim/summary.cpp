@@ -39,6 +39,8 @@ void World::summarize(Summary& sum, const std::vector<const Pool*>& pools, int o
       if (*rec.first_token_at - rec.arrived_at <= s_.slo.ttft_s && itl <= s_.slo.itl_s) ++good;
     } else if (rec.dropped_at) {
       ++sum.num_dropped;
+    } else if (rec.rejected_at) {
+      ++sum.num_rejected;
     } else {
       ++sum.num_unfinished;
     }
