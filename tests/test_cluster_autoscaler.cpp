@@ -69,7 +69,7 @@ struct World {
     n.labels["eks.amazonaws.com/nodegroup"] = owner;
     n.phase = phase;
     n.launched_at = launched_at;
-    if (phase != NodePhase::Launched) n.registered_at = launched_at;
+    if (phase != NodePhase::Launched) n.registered_at = n.ready_at = launched_at;  // registered and Ready
     if (phase == NodePhase::Initialized) n.initialized_at = launched_at;
     n.gpus_allocatable = phase == NodePhase::Initialized ? t.gpus : 0;
     n.cpu_allocatable_milli = allocatable_cpu_milli(t);
@@ -270,6 +270,15 @@ TEST_CASE("no double scale-up while a launched GPU node is still coming up", "[c
   bare.c.nodes[m].labels.erase("k8s.amazonaws.com/accelerator");
   bare.unschedulable(ca2, kVllm, 0);
   CHECK(scan(ca2, bare.c, 10 * kS).launches.size() == 1);
+
+  // A registered node whose kubelet has not reported Ready (the not-ready taint) is NotStarted: upcoming,
+  // whatever its labels, and unready once --max-node-provision-time is over.
+  World young;
+  const std::uint32_t y = young.node(kBig, "gpu-big", NodePhase::Registered, 0);
+  young.c.nodes[y].ready_at = -1;
+  young.c.nodes[y].labels.erase("k8s.amazonaws.com/accelerator");
+  CHECK(ca_node_state(young.c.nodes[y], ca2.config().flags, 10 * kS) == CaNodeState::Upcoming);
+  CHECK(ca_node_state(young.c.nodes[y], ca2.config().flags, 3600 * kS) == CaNodeState::Unready);
 }
 
 TEST_CASE("scale-up respects max_size", "[cluster-autoscaler]") {

@@ -242,6 +242,8 @@ TEST_CASE("node startup times stay inside each preset's ranges", "[cluster-model
       CHECK(n.registered_at <= seconds_to_micros(st.launch_to_registered.max_s));
       CHECK(n.initialized_at - n.registered_at >= seconds_to_micros(st.registered_to_initialized.min_s));
       CHECK(n.initialized_at - n.registered_at <= seconds_to_micros(st.registered_to_initialized.max_s));
+      CHECK(n.ready_at - n.registered_at >= seconds_to_micros(st.registered_to_ready.min_s));
+      CHECK(n.ready_at - n.registered_at <= seconds_to_micros(st.registered_to_ready.max_s));
       REQUIRE(out.size() == 1);
       CHECK(out[0].time == n.initialized_at);
     }
@@ -254,7 +256,7 @@ TEST_CASE("node startup times stay inside each preset's ranges", "[cluster-model
   CHECK(rw.cluster.startup.registered_to_initialized.max_s == 120);
 }
 
-TEST_CASE("startup taints disappear at initialization; CPU pods may land while the node is only Registered", "[cluster-model]") {
+TEST_CASE("startup taints disappear at initialization, the not-ready taint when the kubelet reports Ready", "[cluster-model]") {
   const Scenario s = scenario({{"cluster", {{"workloads", {{{"name", "web"}, {"replicas", 0}, {"pod", {{"cpu", "1"}, {"memory", "2Gi"}}}}}}}}});
   auto fake = std::make_unique<ScriptedProvisioner>();
   ScriptedProvisioner* p = fake.get();
@@ -274,8 +276,15 @@ TEST_CASE("startup taints disappear at initialization; CPU pods may land while t
 
   while (n.phase == NodePhase::Launched) m.advance(m.next_event_time(), out);
   CHECK(n.phase == NodePhase::Registered);
-  CHECK(n.taints.size() == 2);  // still there while the node is only Registered
+  // Registered NotReady: the not-ready taint goes in front of the startup taint, which stays last.
+  REQUIRE(n.taints.size() == 3);
+  CHECK(n.taints[1].key == kNotReadyTaint);
+  CHECK(n.taints[2].key == "node.example.com/agent-not-ready");
   CHECK(n.gpus_allocatable == 0);
+  while (n.ready_at < 0) m.advance(m.next_event_time(), out);
+  CHECK(n.phase == NodePhase::Registered);
+  REQUIRE(n.taints.size() == 2);  // Ready: the not-ready taint is gone, the startup taint stays
+  CHECK(n.taints[1].key == "node.example.com/agent-not-ready");
 
   while (n.phase == NodePhase::Registered) m.advance(m.next_event_time(), out);
   CHECK(n.phase == NodePhase::Initialized);
@@ -286,7 +295,7 @@ TEST_CASE("startup taints disappear at initialization; CPU pods may land while t
   CHECK(out[0].time == n.initialized_at);
 }
 
-TEST_CASE("a CPU pod binds to a new node as soon as it registers", "[cluster-model]") {
+TEST_CASE("a CPU pod binds to a new node once its kubelet reports Ready, before the GPUs are advertised", "[cluster-model]") {
   // One web pod and no nodes: the fake launches an m7i.4xlarge for it.
   const Scenario s = scenario({{"cluster", {{"workloads", {{{"name", "web"}, {"replicas", 1}, {"pod", {{"cpu", "1"}, {"memory", "2Gi"}}}}}}}}});
   Harness m(s, std::make_unique<ScriptedProvisioner>());
@@ -298,12 +307,16 @@ TEST_CASE("a CPU pod binds to a new node as soon as it registers", "[cluster-mod
   CHECK(m.state().types[static_cast<std::size_t>(n.type_index)].name == "m7i.4xlarge");
   CHECK(m.state().pods[0].phase == PodPhase::Running);
   CHECK(out.empty());  // not a replica: nothing to tell the simulation
-  bool bound_at_registration = false;
+  // Registered NotReady, the pod waits (FailedScheduling names the taint); Ready, it binds.
+  Micros bound_at = -1;
   for (const auto& l : m.take_logs()) {
-    if (l.action == "bind") bound_at_registration = l.time == n.registered_at;
+    if (l.action == "bind") bound_at = l.time;
   }
-  CHECK(bound_at_registration);
-  CHECK(n.registered_at < n.initialized_at);
+  CHECK(bound_at == n.ready_at);
+  CHECK(n.registered_at < n.ready_at);
+  CHECK(n.ready_at - n.registered_at >= 5 * kS);  // lesson_karpenter: 5–10 s from registration to Ready
+  CHECK(n.ready_at - n.registered_at <= 10 * kS);
+  CHECK(n.ready_at <= n.initialized_at);
 }
 
 TEST_CASE("removing a node evicts its pods: replicas are reported, other workloads' pods come back Pending", "[cluster-model]") {

@@ -576,3 +576,56 @@ TEST_CASE("macro steps sum their sub-steps exactly, whichever side of the roofli
     CHECK(macro.busy_time(a.back().time) == plain.busy_time(b.back().time));
   }
 }
+
+TEST_CASE("the profile moves onto the GPU a replica got: H200 by the hardware ratios, A100 fails as vLLM does", "[engine]") {
+  const EngineConfig c = default_config();
+  const EngineProfile& h100 = c.profile;
+
+  // The calibration GPU: the profile unchanged.
+  const ProfileOnGpu same = profile_on_gpu(c, "h100", 81920);
+  CHECK(same.loads);
+  CHECK(same.profile.name == h100.name);
+  CHECK(same.profile.step_weights_s == h100.step_weights_s);
+
+  // H200 (p5en): HBM3e 4.8 TB/s and 140 GiB, the same GH100 compute: memory-bound terms scale by
+  // 3.35 / 4.8, compute-bound ones stay, and the KV cache grows with the memory.
+  const ProfileOnGpu h200 = profile_on_gpu(c, "h200", 143360);
+  REQUIRE(h200.loads);
+  CHECK(h200.profile.step_weights_s == Approx(h100.step_weights_s * 3.35 / 4.8));
+  CHECK(h200.profile.step_kv_token_s == Approx(h100.step_kv_token_s * 3.35 / 4.8));
+  CHECK(h200.profile.step_token_s == Approx(h100.step_token_s));
+  CHECK(h200.profile.step_base_s == h100.step_base_s);
+  CHECK(h200.profile.gpu_memory_gib == Approx(h100.gpu_memory_gib * 143360.0 / 81920.0));
+  EngineConfig on_h200 = c;
+  on_h200.profile = h200.profile;
+  CHECK(Engine::compute_num_kv_blocks(on_h200) > 2 * Engine::compute_num_kv_blocks(c));
+
+  // A100 40 GB (p4d): no FlashAttention 3, so the FP8 KV cache is refused at start-up; the FP8 weights
+  // would run weight-only through Marlin; and 0.9 × 39.56 GiB leaves 0.30 GiB per GPU after the weights.
+  const ProfileOnGpu a100 = profile_on_gpu(c, "a100", 40960);
+  CHECK_FALSE(a100.loads);
+  CHECK(a100.error.find("NotImplementedError: FlashAttention does not support fp8 kv-cache on this device") != std::string::npos);
+  CHECK(a100.error.find("a100 has 8.0") != std::string::npos);
+  CHECK(a100.explanation.find("Marlin W8A16") != std::string::npos);
+  CHECK(a100.explanation.find("= 0.30 GiB per GPU for the KV cache") != std::string::npos);
+  CHECK_FALSE(profile_on_gpu(c, "a100", 81920).loads);  // p4de: memory enough, the KV cache dtype still not
+
+  // Without the FP8 KV cache the A100 80 GB loads: Marlin's GEMMs at BF16's 312 TFLOPS instead of FP8's
+  // 1,979, the weights streamed at 2.039 TB/s.
+  EngineConfig bf16_kv = c;
+  bf16_kv.profile.fp8_kv_cache = false;
+  const ProfileOnGpu p4de = profile_on_gpu(bf16_kv, "a100", 81920);
+  REQUIRE(p4de.loads);
+  CHECK(p4de.profile.step_token_s == Approx(h100.step_token_s * 1979.0 / 312.0));
+  CHECK(p4de.profile.step_weights_s == Approx(h100.step_weights_s * 3.35 / 2.039));
+  // On 40 GB a lower memory share leaves nothing for the KV cache: vLLM's "No available memory".
+  bf16_kv.gpu_memory_utilization = 0.85;
+  const ProfileOnGpu p4d = profile_on_gpu(bf16_kv, "a100", 40960);
+  CHECK_FALSE(p4d.loads);
+  CHECK(p4d.error.find("ValueError: No available memory for the cache blocks") != std::string::npos);
+
+  // A GPU the lab has no figures for is said so, never run at the calibration GPU's speed.
+  const ProfileOnGpu t4 = profile_on_gpu(c, "t4", 16384);
+  CHECK_FALSE(t4.loads);
+  CHECK(t4.error.find("no hardware figures for t4") != std::string::npos);
+}

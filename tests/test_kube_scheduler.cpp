@@ -3,6 +3,7 @@
 // node phases, LeastAllocated scoring and the FailedScheduling message, on small hand-built clusters.
 #include <catch2/catch.hpp>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -208,7 +209,7 @@ TEST_CASE("resource fit counts what the bound pods already request", "[kube-sche
   CHECK(schedule_pod(m.c, gpu_pod(1)).explanation == "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.");
 }
 
-TEST_CASE("GPU pods need an Initialized node; CPU pods may use a Registered one", "[kube-scheduler]") {
+TEST_CASE("GPU pods need an Initialized node; CPU pods may use a Registered one once it is Ready", "[kube-scheduler]") {
   Cluster k;
   k.node("p5.48xlarge", NodePhase::Registered);
   // Registered: joined, but the device plugin has not advertised nvidia.com/gpu yet.
@@ -234,6 +235,67 @@ TEST_CASE("GPU pods need an Initialized node; CPU pods may use a Registered one"
   going.node("m7i.4xlarge", NodePhase::Terminated);
   CHECK(schedule_pod(going.c, cpu_pod()).explanation == "0/2 nodes are available: 2 node(s) were unschedulable.");
   CHECK_FALSE(check_fit(cpu_pod(), going.c.nodes[1]).ok());
+}
+
+TEST_CASE("a Registered node that is not Ready keeps pods off with node.kubernetes.io/not-ready:NoSchedule", "[kube-scheduler]") {
+  Cluster k;
+  const Taint not_ready{kNotReadyTaint, "", TaintEffect::NoSchedule};
+  k.node("m7i.4xlarge", NodePhase::Registered, {not_ready});
+  const SchedulingResult r = schedule_pod(k.c, cpu_pod());
+  CHECK_FALSE(r.node);
+  CHECK(r.explanation == "0/1 nodes are available: 1 node(s) had untolerated taint {node.kubernetes.io/not-ready}.");
+  // The taint, not the phase, keeps it off: a pod that tolerates it (as DaemonSet pods do) may land.
+  PodTemplate tolerant = cpu_pod();
+  tolerant.tolerations = {Toleration{kNotReadyTaint, TolerationOp::Exists, "", TaintEffect::NoSchedule}};
+  CHECK(schedule_pod(k.c, tolerant).node == std::optional<std::uint32_t>(0));
+  // The kubelet reports Ready: the taint is gone, the pod fits.
+  k.c.nodes[0].taints.clear();
+  CHECK(schedule_pod(k.c, cpu_pod()).node == std::optional<std::uint32_t>(0));
+  // A GPU pod still waits for the device plugin.
+  CHECK(schedule_pod(k.c, gpu_pod()).explanation == "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.");
+}
+
+TEST_CASE("ties among the top scores go to a node drawn at random (selectHost's reservoir sampling), seeded", "[kube-scheduler]") {
+  Cluster k;
+  for (int i = 0; i < 4; ++i) k.node("m7i.4xlarge");
+  k.c.nodes[3].cpu_requested_milli = 4000;  // a lower score: never chosen
+  // Without a generator, the lowest id of the tied ones.
+  CHECK(schedule_pod(k.c, cpu_pod()).node == std::optional<std::uint32_t>(0));
+  // With one, each of the three tied nodes about a third of the time.
+  Rng rng = Rng::stream(7, "kube-scheduler");
+  int chosen[4] = {0, 0, 0, 0};
+  const int n = 3000;
+  for (int i = 0; i < n; ++i) {
+    const SchedulingResult r = schedule_pod(k.c, cpu_pod(), {}, &rng);
+    REQUIRE(r.node);
+    ++chosen[*r.node];
+    if (i == 0) CHECK(r.explanation.find("picked at random among 3 with that score") != std::string::npos);
+  }
+  CHECK(chosen[3] == 0);
+  for (int i = 0; i < 3; ++i) {
+    INFO("node " << i << ": " << chosen[i]);
+    CHECK(chosen[i] > n / 3 - 150);
+    CHECK(chosen[i] < n / 3 + 150);
+  }
+  // The same seed, the same choices; the scheduler draws from its own stream of the scenario seed.
+  KubeScheduler a(11), b(11);
+  std::vector<std::uint32_t> pending;
+  for (std::uint32_t id = 0; id < 6; ++id) {
+    Pod p;
+    p.id = id;
+    k.c.pods.push_back(p);
+    pending.push_back(id);
+  }
+  k.c.templates = {cpu_pod(1000, 1024)};
+  const SchedulingCycle ca = a.schedule(k.c, pending, 0), cb = b.schedule(k.c, pending, 0);
+  REQUIRE(ca.outcomes.size() == 6);
+  std::set<std::uint32_t> used;
+  for (std::size_t i = 0; i < 6; ++i) {
+    CHECK(ca.outcomes[i].node == cb.outcomes[i].node);
+    used.insert(*ca.outcomes[i].node);
+  }
+  CHECK(used.count(3) == 0);
+  CHECK(used.size() == 3);  // a pod bound takes room, so the next one goes to another of the tied nodes
 }
 
 TEST_CASE("LeastAllocated picks the emptier node and breaks ties by the lowest id", "[kube-scheduler]") {

@@ -7,6 +7,7 @@ const FIELDS = [
   ['num_completed', 'Completed', ''],
   ['num_dropped', 'Dropped (gave up waiting)', ''],
   ['num_unfinished', 'Unfinished at the end', ''],
+  ['num_rejected', 'Rejected (HTTP 400: longer than max_model_len)', ''],
   ['ttft_p50_s', 'TTFT p50', 's'],
   ['ttft_p90_s', 'TTFT p90', 's'],
   ['ttft_p99_s', 'TTFT p99', 's'],

@@ -30,11 +30,19 @@ struct Pod {
 
 enum class NodePhase : std::uint8_t {
   Launched,     // NodeClaim launched: the instance is booting
-  Registered,   // joined the cluster; GPUs not advertised yet (device plugin starting): not schedulable for GPU pods
+  Registered,   // joined the cluster; tainted node.kubernetes.io/not-ready until the kubelet reports Ready (ready_at);
+                // GPUs not advertised yet (device plugin starting): not schedulable for GPU pods
   Initialized,  // Ready, startup taints gone, every extended resource registered
   Terminating,  // being drained / deleted
   Terminated,
 };
+
+// The taint the node lifecycle controller keeps on a node whose Ready condition is not True (effect
+// NoSchedule; TaintNodesByCondition): kubernetes/kubernetes pkg/controller/nodelifecycle/
+// node_lifecycle_controller.go (nodeConditionToTaintKeyStatusMap, doNoScheduleTaintingPass) and
+// k8s.io/api core/v1 well_known_taints.go (TaintNodeNotReady); kubernetes.io/docs/concepts/
+// scheduling-eviction/taint-and-toleration/#taint-nodes-by-condition. A fresh node registers with it.
+inline constexpr const char* kNotReadyTaint = "node.kubernetes.io/not-ready";
 
 struct Node {
   std::uint32_t id = 0;
@@ -48,6 +56,7 @@ struct Node {
   NodePhase phase = NodePhase::Launched;
   Micros launched_at = 0;
   Micros registered_at = -1;
+  Micros ready_at = -1;            // the kubelet reported Ready: the not-ready taint is gone (-1: not yet)
   Micros initialized_at = -1;
   Micros terminated_at = -1;
   Micros last_pod_event_at = -1;   // a pod bound to or removed from it (consolidateAfter counts from here)

@@ -49,14 +49,17 @@ void apply_startup_preset(NodeStartup& st) {
   switch (st.preset) {
     case StartupPreset::LessonKarpenter:
       st.launch_to_registered = {35, 45};
+      st.registered_to_ready = {5, 10};
       st.registered_to_initialized = {10, 15};
       break;
     case StartupPreset::LessonClusterAutoscaler:
       st.launch_to_registered = {70, 90};
+      st.registered_to_ready = {10, 20};
       st.registered_to_initialized = {20, 30};
       break;
     case StartupPreset::RealWorld:
       st.launch_to_registered = {180, 360};
+      st.registered_to_ready = {20, 60};
       st.registered_to_initialized = {60, 120};
       break;
     case StartupPreset::Custom: break;
@@ -301,6 +304,9 @@ void parse_cluster(const Json& j, Scenario& s) {
     apply_startup_preset(c.startup);
     if (const Json* x = sr.raw("launch_to_registered")) {
       c.startup.launch_to_registered = parse_range(*x, "/cluster/node_startup/launch_to_registered", c.startup.launch_to_registered);
+    }
+    if (const Json* x = sr.raw("registered_to_ready")) {
+      c.startup.registered_to_ready = parse_range(*x, "/cluster/node_startup/registered_to_ready", c.startup.registered_to_ready);
     }
     if (const Json* x = sr.raw("registered_to_initialized")) {
       c.startup.registered_to_initialized =

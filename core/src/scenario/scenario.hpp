@@ -114,13 +114,15 @@ inline constexpr Named<StartupPreset> kStartupPresets[] = {{"lesson_karpenter", 
                                                            {"real_world", StartupPreset::RealWorld},
                                                            {"custom", StartupPreset::Custom}};
 
-// How long a new node takes: launch → registered (the instance boots and joins), registered →
-// initialized (driver, device plugin: the GPUs are advertised). Presets: "lesson_karpenter" (45–60 s
+// How long a new node takes: launch → registered (the instance boots and joins), registered → ready
+// (the kubelet reports Ready once the runtime and CNI are up: the node.kubernetes.io/not-ready taint
+// goes), registered → initialized (driver, device plugin: the GPUs are advertised; never before Ready). Presets: "lesson_karpenter" (45–60 s
 // in all, the lesson's Karpenter figure), "lesson_cluster_autoscaler" (90–120 s, the lesson's CA
 // figure), "real_world" (3–6 min boot and join plus 1–2 min for the GPU stack, real-systems.md §3.2).
 struct NodeStartup {
   StartupPreset preset = StartupPreset::LessonKarpenter;
   DurationRange launch_to_registered{35, 45};
+  DurationRange registered_to_ready{5, 10};
   DurationRange registered_to_initialized{10, 15};
 };
 

@@ -23,11 +23,12 @@ std::int64_t least_allocated_score(const PodTemplate& pod, const Node& node, con
 
 }  // namespace
 
-SchedulingResult schedule_pod(const ClusterState& cluster, const PodTemplate& pod, const std::vector<AssumedRoom>& assumed) {
+SchedulingResult schedule_pod(const ClusterState& cluster, const PodTemplate& pod, const std::vector<AssumedRoom>& assumed, Rng* ties) {
   SchedulingResult result;
   std::map<std::string, int> reasons;  // reason → nodes (std::map: the message lists them sorted, like the scheduler)
   int considered = 0, infeasible = 0;
   std::int64_t best_score = -1;
+  std::uint64_t num_best = 0;  // feasible nodes with best_score so far
   const AssumedRoom none;
   for (const Node& node : cluster.nodes) {
     if (node.phase == NodePhase::Terminated) continue;
@@ -44,14 +45,23 @@ SchedulingResult schedule_pod(const ClusterState& cluster, const PodTemplate& po
       continue;
     }
     const std::int64_t score = least_allocated_score(pod, node, taken);
+    // selectHost (kubernetes/kubernetes pkg/scheduler/schedule_one.go): reservoir sampling over the
+    // nodes with the highest score, in the order they were scored: the k-th node found with the top
+    // score replaces the candidate with probability 1/k (rand.Intn(cntOfMaxScore) == 0), so each of
+    // them is chosen with equal probability. The draw here comes from the seeded stream.
     if (score > best_score) {
       best_score = score;
       result.node = node.id;
+      num_best = 1;
+    } else if (score == best_score) {
+      ++num_best;
+      if (ties && ties->uniform_int(num_best) == 0) result.node = node.id;
     }
   }
   if (result.node) {
     result.explanation = "bound to node " + std::to_string(*result.node) + " (LeastAllocated score " + std::to_string(best_score) +
-                         " of 100; " + std::to_string(considered - infeasible) + "/" + std::to_string(considered) + " nodes feasible)";
+                         " of 100; " + std::to_string(considered - infeasible) + "/" + std::to_string(considered) + " nodes feasible" +
+                         (num_best > 1 ? ", picked at random among " + std::to_string(num_best) + " with that score" : "") + ")";
     return result;
   }
   std::string msg = "0/" + std::to_string(considered) + " nodes are available";
@@ -71,7 +81,7 @@ SchedulingCycle KubeScheduler::schedule(const ClusterState& cluster, const std::
   // Pods in creation order, as kube-scheduler's queue pops equal-priority pods.
   for (std::uint32_t id : pending) {
     const PodTemplate& t = cluster.template_of(cluster.pods[id]);
-    SchedulingResult r = schedule_pod(cluster, t, assumed);
+    SchedulingResult r = schedule_pod(cluster, t, assumed, &ties_);
     PodOutcome o;
     o.pod = id;
     o.node = r.node;

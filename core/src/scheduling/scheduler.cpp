@@ -7,8 +7,8 @@ namespace gpuscale {
 
 bool find_scheduler(const std::string& scheduler_name) { return scheduler_name == kDefaultScheduler; }
 
-std::unique_ptr<Scheduler> make_scheduler(const std::string& scheduler_name) {
-  if (scheduler_name == kDefaultScheduler) return std::make_unique<KubeScheduler>();
+std::unique_ptr<Scheduler> make_scheduler(const std::string& scheduler_name, std::uint64_t seed) {
+  if (scheduler_name == kDefaultScheduler) return std::make_unique<KubeScheduler>(seed);
   return nullptr;
 }
 

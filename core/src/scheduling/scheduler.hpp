@@ -41,7 +41,8 @@ class Scheduler {
 
 // The registry: the schedulers a pod may name.
 bool find_scheduler(const std::string& scheduler_name);
-std::unique_ptr<Scheduler> make_scheduler(const std::string& scheduler_name);
+// `seed`: the scenario's, for the scheduler's own random stream (kube-scheduler's tie-break).
+std::unique_ptr<Scheduler> make_scheduler(const std::string& scheduler_name, std::uint64_t seed);
 std::string scheduler_names();  // for messages: "\"default-scheduler\""
 
 }  // namespace gpuscale

@@ -31,6 +31,12 @@ struct EngineProfile {
   double activation_reserve_gib_per_gpu = 0;    // GiB per GPU: activation peak + non-torch memory
   double kv_bytes_per_token = 0;                // bytes of K and V per token, whole model (all layers, all KV heads)
   int max_model_len = 0;                        // tokens: the model's context length (prompt + output)
+  // What it was calibrated on and what the checkpoint needs of a GPU (engine_profiles.hpp derives the
+  // profile for another GPU, or says why vLLM would not start there).
+  std::string gpu_name;                         // karpenter.k8s.aws/instance-gpu-name of the calibration GPU, e.g. "h100"
+  std::int64_t gpu_memory_mib = 0;              // karpenter.k8s.aws/instance-gpu-memory of that GPU, MiB
+  bool fp8_weights = false;                     // FP8 (W8A8) checkpoint
+  bool fp8_kv_cache = false;                    // --kv-cache-dtype fp8
 
   // Step time, seconds: a roofline. A step streams the weights and the KV of every scheduled
   // sequence from HBM (memory time) and does the matmuls and attention for every scheduled token

@@ -1,6 +1,8 @@
 // Named engine profiles and where each number comes from.
 #include "serving/engine_profiles.hpp"
 
+#include <cstdio>
+
 #include "gpuscale/errors.hpp"
 
 namespace gpuscale {
@@ -22,6 +24,10 @@ EngineProfile llama_3_3_70b_fp8_tp2_h100_sxm5() {
   // an FP8 KV cache (real-systems.md §7.3): 160 KiB per token for the whole model.
   p.kv_bytes_per_token = 2.0 * 80 * 8 * 128 * 1;
   p.max_model_len = 131072;  // max_position_embeddings of Llama 3.3 70B
+  p.gpu_name = "h100";         // p5: karpenter.k8s.aws/instance-gpu-name "h100", instance-gpu-memory 81920
+  p.gpu_memory_mib = 81920;
+  p.fp8_weights = true;        // the FP8 checkpoint (W8A8: FP8 weights and activations)
+  p.fp8_kv_cache = true;       // and an FP8 KV cache
   // KV blocks with the defaults (gpu_memory_utilization 0.9, block 16): per GPU
   // 79.11 × 0.9 − 33.8 − 1.5 = 35.899 GiB; a block costs 16 × 163840 B / 2 = 1.25 MiB per GPU;
   // floor(35.899 GiB / 1.25 MiB) = 29408 blocks = 470,528 tokens, i.e. about 85 requests of
@@ -87,6 +93,122 @@ StepFloors physical_floors(const EngineProfile& p) {
   if (p.peak_matmul_flops > 0) f.token_s = p.flops_per_token / (tp * p.peak_matmul_flops);
   if (p.peak_attention_flops > 0) f.pair_s = p.flops_per_pair / (tp * p.peak_attention_flops);
   return f;
+}
+
+namespace {
+
+// Datasheet numbers, dense (sparsity halves the headline TFLOPS): NVIDIA H100 Tensor Core GPU
+// datasheet (SXM5: 3.35 TB/s HBM3, 989 BF16 / 1,979 FP8 TFLOPS), H200 datasheet (4.8 TB/s HBM3e,
+// the same GH100 compute), A100 datasheet (40 GB HBM2 1.555 TB/s, 80 GB HBM2e 2.039 TB/s, 312 BF16
+// TFLOPS, no FP8), L40S (864 GB/s, 362 / 733), L4 (300 GB/s, 121 / 242). Compute capabilities from
+// developer.nvidia.com/cuda-gpus.
+constexpr GpuSpec kGpus[] = {
+    {"h100", 81920, 90, 3.35, 989, 1979},  {"h200", 143360, 90, 4.8, 989, 1979}, {"a100", 40960, 80, 1.555, 312, 0},
+    {"a100", 81920, 80, 2.039, 312, 0},    {"l40s", 46080, 89, 0.864, 362, 733}, {"l4", 23040, 89, 0.3, 121, 242},
+};
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string cc_text(int cc) { return std::to_string(cc / 10) + "." + std::to_string(cc % 10); }
+
+}  // namespace
+
+const GpuSpec* find_gpu_spec(const std::string& gpu_name, std::int64_t gpu_memory_mib) {
+  const GpuSpec* any = nullptr;
+  for (const GpuSpec& g : kGpus) {
+    if (gpu_name != g.name) continue;
+    if (g.memory_mib == gpu_memory_mib) return &g;
+    if (!any) any = &g;
+  }
+  return any;  // the name matches, the memory variant is not listed: the first of the name
+}
+
+ProfileOnGpu profile_on_gpu(const EngineConfig& config, const std::string& gpu_name, std::int64_t gpu_memory_mib) {
+  const EngineProfile& cal = config.profile;
+  ProfileOnGpu out;
+  out.profile = cal;
+  if (gpu_name == cal.gpu_name && gpu_memory_mib == cal.gpu_memory_mib) {
+    out.loads = true;
+    out.explanation = "the GPU the profile is calibrated on (" + cal.gpu_name + ")";
+    return out;
+  }
+  const GpuSpec* from = find_gpu_spec(cal.gpu_name, cal.gpu_memory_mib);
+  const GpuSpec* to = find_gpu_spec(gpu_name, gpu_memory_mib);
+  const std::string gpu = (gpu_name.empty() ? std::string("no GPU") : gpu_name) + " (" + std::to_string(gpu_memory_mib / 1024) + " GiB)";
+  if (!from || !to) {
+    out.error = "the lab has no hardware figures for " + (to ? cal.gpu_name : gpu) + " to move profile " + cal.name + " onto " + gpu;
+    out.explanation = out.error;
+    return out;
+  }
+  std::vector<std::string> notes, errors;
+  // 1. The FP8 KV cache: vLLM V1's FlashAttention backend refuses it unless FlashAttention 3 runs,
+  //    which needs Hopper (vllm/v1/attention/backends/flash_attn.py: FlashAttentionImpl.__init__,
+  //    flash_attn_supports_fp8()).
+  if (cal.fp8_kv_cache && to->compute_capability < 90) {
+    errors.push_back("NotImplementedError: FlashAttention does not support fp8 kv-cache on this device (the FP8 KV cache needs "
+                     "FlashAttention 3, compute capability 9.0; " + gpu_name + " has " + cc_text(to->compute_capability) + ")");
+  }
+  // 2. FP8 GEMMs: W8A8 needs FP8 tensor cores, compute capability >= 8.9; below it vLLM runs the FP8
+  //    checkpoint weight-only through the Marlin kernel (W8A16: FP8 weights, BF16 compute), in the same
+  //    memory (vllm/model_executor/layers/quantization/fp8.py: Fp8LinearMethod, use_marlin =
+  //    not has_device_capability(89); docs/features/quantization/fp8.md).
+  double from_gemm = from->bf16_tflops, to_gemm = to->bf16_tflops;
+  if (cal.fp8_weights) {
+    from_gemm = from->fp8_tflops;
+    if (to->compute_capability >= 89 && to->fp8_tflops > 0) {
+      to_gemm = to->fp8_tflops;
+    } else {
+      notes.push_back("FP8 weights run weight-only (Marlin W8A16, compute capability " + cc_text(to->compute_capability) + " < 8.9)");
+    }
+  }
+  // 3. Memory: the same share of the nominal memory visible to CUDA as on the calibration GPU.
+  EngineProfile& p = out.profile;
+  p.name = cal.name + " on " + gpu_name;
+  p.gpu_name = gpu_name;
+  p.gpu_memory_mib = gpu_memory_mib;
+  p.gpu_memory_gib = cal.gpu_memory_gib * static_cast<double>(gpu_memory_mib) / static_cast<double>(cal.gpu_memory_mib);
+  const double kv_gib = p.gpu_memory_gib * config.gpu_memory_utilization - p.weights_gib_per_gpu - p.activation_reserve_gib_per_gpu;
+  EngineConfig moved = config;
+  moved.profile = p;
+  const std::int64_t blocks = Engine::compute_num_kv_blocks(moved);
+  const std::string memory = "TP" + std::to_string(p.tensor_parallel) + ": " + fmt("%.2f", config.gpu_memory_utilization) + " × " +
+                             fmt("%.2f", p.gpu_memory_gib) + " GiB − " + fmt("%.2f", p.weights_gib_per_gpu) + " GiB weights − " +
+                             fmt("%.2f", p.activation_reserve_gib_per_gpu) + " GiB activations = " + fmt("%.2f", kv_gib) +
+                             " GiB per GPU for the KV cache";
+  if (blocks <= 0) {
+    errors.push_back("ValueError: No available memory for the cache blocks (" + memory + ")");
+  } else {
+    const std::int64_t tokens = blocks * config.block_size;
+    const int wanted = config.max_model_len > 0 ? config.max_model_len : cal.max_model_len;
+    notes.push_back(memory + ": " + std::to_string(tokens) + " tokens" +
+                    (tokens < wanted ? " (below max_model_len " + std::to_string(wanted) + "; the lab lowers it to fit)" : ""));
+  }
+  // 4. Step time: memory-bound terms with the bandwidth, compute-bound ones with the GEMM dtype's peak
+  //    (attention pairs with BF16's); the fixed per-step overhead stays.
+  const double bw = from->hbm_tb_s / to->hbm_tb_s, gemm = from_gemm / to_gemm, attn = from->bf16_tflops / to->bf16_tflops;
+  p.step_weights_s = cal.step_weights_s * bw;
+  p.step_kv_token_s = cal.step_kv_token_s * bw;
+  p.step_token_s = cal.step_token_s * gemm;
+  p.step_pair_s = cal.step_pair_s * attn;
+  // The moved profile states the hardware it now runs on, so physical_floors() holds for it too.
+  p.hbm_bytes_per_s = to->hbm_tb_s * 1e12;
+  p.peak_matmul_flops = to_gemm * 1e12;
+  p.peak_attention_flops = to->bf16_tflops * 1e12;
+  notes.push_back("step terms from " + cal.gpu_name + ": memory × " + fmt("%.3f", bw) + " (HBM " + fmt("%.3g", from->hbm_tb_s) + " / " +
+                  fmt("%.3g", to->hbm_tb_s) + " TB/s), GEMMs × " + fmt("%.3f", gemm) + " (" + fmt("%.0f", from_gemm) + " / " +
+                  fmt("%.0f", to_gemm) + " TFLOPS), attention × " + fmt("%.3f", attn));
+  std::string all;
+  for (const std::string& e : errors) all += (all.empty() ? "" : "; ") + e;
+  out.error = all;
+  out.loads = errors.empty();
+  std::string why = out.loads ? "" : all + "; ";
+  for (std::size_t i = 0; i < notes.size(); ++i) why += (i ? "; " : "") + notes[i];
+  out.explanation = "on " + gpu + ": " + why;
+  return out;
 }
 
 std::vector<std::string> engine_profile_names() { return {"llama-3.3-70b-fp8-tp2-h100-sxm5"}; }

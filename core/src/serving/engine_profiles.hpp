@@ -1,5 +1,6 @@
 // Named engine profiles: a model on a GPU type at a TP degree, calibrated against published benchmarks.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -26,5 +27,31 @@ StepFloors physical_floors(const EngineProfile& p);
 // Llama 3.3 70B Instruct, FP8 weights and FP8 KV cache, TP2 on 2 × H100 SXM5 80 GB, calibrated to
 // the NVIDIA NIM 1.8.0 benchmark table (real-systems.md §7.3). Name "llama-3.3-70b-fp8-tp2-h100-sxm5".
 EngineProfile llama_3_3_70b_fp8_tp2_h100_sxm5();
+
+// A GPU as the engine sees it: datasheet numbers, dense (no sparsity), per GPU.
+struct GpuSpec {
+  const char* name;            // karpenter.k8s.aws/instance-gpu-name value
+  std::int64_t memory_mib;     // karpenter.k8s.aws/instance-gpu-memory value (the variant: A100 40 or 80 GB)
+  int compute_capability;      // major × 10 + minor: 90 = sm_90 (Hopper), 80 = sm_80 (Ampere A100)
+  double hbm_tb_s;             // TB/s of memory bandwidth
+  double bf16_tflops;          // dense BF16 tensor TFLOPS
+  double fp8_tflops;           // dense FP8 tensor TFLOPS (0: no FP8 tensor cores)
+};
+// The spec of a GPU by its label values, or nullptr if the lab has none.
+const GpuSpec* find_gpu_spec(const std::string& gpu_name, std::int64_t gpu_memory_mib);
+
+// What a replica's engine becomes on the GPU its pod got.
+struct ProfileOnGpu {
+  bool loads = false;        // false: vLLM exits at start-up (the pod crash-loops, never Ready)
+  EngineProfile profile;     // loads: the profile it runs with
+  std::string error;         // !loads: why, in vLLM's words
+  std::string explanation;   // the checks and the arithmetic, for the decision log
+};
+// The calibrated profile of `config` moved onto another GPU (type's label values), checked as vLLM
+// checks at start-up: the attention backend's support for an FP8 KV cache, the FP8 GEMM path, and
+// the memory left for the KV cache. The step-time terms scale with the hardware (memory-bound terms
+// with HBM bandwidth, compute-bound ones with the dense peak of the dtype the GEMMs run in). On the
+// calibration GPU itself: the profile unchanged.
+ProfileOnGpu profile_on_gpu(const EngineConfig& config, const std::string& gpu_name, std::int64_t gpu_memory_mib);
 
 }  // namespace gpuscale

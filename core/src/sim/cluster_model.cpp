@@ -64,7 +64,8 @@ std::vector<InitialNodes> derived_initial_nodes(const Scenario& s, const std::ve
 }  // namespace
 
 ClusterModel::ClusterModel(const Scenario& scenario, std::unique_ptr<NodeProvisioner> provisioner, ClusterEvents& events)
-    : scenario_(scenario), provisioner_(std::move(provisioner)), events_(events), rng_(Rng::stream(scenario.seed, "cluster.nodes")) {
+    : scenario_(scenario), provisioner_(std::move(provisioner)), events_(events), rng_(Rng::stream(scenario.seed, "cluster.nodes")),
+      ready_rng_(Rng::stream(scenario.seed, "cluster.node-ready")) {
   state_.types = scenario.cluster.instance_types;
   for (const PoolConfig& pool : scenario.pools) {
     state_.templates.push_back(pool.pod);
@@ -77,7 +78,7 @@ ClusterModel::ClusterModel(const Scenario& scenario, std::unique_ptr<NodeProvisi
     auto it = std::find(names.begin(), names.end(), t.scheduler_name);
     if (it == names.end()) {
       names.push_back(t.scheduler_name);
-      schedulers_.push_back(make_scheduler(t.scheduler_name));
+      schedulers_.push_back(make_scheduler(t.scheduler_name, scenario.seed));
       it = names.end() - 1;
     }
     template_scheduler_.push_back(static_cast<int>(it - names.begin()));
@@ -152,7 +153,7 @@ void ClusterModel::launch(const NodeLaunch& l, Micros now, bool initialized) {
   ++totals_.nodes_launched;
   if (initialized) {
     n.phase = NodePhase::Initialized;
-    n.registered_at = n.initialized_at = now;
+    n.registered_at = n.ready_at = n.initialized_at = now;
     n.gpus_allocatable = type.gpus;
   } else {
     n.taints.insert(n.taints.end(), l.startup_taints.begin(), l.startup_taints.end());
@@ -486,9 +487,22 @@ void ClusterModel::on_node_event(const ClusterEvent& e, Micros now) {
       if (node.phase != NodePhase::Launched) return;
       node.phase = NodePhase::Registered;
       node.registered_at = now;
+      // The node joins NotReady, so it carries node.kubernetes.io/not-ready:NoSchedule (cluster_state.hpp)
+      // until its kubelet reports Ready; it goes in front of the startup taints, which stay last.
+      node.taints.insert(node.taints.end() - node.startup_taints, Taint{kNotReadyTaint, "", TaintEffect::NoSchedule});
       const NodeStartup& st = scenario_.cluster.startup;
       const Micros init = seconds_to_micros(rng_.uniform(st.registered_to_initialized.min_s, st.registered_to_initialized.max_s));
-      events_.file(now + init, EventClass::NodeLifecycle, ClusterEvent{ClusterEvent::Kind::NodeInitialized, node.id, 0});
+      const Micros ready = seconds_to_micros(ready_rng_.uniform(st.registered_to_ready.min_s, st.registered_to_ready.max_s));
+      events_.file(now + ready, EventClass::NodeLifecycle, ClusterEvent{ClusterEvent::Kind::NodeReady, node.id, 0});
+      // Karpenter's Initialized needs Ready first (nodeclaim/lifecycle/initialization.go).
+      events_.file(now + std::max(init, ready), EventClass::NodeLifecycle, ClusterEvent{ClusterEvent::Kind::NodeInitialized, node.id, 0});
+      reschedule_ = true;  // a pod that tolerates the taint may land already
+      return;
+    }
+    case ClusterEvent::Kind::NodeReady: {
+      if (node.phase != NodePhase::Registered || node.ready_at >= 0) return;
+      node.ready_at = now;
+      node.taints.erase(std::find_if(node.taints.begin(), node.taints.end(), [](const Taint& t) { return t.key == kNotReadyTaint; }));
       reschedule_ = true;
       return;
     }

@@ -24,6 +24,7 @@ namespace gpuscale {
 struct ClusterEvent {
   enum class Kind : std::uint8_t {
     NodeRegistered,   // EventClass::NodeLifecycle
+    NodeReady,        // the kubelet reports Ready: the not-ready taint goes
     NodeInitialized,
     NodeTerminate,
     SpotNotice,
@@ -143,6 +144,7 @@ class ClusterModel {
   std::vector<int> template_scheduler_;                  // templates → index into schedulers_
   ClusterEvents& events_;
   Rng rng_;
+  Rng ready_rng_;  // registered → Ready, its own stream so the other node draws stay where they were
   std::vector<std::uint32_t> pending_;  // pod ids waiting to be bound, oldest first
   std::vector<ClusterNotice> notices_;
   std::vector<ClusterLog> logs_;

@@ -21,6 +21,7 @@
 #include <map>
 
 #include "k8s/replica_set.hpp"
+#include "serving/engine_profiles.hpp"
 #include "sim/world.hpp"
 
 namespace gpuscale {
@@ -66,8 +67,44 @@ void World::on_node_ready(Pool& p, Replica& r) {
               {EventKind::LoadDone, 0, static_cast<std::uint16_t>(p.index), r.id});
 }
 
+// The pod is bound: the replica runs the engine profile of the GPU it got (engine_profiles.hpp), or,
+// where vLLM would exit at start-up there, it will crash-loop (on_load_done).
+void World::fit_engine_to_node(Pool& p, Replica& r) {
+  if (!cluster_ || r.pod < 0) return;
+  const ClusterState& cs = cluster_->state();
+  const Pod& pod = cs.pods[static_cast<std::size_t>(r.pod)];
+  if (pod.node < 0) return;
+  const Node& node = cs.nodes[static_cast<std::size_t>(pod.node)];
+  const InstanceType& type = cs.types[static_cast<std::size_t>(node.type_index)];
+  const ProfileOnGpu g = profile_on_gpu(p.engine, type.gpu_name, type.gpu_memory_mib);
+  if (g.profile.name == p.engine.profile.name && g.loads) return;  // the calibration GPU: the engine as created
+  const std::string where = "replica " + std::to_string(r.id) + " on node " + std::to_string(node.id) + " (" + type.name + ") ";
+  if (!g.loads) {
+    r.crash = where + g.explanation;
+    return;
+  }
+  EngineConfig c = p.engine;
+  c.profile = g.profile;
+  r.engine = std::make_unique<Engine>(c);
+  if (s_.output.decisions) {
+    log_decision(now_, "lifecycle", p.log_name, p.live_replicas, p.spec_replicas, "EngineProfile",
+                 where + "runs " + g.profile.name + " " + g.explanation);
+  }
+}
+
 void World::on_load_done(Pool& p, Replica& r) {
   if (r.state != ReplicaState::Loading) return;
+  if (!r.crash.empty()) {
+    // The container exits with the engine's error; the kubelet restarts it with a back-off (10 s,
+    // doubling to 5 min: CrashLoopBackOff) and every start fails the same way, so the pod never
+    // becomes Ready and keeps its GPUs. It stays Loading here until it is deleted.
+    if (s_.output.decisions) {
+      log_decision(now_, "lifecycle", p.log_name, p.live_replicas, p.spec_replicas, "CrashLoopBackOff",
+                   r.crash + ". The container exits at start-up; the kubelet restarts it with a back-off from 10 s doubling to 5 min, "
+                             "each start fails the same way, and the pod never becomes Ready");
+    }
+    return;
+  }
   r.state = ReplicaState::WarmingUp;
   queue_.push(now_ + seconds_to_micros(p.config->warmup_s), EventClass::Completion,
               {EventKind::WarmupDone, 0, static_cast<std::uint16_t>(p.index), r.id});

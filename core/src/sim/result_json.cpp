@@ -23,6 +23,7 @@ Json summary_json(const Summary& s) {
           {"num_completed", s.num_completed},
           {"num_dropped", s.num_dropped},
           {"num_unfinished", s.num_unfinished},
+          {"num_rejected", s.num_rejected},
           {"ttft_p50_s", s.ttft_p50_s},
           {"ttft_p90_s", s.ttft_p90_s},
           {"ttft_p99_s", s.ttft_p99_s},
@@ -136,6 +137,7 @@ Json result_to_json(const RunResult& r, const Scenario& scenario) {
              {"completed_at", optional_time(q.completed_at)},
              {"dropped_at", optional_time(q.dropped_at)},
              {"failed_by", q.dropped_at ? Json(to_string(q.failed_by)) : Json(nullptr)},
+             {"rejected_at", optional_time(q.rejected_at)},
              {"replica", q.replica < 0 ? Json(nullptr) : Json(q.replica)},
              {"prompt_tokens", q.prompt_tokens},
              {"output_tokens", q.output_tokens}};

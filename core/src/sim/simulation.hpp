@@ -42,6 +42,7 @@ struct RequestRecord {
   std::optional<double> completed_at;
   std::optional<double> dropped_at;      // the client gave up (no first token within timeout_s) or its replica went away
   FailureCause failed_by = FailureCause::ClientTimeout;  // why it was dropped (only with dropped_at)
+  std::optional<double> rejected_at;     // the replica's server refused it at once: prompt + output > max_model_len (HTTP 400)
   std::int32_t pool = 0;                 // the pool serving its model
   std::int32_t replica = -1;             // the replica in that pool
   std::int32_t prompt_tokens = 0;
@@ -55,6 +56,7 @@ struct Summary {
   std::int64_t num_dropped = 0;      // given up by the client, or lost with a replica (Σ requests_failed_by_cause)
   std::int64_t requests_failed_by_cause[kNumFailureCauses] = {};  // num_dropped by FailureCause
   std::int64_t num_unfinished = 0;   // still in flight when the run ended
+  std::int64_t num_rejected = 0;     // refused by the replica's server at once (HTTP 400: prompt + output > max_model_len)
   double ttft_p50_s = 0, ttft_p90_s = 0, ttft_p99_s = 0;  // over requests that got a first token (nearest rank)
   double itl_mean_s = 0;             // mean over completed requests of (completed - first token) / (output - 1)
   double e2e_p50_s = 0, e2e_p99_s = 0;  // arrival → last token, completed requests

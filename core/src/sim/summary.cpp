@@ -41,6 +41,8 @@ void World::summarize(Summary& sum, const std::vector<const Pool*>& pools, int o
       ++sum.num_dropped;
       ++sum.requests_failed_by_cause[static_cast<int>(rec.failed_by)];
       if (is_node_cause(rec.failed_by)) ++sum.num_requests_failed_by_eviction;
+    } else if (rec.rejected_at) {
+      ++sum.num_rejected;
     } else {
       ++sum.num_unfinished;
     }

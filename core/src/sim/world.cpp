@@ -264,7 +264,15 @@ void World::route(std::uint32_t request_id) {
   }
   rec.scheduled_at = micros_to_seconds(now_);
   rec.replica = static_cast<std::int32_t>(best->id);
-  best->engine->add_request(request_id, rec.prompt_tokens, rec.output_tokens, now_);
+  if (!best->engine->add_request(request_id, rec.prompt_tokens, rec.output_tokens, now_)) {
+    // vLLM's server validates the length before the engine sees the request: prompt + max_tokens
+    // over max_model_len is answered at once with HTTP 400 (vllm/v1/engine/processor.py,
+    // _validate_model_input; vllm/entrypoints/openai/serving_engine.py, _validate_input: "This
+    // model's maximum context length is ... tokens"). The client has its answer: no timeout follows.
+    rec.rejected_at = micros_to_seconds(now_);
+    ++p.rejected;
+    return;
+  }
   best->assigned.push_back(request_id);
   set_idle(p, *best, false);
   if (best->stepping) {
@@ -327,7 +335,7 @@ void World::on_step_end(Pool& p, Replica& r) {
 
 void World::on_timeout(std::uint32_t request_id) {
   RequestRecord& rec = result_.requests[request_id];
-  if (rec.first_token_at || rec.completed_at || rec.dropped_at) return;
+  if (rec.first_token_at || rec.completed_at || rec.dropped_at || rec.rejected_at) return;
   drop(rec, FailureCause::ClientTimeout);
   if (rec.replica >= 0) {
     Pool& p = pools_[static_cast<std::size_t>(rec.pool)];
@@ -382,10 +390,13 @@ void World::settle() {
         kill_with_instance(p, r, n.reason);
       } else if (r.state != ReplicaState::Pending) {
         continue;
-      } else if (n.time == 0) {
-        enter_ready(p, r);  // a starting replica on a starting node: already serving
       } else {
-        on_node_ready(p, r);
+        fit_engine_to_node(p, r);  // the engine of the GPU it got
+        if (n.time == 0 && r.crash.empty()) {
+          enter_ready(p, r);  // a starting replica on a starting node: already serving
+        } else {
+          on_node_ready(p, r);
+        }
       }
     }
   }

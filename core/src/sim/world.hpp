@@ -48,6 +48,7 @@ struct Replica {
   Micros sigterm_at = -1, sigkill_at = -1;
   bool sigterm_sent = false;
   std::int64_t held_at_deletion = 0;
+  std::string crash;                    // non-empty: vLLM exits at start-up on the GPU it got (CrashLoopBackOff), why
 };
 
 // One model-serving Deployment in motion.
@@ -66,13 +67,13 @@ struct Pool {
   std::int32_t spec_replicas = 0, ready_replicas = 0;
   std::int64_t live_replicas = 0, idle_replicas = 0, peak_replicas = 0;
   std::int64_t num_scale_events = 0, num_replica_evictions = 0, retired_preemptions = 0;
-  std::int64_t arrivals = 0, completed = 0, dropped = 0, arrivals_since_scrape = 0;
+  std::int64_t arrivals = 0, completed = 0, dropped = 0, rejected = 0, arrivals_since_scrape = 0;
   Micros replica_micros = 0, idle_replica_micros = 0;  // replica-µs existing / Ready and idle
   WindowedQuantile ttft_window;  // (first token at, TTFT s) within metrics.ttft_window_s
   Micros ttft_spike_micros = 0;
   Series series;
   // Requests that arrived and are neither answered nor abandoned: at the gateway or at a replica.
-  std::int64_t in_flight() const { return arrivals - completed - dropped; }
+  std::int64_t in_flight() const { return arrivals - completed - dropped - rejected; }
 };
 
 enum class EventKind : std::uint8_t {
@@ -119,6 +120,7 @@ class World : public ClusterEvents {
   void log_lifecycle(const Pool& p, const Replica& r, std::string text);
   void log_termination(const Pool& p, const char* step, std::string text);
   // replicas.cpp
+  void fit_engine_to_node(Pool& p, Replica& r);
   void on_node_ready(Pool& p, Replica& r);
   void on_load_done(Pool& p, Replica& r);
   void on_warmup_done(Pool& p, Replica& r);

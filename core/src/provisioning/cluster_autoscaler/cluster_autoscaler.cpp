@@ -152,6 +152,8 @@ CaNodeState ca_node_state(const Node& node, const ClusterAutoscalerFlags& flags,
     case NodePhase::Terminating: return CaNodeState::Deleting;
     case NodePhase::Launched: return provision_time_over ? CaNodeState::LongUnregistered : CaNodeState::Upcoming;
     case NodePhase::Registered:
+      // Not Ready yet (the not-ready taint): clusterstate counts it NotStarted, i.e. still upcoming.
+      if (node.ready_at < 0) return provision_time_over ? CaNodeState::Unready : CaNodeState::Upcoming;
       if (has_gpu_label(node) && node.gpus_allocatable == 0) {
         return provision_time_over ? CaNodeState::Unready : CaNodeState::Upcoming;
       }
