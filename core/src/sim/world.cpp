@@ -271,6 +271,7 @@ void World::route(std::uint32_t request_id) {
     // model's maximum context length is ... tokens"). The client has its answer: no timeout follows.
     rec.rejected_at = micros_to_seconds(now_);
     ++p.rejected;
+    client_done(rec);  // a closed-loop client sends its next request on the 400
     return;
   }
   best->assigned.push_back(request_id);
