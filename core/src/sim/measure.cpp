@@ -175,6 +175,15 @@ void World::start_metric_targets(Pool& p, Replica& r) {
   r.metrics = TargetSeries(phase(m.scrape_offset_s, "metrics.scrape/" + pod + "/vllm", pipeline_.scrape_interval),
                            phase(m.scrape_offset_s, "metrics.scrape/" + pod + "/dcgm-exporter", pipeline_.scrape_interval),
                            phase(m.dcgm_collect_offset_s, "metrics.collect/" + pod + "/dcgm-exporter", pipeline_.collect_interval));
+  if (r.state == ReplicaState::Ready && r.ready_at < 0) {
+    // A replica the run starts with has served (idle) for an hour: Prometheus and the exporter have its
+    // samples from before t = 0, the last of them at each loop's tick before the start.
+    r.metrics.collect({last_tick(now_ - 1, r.metrics.collect_phase(), pipeline_.collect_interval), true, 0, r.engine->fb_used_mib_per_gpu()},
+                      pipeline_);
+    r.metrics.scrape_vllm({last_tick(now_ - 1, r.metrics.vllm_phase(), pipeline_.scrape_interval), true, r.engine->num_requests_waiting(),
+                           r.engine->num_requests_running(), r.engine->kv_cache_usage(now_)},
+                          pipeline_);
+  }
   const auto pool = static_cast<std::uint16_t>(p.index);
   const Micros scrape = next_tick(now_, r.metrics.vllm_phase(), pipeline_.scrape_interval);
   if (scrape <= end_) queue_.push(scrape, EventClass::Measure, {EventKind::VllmScrape, 0, pool, r.id});
