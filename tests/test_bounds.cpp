@@ -146,9 +146,14 @@ TEST_CASE("the work estimate counts arrivals, prefill steps, periodic wake-ups a
   const WorkEstimate e = estimate_work(s);
   CHECK(e.requests == Approx(0.2 * 5 * 3600));
   CHECK(e.prefill_steps == Approx(e.requests * 4));
-  CHECK(e.periodic == Approx(2 * 360 + 180));
+  // The realistic metric pipeline: the 360 series rows, and per replica (one at the start) 360 scrapes of
+  // its vLLM server and 120 dcgm-exporter collections, each with its sample window; 180 HPA syncs.
+  CHECK(e.periodic == Approx(360 + 1 * (360 + 2 * 120) + 180));
   CHECK(e.series_rows == 361);
   CHECK(e.events == Approx(3 * e.requests + e.prefill_steps + e.periodic));
+  // The ideal one: a scrape of every replica and its DCGM window per interval.
+  s.metrics.pipeline = MetricsPipeline::Ideal;
+  CHECK(estimate_work(s).periodic == Approx(2 * 360 + 180));
 }
 
 TEST_CASE("a scenario past the budget is refused before it runs, naming the field and what fits", "[bounds][budget]") {

@@ -973,3 +973,70 @@ TEST_CASE("without explain, reconcile decides exactly the same and only skips th
     CHECK(memory_to_json(with_mem, kNow).dump() == memory_to_json(without_mem, kNow).dump());
   }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Samples for pods the pod list does not hold (observed.unlistedPodMetrics)
+// ---------------------------------------------------------------------------------------------
+// Upstream's replica_calculator_test.go builds the metrics API's answer from `levels` (pods test-pod-0,
+// 1, …, or `podNames`) and the pod lister's answer from currentReplicas / podPhase, so a test can
+// return samples for pods the lister does not hold. Its pods have two containers, each requesting the
+// `requests` value and using the `levels` value: here a pod requests and uses twice as much.
+namespace {
+
+// One sync of a cpu Utilization HPA on `pods` (JSON), with `unlisted` as the extra samples.
+Json cpu_sync(std::int32_t current, const char* pods, const char* unlisted, std::int32_t target) {
+  Json doc = Json::parse(R"({"spec": {"maxReplicas": 100, "metrics": [{"type": "Resource", "resource": {"name": "cpu",
+                               "target": {"type": "Utilization"}}}]},
+                             "memory": {"recommendations": [{"replicas": 1, "ageSeconds": 10000}]}})");
+  doc["spec"]["metrics"][0]["resource"]["target"]["averageUtilization"] = target;
+  doc["observed"] = {{"specReplicas", current}, {"pods", Json::parse(pods)}, {"unlistedPodMetrics", Json::parse(unlisted)}};
+  return Json::parse(evaluate_hpa_document(doc.dump()));
+}
+
+}  // namespace
+
+TEST_CASE("unlisted pods' samples: upstream TestReplicaCalcSuperfluousMetrics and TestReplicaCalcDisjointResourcesMetrics", "[hpa]") {
+  // TestReplicaCalcSuperfluousMetrics: 4 pods, samples for 6 (test-pod-4 and -5 are not listed). The
+  // utilization skips the two (no request): int(47000m × 100 / 8000m) = 587 %, raw value 2 × 5875m, and
+  // ceil(5.87 × 4 ready pods) = 24.
+  const Json super = cpu_sync(4, R"([
+      {"name": "test-pod-0", "requests": {"cpu": "2"}, "metrics": {"cpu": "8000m"}},
+      {"name": "test-pod-1", "requests": {"cpu": "2"}, "metrics": {"cpu": "19000m"}},
+      {"name": "test-pod-2", "requests": {"cpu": "2"}, "metrics": {"cpu": "6000m"}},
+      {"name": "test-pod-3", "requests": {"cpu": "2"}, "metrics": {"cpu": "14000m"}}])",
+                              R"({"test-pod-4": {"cpu": "6400m"}, "test-pod-5": {"cpu": "4000m"}})", 100);
+  const Json& p = super.at("proposals").at(0);
+  INFO(p.dump());
+  CHECK(p.at("replicas") == 24);
+  CHECK(p.at("current").at("averageUtilization") == 587);
+  CHECK(p.at("current").at("averageValue") == "11750m");
+  // TestReplicaCalcDisjointResourcesMetrics: the one sample is for "an-older-pod-name", the one pod
+  // has none: "no metrics returned matched known pods".
+  const Json disjoint = cpu_sync(1, R"([{"name": "test-pod-0", "requests": {"cpu": "2"}}])", R"({"an-older-pod-name": {"cpu": "200m"}})", 100);
+  INFO(disjoint.dump());
+  CHECK(disjoint.at("proposals").at(0).at("error").get<std::string>().find("no metrics returned matched known pods") != std::string::npos);
+  CHECK(disjoint.at("desiredReplicas") == 1);
+}
+
+TEST_CASE("unlisted pods' samples: a Pods metric averages them, as calcPlainMetricReplicas does", "[hpa]") {
+  // calcPlainMetricReplicas removes only ignored and unready pods' samples before GetMetricUsageRatio,
+  // so a sample of a pod the lister does not hold is in the average and in len(metrics).
+  Json doc = Json::parse(R"({"spec": {"maxReplicas": 10, "metrics": [{"type": "Pods", "pods": {"metric": {"name": "qps"},
+                               "target": {"type": "AverageValue", "averageValue": "15"}}}]},
+                             "observed": {"specReplicas": 2, "pods": [{"name": "a", "metrics": {"qps": "20"}}, {"name": "b", "metrics": {"qps": "10"}}],
+                                          "unlistedPodMetrics": {"old-0": {"qps": "30"}}},
+                             "memory": {"recommendations": [{"replicas": 2, "ageSeconds": 10000}]}})");
+  const Json with = Json::parse(evaluate_hpa_document(doc.dump()));
+  INFO(with.dump());
+  CHECK(with.at("proposals").at(0).at("current").at("averageValue") == "20");  // (20 + 10 + 30) / 3
+  CHECK(with.at("proposals").at(0).at("replicas") == 3);                         // ceil(1.333 × 2 ready pods)
+  doc["observed"].erase("unlistedPodMetrics");
+  const Json without = Json::parse(evaluate_hpa_document(doc.dump()));
+  CHECK(without.at("proposals").at(0).at("current").at("averageValue") == "15");
+  CHECK(without.at("proposals").at(0).at("replicas") == 2);  // 15 / 15: within tolerance
+  // A listed pod's samples go in its own "metrics", never here.
+  doc["observed"]["unlistedPodMetrics"] = {{"a", {{"qps", "5"}}}};
+  const InputError e = json_error(doc.dump());
+  CHECK(e.path() == "/observed/unlistedPodMetrics/a");
+  CHECK(std::string(e.what()).find("in observed.pods") != std::string::npos);
+}

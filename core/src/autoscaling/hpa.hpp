@@ -133,6 +133,11 @@ struct Observed {
   std::int32_t spec_replicas = 0;    // scale.spec.replicas: the controller's currentReplicas
   std::int32_t status_replicas = 0;  // scale.status.replicas (Object/External AverageValue divide by it)
   std::vector<PodSnapshot> pods;     // the pods the scale selector matches
+  // Samples the metrics API returned for pods the pod lister does not hold (deleted since, or of another
+  // ReplicaSet the selector matches): pod name → resource or metric name → milli-units. The calculator
+  // works on the metrics map as returned, so they count where upstream's does: in a Pods metric's
+  // average and in len(metrics); a Resource utilization skips them (no request).
+  std::map<std::string, std::map<std::string, std::int64_t>> unlisted_pod_metrics;
   // Fetch failures of Resource / ContainerResource / Pods metrics, by resource or metric name.
   std::map<std::string, std::string> pod_metric_errors;
   std::map<std::string, MetricValue> object_metrics;    // by metric.name; absent = fetch error

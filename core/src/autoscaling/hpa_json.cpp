@@ -548,7 +548,7 @@ HorizontalPodAutoscalerSpec parse_hpa_spec(const Json& value, const std::string&
 
 Observed parse_observed(const Json& value, const std::string& path) {
   ObjectReader r(value, path);
-  r.only_keys({"specReplicas", "statusReplicas", "pods", "podMetricErrors", "objectMetrics", "externalMetrics"});
+  r.only_keys({"specReplicas", "statusReplicas", "pods", "unlistedPodMetrics", "podMetricErrors", "objectMetrics", "externalMetrics"});
   Observed obs;
   obs.spec_replicas = std::int32_t(r.require_int("specReplicas", 0, kMaxReplicaCount));
   obs.status_replicas = std::int32_t(r.get_int("statusReplicas", obs.spec_replicas, 0, kMaxReplicaCount));
@@ -561,6 +561,21 @@ Observed parse_observed(const Json& value, const std::string& path) {
       PodSnapshot pod = parse_pod((*pods)[i], ip);
       if (!names.insert(pod.name).second) throw InputError(ip + "/name", "duplicate pod name \"" + pod.name + "\"");
       obs.pods.push_back(pod);
+    }
+  }
+  if (const Json* extra = r.raw("unlistedPodMetrics")) {
+    const std::string xp = r.child_path("unlistedPodMetrics");
+    expect_object(*extra, xp);
+    if (extra->size() > kMaxHpaPods) throw InputError(xp, "has more than " + std::to_string(kMaxHpaPods) + " pods");
+    std::set<std::string> listed;
+    for (const auto& pod : obs.pods) listed.insert(pod.name);
+    for (auto it = extra->begin(); it != extra->end(); ++it) {
+      const std::string at = xp + "/" + json_pointer_token(it.key());
+      if (it.key().empty() || it.key().size() > 253) throw InputError(at, "needs a pod name (1 to 253 characters) as its key");
+      if (listed.count(it.key())) {
+        throw InputError(at, "names pod \"" + it.key() + "\", which is in observed.pods: give its samples in that pod's \"metrics\"");
+      }
+      obs.unlisted_pod_metrics[it.key()] = parse_quantity_map(it.value(), at, false);
     }
   }
   if (const Json* errs = r.raw("podMetricErrors")) {

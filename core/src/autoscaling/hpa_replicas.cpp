@@ -119,13 +119,19 @@ UsageRatio metric_usage_ratio(const std::map<std::string, std::int64_t>& metrics
   return u;
 }
 
-// The samples of `key` the metrics API would return for these pods.
-PodMetrics collect_pod_metrics(const std::vector<PodSnapshot>& pods, const std::string& key) {
+// The samples of `key` the metrics API returns: the listed pods' and those of pods the lister does not
+// hold. Upstream's calculator never drops the latter (removeMetricsForPods removes only ignored and
+// unready pods), so they stay in the map it averages and counts.
+PodMetrics collect_pod_metrics(const Observed& obs, const std::string& key) {
   PodMetrics out;
-  for (const auto& pod : pods) {
+  for (const auto& pod : obs.pods) {
     auto it = pod.metrics_milli.find(key);
     if (it == pod.metrics_milli.end()) continue;
     out[pod.name] = PodMetric{it->second, pod.metric_sample_age_s, pod.metric_window_s};
+  }
+  for (const auto& [name, samples] : obs.unlisted_pod_metrics) {
+    auto it = samples.find(key);
+    if (it != samples.end()) out[name] = PodMetric{it->second, 0.0, 0.0};
   }
   return out;
 }
@@ -244,7 +250,7 @@ bool fetch_and_group(MetricProposal& p, const Observed& obs, const std::string& 
     fail(p, reason, wrap + fetch_prefix + err->second);
     return false;
   }
-  metrics = collect_pod_metrics(obs.pods, key);
+  metrics = collect_pod_metrics(obs, key);
   if (metrics.empty()) {
     fail(p, reason, wrap + fetch_prefix + "no metrics returned from " + api);
     return false;

@@ -21,6 +21,94 @@ std::string names_text(const char* const* names, std::size_t n) {
   return out;
 }
 
+// How old the values behind one metric were at a sync: now − when collected, now − when scraped.
+struct AgeRange {
+  std::string metric;
+  bool live = false;  // read from its source at the sync (the HTTP Add-on's interceptor)
+  bool collected_before_scrape = false;  // a DCGM value: the exporter collected it before the scrape
+  int pods = 0;
+  Micros collected_min = 0, collected_max = 0, scraped_min = 0, scraped_max = 0;
+  void add(Micros since_collection, Micros since_scrape) {
+    if (pods++ == 0) {
+      collected_min = collected_max = since_collection;
+      scraped_min = scraped_max = since_scrape;
+      return;
+    }
+    collected_min = std::min(collected_min, since_collection);
+    collected_max = std::max(collected_max, since_collection);
+    scraped_min = std::min(scraped_min, since_scrape);
+    scraped_max = std::max(scraped_max, since_scrape);
+  }
+};
+
+std::string range_text(Micros lo, Micros hi) {
+  return lo == hi ? fmt("%.1f s", micros_to_seconds(lo)) : fmt("%.1f", micros_to_seconds(lo)) + "–" + fmt("%.1f s", micros_to_seconds(hi));
+}
+
+// The ages of the values each of the HPA's metrics used: the pods a Pods metric averages (those not
+// being deleted, as groupPods ignores the others) and the pods KEDA's Prometheus sum adds up.
+std::vector<AgeRange> metric_ages(const hpa::HorizontalPodAutoscalerSpec& spec, const ScalerSnapshot& snap, Micros now) {
+  std::vector<AgeRange> out;
+  for (const hpa::MetricSpec& m : spec.metrics) {
+    AgeRange a;
+    a.metric = m.metric.name;
+    if (m.type == hpa::MetricSourceType::External && m.metric.name == "interceptor_concurrency") {
+      a.live = true;
+      out.push_back(a);
+      continue;
+    }
+    if (m.type != hpa::MetricSourceType::Pods && m.type != hpa::MetricSourceType::External) continue;
+    const bool dcgm = m.type == hpa::MetricSourceType::Pods && m.metric.name.rfind("DCGM_", 0) == 0;
+    a.collected_before_scrape = dcgm;
+    for (const ScrapedReplica& s : *snap.scraped) {
+      const ReplicaView* r = snap.find(s.replica);
+      if (!r || r->state == ReplicaView::State::Draining) continue;
+      if (dcgm && s.has_gpu_metrics) a.add(now - s.dcgm_collected_at, now - s.dcgm_scraped_at);
+      if (!dcgm && s.has_vllm_metrics) a.add(now - s.vllm_scraped_at, now - s.vllm_scraped_at);
+    }
+    out.push_back(a);
+  }
+  return out;
+}
+
+std::string ages_text(const std::vector<AgeRange>& ages) {
+  std::string out = "ages of the values used (now − when collected, now − when Prometheus scraped them):";
+  for (std::size_t i = 0; i < ages.size(); ++i) {
+    const AgeRange& a = ages[i];
+    out += (i ? "; " : " ") + a.metric + ": ";
+    if (a.live) {
+      out += "read live from the interceptor at the sync";
+    } else if (a.pods == 0) {
+      out += "no pod's value";
+    } else if (a.collected_before_scrape) {
+      out += std::to_string(a.pods) + (a.pods == 1 ? " pod's value" : " pods' values") + " collected " + range_text(a.collected_min, a.collected_max) +
+             " ago by dcgm-exporter, scraped " + range_text(a.scraped_min, a.scraped_max) + " ago";
+    } else {
+      out += std::to_string(a.pods) + (a.pods == 1 ? " pod's value" : " pods' values") + " read by vLLM at the scrape, " +
+             range_text(a.scraped_min, a.scraped_max) + " ago";
+    }
+  }
+  return out;
+}
+
+Json ages_json(const std::vector<AgeRange>& ages) {
+  Json out = Json::array();
+  for (const AgeRange& a : ages) {
+    Json j = {{"metric", a.metric}};
+    if (a.live) {
+      j["live"] = true;
+    } else {
+      j["pods"] = a.pods;
+      if (a.pods > 0) {
+        j["since_collection_s"] = {{"min", micros_to_seconds(a.collected_min)}, {"max", micros_to_seconds(a.collected_max)}};
+        j["since_scrape_s"] = {{"min", micros_to_seconds(a.scraped_min)}, {"max", micros_to_seconds(a.scraped_max)}};
+      }
+    }
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
 }  // namespace
 
 const char* const kServedPodsMetrics[5] = {"DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED", "vllm:num_requests_waiting",
@@ -153,10 +241,16 @@ ScalerDecision HpaScaler::sync(const ScalerSnapshot& snap, Micros now, const Log
     rec.desired_replicas = d.desired_replicas;
     rec.reason = d.conditions.empty() ? "" : d.conditions.back().reason;
     rec.explanation = d.explanation;
+    std::vector<AgeRange> ages;
+    if (snap.metric_ages) {
+      ages = metric_ages(spec_, snap, now);
+      rec.explanation += (rec.explanation.empty() || rec.explanation.back() == '\n' ? "" : "\n") + ages_text(ages);
+    }
     if (log.detail) {
       rec.detail = hpa::decision_to_json(d);
       rec.detail.erase("explanation");  // already the record's own explanation
       for (auto& p : rec.detail["proposals"]) p.erase("explanation");  // part of it, too
+      if (snap.metric_ages) rec.detail["metric_ages"] = ages_json(ages);
     }
     for (const auto& prop : d.proposals) {
       // The metric that won: Decision::metric_name is the controller's description of it.

@@ -40,6 +40,7 @@ struct ScalerSnapshot {
   std::int64_t in_flight = 0;          // the pool's requests that arrived and are neither answered nor abandoned
   std::int64_t cpu_request_milli = 0;  // the replicas' cpu request
   double scrape_interval_s = 15;       // seconds a scraped sample covers
+  bool metric_ages = false;            // the values came through a lagging pipeline: log their ages
   // The replica with this id, or nullptr if it is gone.
   const ReplicaView* find(std::uint32_t id) const;
 };

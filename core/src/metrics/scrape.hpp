@@ -17,6 +17,10 @@ struct ScrapedReplica {
   std::int32_t running = 0;       // vllm:num_requests_running
   double kv_usage = 0;            // vllm:kv_cache_usage_perc (a fraction 0-1)
   Micros sampled_at = 0;
+  // Where each value came from (metrics.pipeline "ideal": all three are sampled_at, the scrape itself).
+  Micros vllm_scraped_at = 0;    // the scrape of the vLLM server the vLLM gauges come from
+  Micros dcgm_scraped_at = 0;    // the scrape of the dcgm-exporter the DCGM values come from ...
+  Micros dcgm_collected_at = 0;  // ... which served what it had collected at this time
 };
 
 }  // namespace gpuscale

@@ -1,6 +1,7 @@
 // Scenario parsing (see scenario.hpp): JSON to typed structs once, every error naming its JSON path.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 #include "autoscaling/hpa_json.hpp"
@@ -531,6 +532,69 @@ std::vector<Phase> effective_phases(const WorkloadConfig& w) {
   return phases;
 }
 
+namespace {
+
+std::string seconds_text(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", x);
+  return buf;
+}
+
+// "seeded" (each target's own phase, drawn from the scenario seed) or a number of seconds in [0, period).
+std::optional<double> parse_offset(ObjectReader& r, const char* key, double period, const char* period_key) {
+  const Json* v = r.raw(key);
+  if (!v || v->is_null()) return std::nullopt;
+  const std::string path = r.child_path(key);
+  if (v->is_string()) {
+    expect_enum(*v, path, {"seeded"}, "or a number of seconds from 0 up to " + std::string(period_key));
+    return std::nullopt;
+  }
+  if (!v->is_number()) throw InputError(path, "expected \"seeded\" or a number of seconds, found " + type_name(*v));
+  const double x = expect_number(*v, path, 0, 600);
+  if (x >= period) {
+    throw InputError(path, "is " + seconds_text(x) + " s, not below " + period_key + " (" + seconds_text(period) +
+                               " s): a phase lies within one period");
+  }
+  return x;
+}
+
+MetricsConfig parse_metrics(const Json& j) {
+  MetricsConfig m;
+  ObjectReader mr(j, "/metrics");
+  mr.only_keys({"scrape_interval_s", "dcgm_sample_period_s", "ttft_window_s", "pipeline", "dcgm_collect_interval_s", "scrape_offset_s",
+                "dcgm_collect_offset_s", "query_delay_s"});
+  m.scrape_interval_s = fields::read(mr, fields::kScrapeInterval, m.scrape_interval_s);
+  m.dcgm_sample_period_s = mr.get_number("dcgm_sample_period_s", m.dcgm_sample_period_s, 0.1, 60);
+  m.ttft_window_s = mr.get_number("ttft_window_s", m.ttft_window_s, 1, 3600);
+  m.pipeline = get_enum(mr, "pipeline", m.pipeline, kMetricsPipelines);
+  if (m.dcgm_sample_period_s > m.scrape_interval_s) {
+    throw InputError("/metrics/dcgm_sample_period_s", "must not exceed scrape_interval_s");
+  }
+  if (m.pipeline == MetricsPipeline::Ideal) {
+    // The ideal pipeline has no collections, phases or delay: a field of the realistic one would be ignored.
+    for (const char* key : {"dcgm_collect_interval_s", "scrape_offset_s", "dcgm_collect_offset_s", "query_delay_s"}) {
+      if (mr.has(key)) {
+        throw InputError(mr.child_path(key), "has no effect with metrics.pipeline \"ideal\" (every replica is read at each scrape "
+                                             "and a sync sees it at once); remove it or use pipeline \"realistic\"");
+      }
+    }
+    mr.finish();
+    return m;
+  }
+  m.dcgm_collect_interval_s = mr.get_number("dcgm_collect_interval_s", m.dcgm_collect_interval_s, 0.1, 600);
+  if (m.dcgm_sample_period_s > m.dcgm_collect_interval_s) {
+    throw InputError("/metrics/dcgm_sample_period_s", "must not exceed dcgm_collect_interval_s (" + seconds_text(m.dcgm_collect_interval_s) +
+                                                          " s): each collection reads the sample period that ends at it");
+  }
+  m.scrape_offset_s = parse_offset(mr, "scrape_offset_s", m.scrape_interval_s, "scrape_interval_s");
+  m.dcgm_collect_offset_s = parse_offset(mr, "dcgm_collect_offset_s", m.dcgm_collect_interval_s, "dcgm_collect_interval_s");
+  m.query_delay_s = mr.get_number("query_delay_s", m.query_delay_s, 0, 300);
+  mr.finish();
+  return m;
+}
+
+}  // namespace
+
 Scenario parse_scenario(const Json& doc) {
   Scenario s;
   ObjectReader r(doc, "");
@@ -563,16 +627,7 @@ Scenario parse_scenario(const Json& doc) {
     pool.pod = default_replica_pod(pool, 0);
     s.pools.push_back(std::move(pool));
   }
-  if (const Json* m = r.raw("metrics")) {
-    ObjectReader mr(*m, "/metrics");
-    s.metrics.scrape_interval_s = fields::read(mr, fields::kScrapeInterval, s.metrics.scrape_interval_s);
-    s.metrics.dcgm_sample_period_s = mr.get_number("dcgm_sample_period_s", s.metrics.dcgm_sample_period_s, 0.1, 60);
-    s.metrics.ttft_window_s = mr.get_number("ttft_window_s", s.metrics.ttft_window_s, 1, 3600);
-    mr.finish();
-    if (s.metrics.dcgm_sample_period_s > s.metrics.scrape_interval_s) {
-      throw InputError("/metrics/dcgm_sample_period_s", "must not exceed scrape_interval_s");
-    }
-  }
+  if (const Json* m = r.raw("metrics")) s.metrics = parse_metrics(*m);
   if (const Json* c = r.raw("cluster")) {
     const bool preset = c->is_object() && c->contains("preset") && (*c)["preset"] != "none";
     try {

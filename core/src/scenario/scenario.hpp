@@ -160,10 +160,23 @@ struct ClusterConfig {
 
 // ---- measurement and output --------------------------------------------------------------------------
 
+// How a metric reaches a query (docs/scenario.md, "The metric pipeline"). Realistic: dcgm-exporter
+// collects on its own clock, Prometheus scrapes each target at its own phase, an instant query returns
+// the last scraped sample. Ideal: every replica read at one scrape that the syncs at that instant see
+// with no lag (the lab before the pipeline was modelled; kept to compare against).
+enum class MetricsPipeline : std::uint8_t { Realistic, Ideal };
+inline constexpr Named<MetricsPipeline> kMetricsPipelines[] = {{"realistic", MetricsPipeline::Realistic}, {"ideal", MetricsPipeline::Ideal}};
+
 struct MetricsConfig {
-  double scrape_interval_s = 15;  // seconds between Prometheus scrapes
+  double scrape_interval_s = 15;  // seconds between Prometheus scrapes (of each target; the series' row period)
   double dcgm_sample_period_s = 1;  // seconds over which DCGM_FI_DEV_GPU_UTIL is measured
   double ttft_window_s = 60;        // seconds: window of the windowed TTFT p99 series
+  MetricsPipeline pipeline = MetricsPipeline::Realistic;
+  // Realistic only:
+  double dcgm_collect_interval_s = 30;         // seconds: dcgm-exporter's -c / --collect-interval (default 30000 ms)
+  std::optional<double> scrape_offset_s;       // seconds into each interval every target is scraped at; unset: seeded per target
+  std::optional<double> dcgm_collect_offset_s;  // seconds into each collect interval of every exporter; unset: seeded per exporter
+  double query_delay_s = 0;                    // seconds from a sample's scrape until a query can see it
 };
 
 struct SloConfig {

@@ -72,7 +72,15 @@ WorkEstimate estimate_work(const Scenario& s) {
     e.prefill_steps += e.requests * share[i] * prompt / static_cast<double>(s.pools[i].engine.max_num_batched_tokens);
   }
   const double scrapes = s.duration_s / s.metrics.scrape_interval_s;
-  e.periodic = 2 * scrapes;  // the scrape and its DCGM window
+  e.periodic = 2 * scrapes;  // the scrape and its DCGM window (metrics.pipeline "ideal")
+  if (s.metrics.pipeline == MetricsPipeline::Realistic) {
+    // Per replica: Prometheus's scrape of its vLLM server, and its exporter's sample window and
+    // collection; the series row stays. Counted at the replicas the run starts with (at least one),
+    // the meter counts what the run then grows to.
+    double replicas = 0;
+    for (const PoolConfig& p : s.pools) replicas += std::max<double>(1, static_cast<double>(p.autoscaler.replicas));
+    e.periodic = scrapes + replicas * (scrapes + 2 * s.duration_s / s.metrics.dcgm_collect_interval_s);
+  }
   double syncs = 0;
   for (const PoolConfig& p : s.pools) {
     if (p.autoscaler.hpa) syncs += s.duration_s / p.autoscaler.sync_period_s;

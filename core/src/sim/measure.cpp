@@ -59,11 +59,31 @@ void World::on_scrape() {
     meter_.counts().replica_visits += static_cast<std::int64_t>(p.replicas.size());
     p.scraped.clear();
     ScrapeTotals mine;
+    if (realistic_metrics_) {
+      // The series show what Prometheus returns now, as the dashboards and the scalers see it.
+      query_metrics(p);
+      for (const ScrapedReplica& s : p.scraped) {
+        if (p.replicas[s.replica].state == ReplicaState::Ready && s.has_vllm_metrics) {
+          mine.waiting += s.waiting;
+          mine.running += s.running;
+          mine.kv_sum += s.kv_usage;
+          ++mine.n_ready;
+        }
+        if (s.has_gpu_metrics) {
+          mine.util_sum += static_cast<double>(s.gpu_util);
+          mine.fb_sum += s.fb_used_mib;
+          ++mine.n_gpu;
+        }
+      }
+    }
+    // metrics.pipeline "ideal": every replica read at this scrape (the sample windows opened before it).
     for (auto& r : p.replicas) {
+      if (realistic_metrics_) break;
       if (r.state == ReplicaState::Gone || r.state == ReplicaState::Pending) continue;
       ScrapedReplica s{};
       s.replica = r.id;
       s.sampled_at = now_;
+      s.vllm_scraped_at = s.dcgm_scraped_at = s.dcgm_collected_at = now_;
       s.has_gpu_metrics = holds_gpus(r);
       // DCGM_FI_DEV_GPU_UTIL: percent of the sample period with a kernel running. A loading replica
       // runs no kernels (0 %); warm-up runs profiling/CUDA-graph passes back to back (100 %).
@@ -137,12 +157,114 @@ void World::on_scrape() {
   if (next <= end_) {
     queue_.push(next, EventClass::Measure, {EventKind::Scrape});
     Micros window_start = next - dcgm_period_;
-    queue_.push(std::max(window_start, now_), EventClass::Measure, {EventKind::DcgmWindowStart});
+    if (!realistic_metrics_) queue_.push(std::max(window_start, now_), EventClass::Measure, {EventKind::DcgmWindowStart});
   }
 }
 
-ScalerSnapshot World::snapshot(const Pool& p) const {
+// ---- the realistic pipeline (metrics/pipeline.hpp) --------------------------------------------------
+
+// A new replica's pod becomes two scrape targets (its vLLM server, its node's dcgm-exporter) and a
+// collection loop of that exporter, each at its own phase: seeded per target (Prometheus hashes the
+// target's labels, scrape/target.go offset()) unless the scenario fixes the offsets.
+void World::start_metric_targets(Pool& p, Replica& r) {
+  const MetricsConfig& m = s_.metrics;
+  const std::string pod = p.config->name + "-" + std::to_string(r.id);
+  const auto phase = [&](const std::optional<double>& fixed, const std::string& target, Micros interval) {
+    return fixed ? seconds_to_micros(*fixed) % interval : loop_phase(s_.seed, target, interval);
+  };
+  r.metrics = TargetSeries(phase(m.scrape_offset_s, "metrics.scrape/" + pod + "/vllm", pipeline_.scrape_interval),
+                           phase(m.scrape_offset_s, "metrics.scrape/" + pod + "/dcgm-exporter", pipeline_.scrape_interval),
+                           phase(m.dcgm_collect_offset_s, "metrics.collect/" + pod + "/dcgm-exporter", pipeline_.collect_interval));
+  if (r.state == ReplicaState::Ready && r.ready_at < 0) {
+    // A replica the run starts with has served (idle) for an hour: Prometheus and the exporter have its
+    // samples from before t = 0, the last of them at each loop's tick before the start.
+    r.metrics.collect({last_tick(now_ - 1, r.metrics.collect_phase(), pipeline_.collect_interval), true, 0, r.engine->fb_used_mib_per_gpu()},
+                      pipeline_);
+    r.metrics.scrape_vllm({last_tick(now_ - 1, r.metrics.vllm_phase(), pipeline_.scrape_interval), true, r.engine->num_requests_waiting(),
+                           r.engine->num_requests_running(), r.engine->kv_cache_usage(now_)},
+                          pipeline_);
+  }
+  const auto pool = static_cast<std::uint16_t>(p.index);
+  const Micros scrape = next_tick(now_, r.metrics.vllm_phase(), pipeline_.scrape_interval);
+  if (scrape <= end_) queue_.push(scrape, EventClass::Measure, {EventKind::VllmScrape, 0, pool, r.id});
+  const Micros collect = next_tick(now_, r.metrics.collect_phase(), pipeline_.collect_interval);
+  if (collect <= end_) {
+    queue_.push(std::max(collect - dcgm_period_, now_), EventClass::Measure, {EventKind::DcgmSampleStart, 0, pool, r.id});
+    queue_.push(collect, EventClass::Measure, {EventKind::DcgmCollect, 0, pool, r.id});
+  }
+}
+
+// Prometheus scrapes the replica's /metrics: vLLM renders its gauges now; before the server is up (and
+// once the pod is gone) the scrape fails and the series have no sample.
+void World::on_vllm_scrape(Pool& p, Replica& r) {
+  if (r.state == ReplicaState::Gone) return;  // the target left service discovery
+  ++meter_.counts().replica_visits;
+  VllmScrape v;
+  v.at = now_;
+  if (r.state == ReplicaState::Ready || r.state == ReplicaState::Draining) {
+    v.up = true;
+    v.waiting = r.engine->num_requests_waiting();
+    v.running = r.engine->num_requests_running();
+    v.kv_usage = r.engine->kv_cache_usage(now_);
+  }
+  r.metrics.scrape_vllm(v, pipeline_);
+  const Micros next = now_ + pipeline_.scrape_interval;
+  if (next <= end_) queue_.push(next, EventClass::Measure, {EventKind::VllmScrape, 0, static_cast<std::uint16_t>(p.index), r.id});
+}
+
+void World::on_dcgm_sample_start(Pool&, Replica& r) {
+  if (r.state == ReplicaState::Gone) return;
+  ++meter_.counts().replica_visits;
+  r.busy_at_window_start = r.engine->busy_time(now_);
+  r.window_open = true;
+  r.window_opened_at = now_;
+}
+
+// dcgm-exporter collects: the utilization NVML reports over the sample period that ends now, and the
+// frame buffer in use; every scrape until the next collection serves these values.
+void World::on_dcgm_collect(Pool& p, Replica& r) {
+  if (r.state == ReplicaState::Gone) return;
+  ++meter_.counts().replica_visits;
+  DcgmCollection c;
+  c.at = now_;
+  c.has_gpu_metrics = holds_gpus(r);
+  // The same readings as the ideal scrape's: a loading replica runs no kernels (0 %), warm-up runs
+  // profiling/CUDA-graph passes back to back (100 %).
+  if (r.state == ReplicaState::WarmingUp) {
+    c.gpu_util = 100;
+    c.fb_used_mib = r.engine->fb_used_mib_per_gpu();
+  } else if (r.state == ReplicaState::Ready || r.state == ReplicaState::Draining) {
+    const Micros busy_now = r.engine->busy_time(now_);
+    const Micros period = r.window_open ? now_ - r.window_opened_at : 0;
+    // An int64 percent, truncated as NVML reports it.
+    c.gpu_util = period > 0 ? std::min<std::int64_t>(100, (busy_now - r.busy_at_window_start) * 100 / period) : 0;
+    c.fb_used_mib = r.engine->fb_used_mib_per_gpu();
+  }
+  r.window_open = false;
+  r.metrics.collect(c, pipeline_);
+  const Micros next = now_ + pipeline_.collect_interval;
+  if (next <= end_) {
+    const auto pool = static_cast<std::uint16_t>(p.index);
+    queue_.push(std::max(next - dcgm_period_, now_), EventClass::Measure, {EventKind::DcgmSampleStart, 0, pool, r.id});
+    queue_.push(next, EventClass::Measure, {EventKind::DcgmCollect, 0, pool, r.id});
+  }
+}
+
+void World::query_metrics(Pool& p) {
+  p.scraped.clear();
+  for (const Replica& r : p.replicas) {
+    if (r.state == ReplicaState::Gone || r.state == ReplicaState::Pending) continue;
+    p.scraped.push_back(r.metrics.query(r.id, now_, pipeline_));
+  }
+}
+
+ScalerSnapshot World::snapshot(Pool& p) {
+  if (realistic_metrics_) {
+    meter_.counts().replica_visits += static_cast<std::int64_t>(p.replicas.size());
+    query_metrics(p);  // prometheus-adapter and KEDA query Prometheus when the HPA asks
+  }
   ScalerSnapshot snap;
+  snap.metric_ages = realistic_metrics_;
   snap.pod_prefix = p.config->name;
   snap.spec_replicas = p.spec_replicas;
   snap.scraped = &p.scraped;

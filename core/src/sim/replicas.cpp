@@ -346,6 +346,7 @@ void World::create_ready_replica(Pool& p) {
   p.peak_replicas = std::max(p.peak_replicas, p.live_replicas);
   peak_replicas_ = std::max(peak_replicas_, live_replicas_);
   set_idle(p, p.replicas.back(), true);
+  if (realistic_metrics_) start_metric_targets(p, p.replicas.back());
 }
 
 void World::create_replica(Pool& p, Micros now, Settle settle_now) {
@@ -359,6 +360,7 @@ void World::create_replica(Pool& p, Micros now, Settle settle_now) {
   ++live_replicas_;
   p.peak_replicas = std::max(p.peak_replicas, p.live_replicas);
   peak_replicas_ = std::max(peak_replicas_, live_replicas_);
+  if (realistic_metrics_) start_metric_targets(p, ref);
   if (cluster_) {
     ref.pod = cluster_->add_replica_pod(p.index, static_cast<std::int32_t>(ref.id), now);
     if (settle_now == Settle::Now) settle();

@@ -60,6 +60,10 @@ World::World(const Scenario& s, const WorkLimits& limits)
   scrape_every_ = seconds_to_micros(s.metrics.scrape_interval_s);
   if (s.cluster.provisioner != ProvisionerKind::FixedDelay) cluster_ = std::make_unique<ClusterModel>(s, make_node_provisioner(s), *this);
   dcgm_period_ = seconds_to_micros(s.metrics.dcgm_sample_period_s);
+  realistic_metrics_ = s.metrics.pipeline == MetricsPipeline::Realistic;
+  pipeline_.scrape_interval = scrape_every_;
+  pipeline_.collect_interval = seconds_to_micros(s.metrics.dcgm_collect_interval_s);
+  pipeline_.query_delay = seconds_to_micros(s.metrics.query_delay_s);
   timeout_ = seconds_to_micros(s.workload.timeout_s);
   log_policy_ = LogPolicy{s.output.decisions, s.output.hpa_syncs == HpaSyncLog::All, s.output.decision_detail};
   // Room for the requests a Poisson count will almost never exceed (mean + 4 σ), so the record
@@ -137,7 +141,10 @@ WorkMeter::Kind World::meter_kind(EventKind k) {
     case EventKind::StepEnd: return WorkMeter::EngineStep;
     case EventKind::Timeout: return WorkMeter::Timeout;
     case EventKind::DcgmWindowStart:
-    case EventKind::Scrape: return WorkMeter::Measure;
+    case EventKind::Scrape:
+    case EventKind::VllmScrape:
+    case EventKind::DcgmSampleStart:
+    case EventKind::DcgmCollect: return WorkMeter::Measure;
     case EventKind::ScalerSync: return WorkMeter::ScalerSync;
     case EventKind::Cluster:
     case EventKind::ClusterSettle: return WorkMeter::Cluster;
@@ -190,6 +197,9 @@ void World::dispatch(const Payload& e) {
     case EventKind::Timeout: on_timeout(e.index); break;
     case EventKind::DcgmWindowStart: on_dcgm_window_start(); break;
     case EventKind::Scrape: on_scrape(); break;
+    case EventKind::VllmScrape: on_vllm_scrape(p, p.replicas[e.index]); break;
+    case EventKind::DcgmSampleStart: on_dcgm_sample_start(p, p.replicas[e.index]); break;
+    case EventKind::DcgmCollect: on_dcgm_collect(p, p.replicas[e.index]); break;
     case EventKind::ScalerSync: on_scaler_sync(p, e.sub); break;
     case EventKind::Cluster:
       cluster_->on_event(ClusterEvent{static_cast<ClusterEvent::Kind>(e.sub), e.index, e.gen}, now_);

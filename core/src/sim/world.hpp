@@ -15,6 +15,7 @@
 #include "sim/cluster_model.hpp"
 #include "kernel/decision_log.hpp"
 #include "kernel/kernel.hpp"
+#include "metrics/pipeline.hpp"
 #include "metrics/windowed_quantile.hpp"
 #include "provisioning/provisioner.hpp"
 #include "serving/engine.hpp"
@@ -40,6 +41,8 @@ struct Replica {
   Micros step_end = 0;
   Micros busy_at_window_start = 0;  // engine busy time when the current DCGM sample window opened
   bool window_open = false;
+  Micros window_opened_at = 0;      // realistic pipeline: when that window opened
+  TargetSeries metrics;             // realistic pipeline: its targets' phases, scrapes and collections
   Micros idle_since = -1;           // Ready with nothing to do since then (-1: not idle)
   std::vector<std::uint32_t> assigned;  // requests the router gave it (to account for losses)
   std::int64_t pod = -1;                // cluster mode: its pod in the ClusterModel
@@ -78,7 +81,11 @@ struct Pool {
 
 enum class EventKind : std::uint8_t {
   Arrival, StepEnd, NodeReady, LoadDone, WarmupDone, Sigterm, StopDeadline, Timeout, DcgmWindowStart, Scrape, ScalerSync, Cluster,
-  ClusterSettle, End
+  ClusterSettle,
+  // metrics.pipeline "realistic", per replica: Prometheus scrapes its vLLM server; its dcgm-exporter's
+  // sample window opens; the exporter collects.
+  VllmScrape, DcgmSampleStart, DcgmCollect,
+  End
 };
 
 struct Payload {
@@ -145,7 +152,13 @@ class World : public ClusterEvents {
   void on_scrape();
   void scrape_pool(Pool& p);
   void on_scaler_sync(Pool& p, std::size_t scaler);
-  ScalerSnapshot snapshot(const Pool& p) const;
+  ScalerSnapshot snapshot(Pool& p);
+  // metrics.pipeline "realistic"
+  void start_metric_targets(Pool& p, Replica& r);
+  void on_vllm_scrape(Pool& p, Replica& r);
+  void on_dcgm_sample_start(Pool& p, Replica& r);
+  void on_dcgm_collect(Pool& p, Replica& r);
+  void query_metrics(Pool& p);  // p.scraped: what an instant query returns now
   // summary.cpp
   void finish();
   void summarize(Summary& sum, const std::vector<const Pool*>& pools, int only_pool) const;
@@ -160,6 +173,8 @@ class World : public ClusterEvents {
   std::unique_ptr<ClusterModel> cluster_;  // null: fixed-delay nodes, no cluster model
   Micros settle_at_ = -1;  // the instant a ClusterSettle event is filed for
   Micros scrape_every_ = 0, dcgm_period_ = 0, timeout_ = 0;
+  bool realistic_metrics_ = false;  // metrics.pipeline "realistic"
+  PipelineTiming pipeline_;
   LogPolicy log_policy_;
 
   EventQueue<Payload> queue_;
