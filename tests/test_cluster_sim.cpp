@@ -98,7 +98,9 @@ TEST_CASE("retry_evicted_requests sends an evicted replica's requests back to th
   const Summary& lost = trap_run().summary;
   CHECK(retry.num_replica_evictions > 0);
   CHECK(retry.num_requests_failed_by_eviction == 0);
-  CHECK(retry.num_dropped < lost.num_dropped);
+  // What the lost run failed by eviction the retrying run sends back to the gateway instead. (Whether it
+  // drops fewer in all is not a law: a retried request can still time out at the gateway.)
+  CHECK(lost.num_requests_failed_by_eviction > 0);
   CHECK(retry.num_completed + retry.num_dropped + retry.num_unfinished == retry.num_requests);
 }
 
@@ -331,8 +333,9 @@ TEST_CASE("a PodDisruptionBudget paces the trap's drains and, at 100 %, keeps Ka
   const RunResult all = run(doc);
   CHECK(none.summary.num_replica_evictions > 0);
   CHECK(one.summary.num_replica_evictions > 0);
-  CHECK(one.summary.num_replica_evictions < none.summary.num_replica_evictions);
-  CHECK(one.summary.num_requests_failed_by_eviction < none.summary.num_requests_failed_by_eviction);
+  // No ordering of the eviction counts is asserted: with v1.14's savings-ratio order Karpenter picks the
+  // busier nodes the PDB then drains one replica at a time (6 h: 16 evictions with maxUnavailable 1, 13
+  // without; ≤ v1.13's fewest-pods-first order gave 7 and 14).
   CHECK(count(one, [](const DecisionRecord& d) { return contains(d.explanation, "wait (PodDisruptionBudget maxUnavailable 1"); }) > 0);
   CHECK(count(one, [](const DecisionRecord& d) { return contains(d.explanation, "the drain evicted 1 more pods"); }) > 0);
   CHECK(all.summary.num_replica_evictions == 0);
@@ -362,6 +365,7 @@ TEST_CASE("Cluster Autoscaler gives up a drain the PodDisruptionBudget holds up 
     "cluster": {"provisioner": "cluster_autoscaler",
       "cluster_autoscaler": {"flags": {"--scale-down-unneeded-time": "1m", "--scale-down-gpu-utilization-threshold": 0.6},
         "nodeGroups": [{"name": "gpu-p5", "instanceType": "p5.48xlarge", "minSize": 0, "maxSize": 4,
+                        "labels": {"k8s.amazonaws.com/accelerator": "nvidia-h100"},
                         "taints": [{"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"}]}]},
       "initial_nodes": [{"instance_type": "p5.48xlarge", "count": 2}],
       "inference_pdb": {"maxUnavailable": 1}}})");
@@ -379,4 +383,37 @@ TEST_CASE("Cluster Autoscaler gives up a drain the PodDisruptionBudget holds up 
   CHECK(removed[1]->t_s > failed[0]->t_s + 180);    // after --scale-down-delay-after-failure 3m
   CHECK(contains(removed[1]->explanation, "the instance goes at"));
   CHECK(r.summary.num_replica_evictions == 2);
+}
+
+TEST_CASE("image pull: a fresh node pulls the image once, a node that has it starts the next replica at once",
+          "[cluster-sim]") {
+  Json doc = trap_doc();
+  doc["cold_start"]["image_pull_s"] = 120;
+  const RunResult r = run(doc);
+  std::map<std::string, int> pulls_per_node;
+  int waits = 0, present = 0;
+  for (const auto& d : r.decisions) {
+    if (d.controller != "kubelet") continue;
+    const std::smatch m = [&] {
+      std::smatch x;
+      std::regex_search(d.explanation, x, std::regex("on node ([0-9]+)"));
+      return x;
+    }();
+    if (contains(d.explanation, "pulling the image")) {
+      ++pulls_per_node[m[1]];
+      CHECK(contains(d.explanation, "cold_start.image_pull_s 120.0 s"));
+    }
+    if (contains(d.explanation, "is being pulled")) ++waits;  // a second pod while the first pull runs
+    if (contains(d.explanation, "already present: no pull")) ++present;
+  }
+  CHECK_FALSE(pulls_per_node.empty());
+  for (const auto& [node, n] : pulls_per_node) {
+    INFO("node " << node);
+    CHECK(n == 1);  // the node keeps the image
+  }
+  CHECK(waits > 0);
+  CHECK(present > 0);
+  // Without a pull time nothing is logged and nothing waits.
+  const RunResult none = run(trap_doc());
+  CHECK(count(none, [](const DecisionRecord& d) { return d.controller == "kubelet"; }) == 0);
 }

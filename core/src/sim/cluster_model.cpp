@@ -65,7 +65,8 @@ std::vector<InitialNodes> derived_initial_nodes(const Scenario& s, const std::ve
 }  // namespace
 
 ClusterModel::ClusterModel(const Scenario& scenario, std::unique_ptr<NodeProvisioner> provisioner, ClusterEvents& events)
-    : scenario_(scenario), provisioner_(std::move(provisioner)), events_(events), rng_(Rng::stream(scenario.seed, "cluster.nodes")) {
+    : scenario_(scenario), provisioner_(std::move(provisioner)), events_(events), rng_(Rng::stream(scenario.seed, "cluster.nodes")),
+      capacity_(scenario.cluster.insufficient_capacity, scenario.seed) {
   state_.types = scenario.cluster.instance_types;
   for (const PoolConfig& pool : scenario.pools) {
     state_.templates.push_back(pool.pod);
@@ -165,6 +166,47 @@ void ClusterModel::launch(const NodeLaunch& l, Micros now, bool initialized) {
   state_.nodes.push_back(std::move(n));
 }
 
+void ClusterModel::request_launch(const NodeLaunch& l, Micros now) {
+  LaunchOutcome outcome;
+  outcome.launch = l;
+  std::vector<LaunchOption> tries;
+  const InstanceType& first = state_.types.at(static_cast<std::size_t>(l.type_index));
+  tries.push_back(LaunchOption{l.type_index, l.capacity_type, l.zone.empty() ? first.zones.front() : l.zone});
+  tries.insert(tries.end(), l.fallbacks.begin(), l.fallbacks.end());
+  const auto text = [&](const LaunchOption& o) {
+    return state_.types[static_cast<std::size_t>(o.type_index)].name + " " + to_string(o.capacity_type) + " " + o.zone;
+  };
+  std::vector<std::string> refused;
+  for (const LaunchOption& o : tries) {
+    const InstanceType& t = state_.types.at(static_cast<std::size_t>(o.type_index));
+    if (capacity_.insufficient_capacity(t.name, o.capacity_type, o.zone)) {
+      outcome.refused.push_back(o);
+      ++totals_.insufficient_capacity;
+      char p[32];
+      std::snprintf(p, sizeof p, "%.2f", capacity_.probability(t.name, o.capacity_type, o.zone));
+      refused.push_back(text(o) + " (rate " + p + ")");
+      continue;
+    }
+    NodeLaunch granted = l;
+    granted.type_index = o.type_index;
+    granted.capacity_type = o.capacity_type;
+    granted.zone = o.zone;
+    granted.fallbacks.clear();
+    outcome.node = static_cast<std::int32_t>(state_.nodes.size());
+    launch(granted, now, false);
+    break;
+  }
+  if (outcome.refused.empty()) return;
+  std::string what = "InsufficientInstanceCapacity for " + l.owner + ": " + refused.front();
+  for (std::size_t i = 1; i < refused.size(); ++i) what += ", " + refused[i];
+  what += outcome.node >= 0 ? "; launched " + text(tries[outcome.refused.size()]) + " instead (node " + std::to_string(outcome.node) + ")"
+                            : "; no offering of the " + std::to_string(tries.size()) + " asked for was granted: nothing launched";
+  log(now, "cloud", outcome.node >= 0 ? "launch-fallback" : "launch-failed", "InsufficientInstanceCapacity", what);
+  provisioner_->on_insufficient_capacity(outcome, now);
+  // The pods the launch was for stay Pending: the next scheduling pass marks them again.
+  if (outcome.node < 0) reschedule_ = true;
+}
+
 void ClusterModel::start(const std::vector<std::int32_t>& starting_replicas) {
   // Starting nodes carry their owner's template: a NodePool's labels, taints and expiry, or a node group's.
   const std::vector<InitialNodes> initial =
@@ -213,7 +255,7 @@ void ClusterModel::unbind(Pod& pod, Micros now) {
   node.gpus_requested -= t.gpus;
   node.cpu_requested_milli -= t.cpu_milli;
   node.memory_requested_mib -= t.memory_mib;
-  node.last_pod_event_at = now;
+  note_pod_event(node, now);
   pod.node = -1;
 }
 
@@ -230,6 +272,14 @@ void ClusterModel::remove_pod(std::uint32_t id, Micros now) {
   schedule_pending(now);  // its room may let a pending pod in
 }
 
+void ClusterModel::mark_pod_terminating(std::uint32_t id, Micros now) {
+  account(now);
+  Pod& pod = state_.pods.at(id);
+  if (pod.deleted || pod.terminating() || pod.node < 0) return;
+  pod.deletion_timestamp = now;
+  note_pod_event(state_.nodes[static_cast<std::size_t>(pod.node)], now);
+}
+
 void ClusterModel::set_pod_ready(std::uint32_t pod, bool ready) {
   if (pod < state_.pods.size()) state_.pods[pod].ready = ready;
 }
@@ -244,7 +294,7 @@ void ClusterModel::bind(Pod& pod, Node& node, Micros now, const std::string& why
   node.gpus_requested += t.gpus;
   node.cpu_requested_milli += t.cpu_milli;
   node.memory_requested_mib += t.memory_mib;
-  node.last_pod_event_at = now;
+  note_pod_event(node, now);
   pod.node = static_cast<std::int32_t>(node.id);
   pod.phase = PodPhase::Running;
   pod.unschedulable_since = -1;
@@ -254,9 +304,37 @@ void ClusterModel::bind(Pod& pod, Node& node, Micros now, const std::string& why
   log(now, "kube-scheduler", "bind", non_gpu_on_gpu ? "NonGpuPodOnGpuNode" : "Scheduled",
       "pod " + std::to_string(pod.id) + " (" + t.name + ") " + why + ", a " + type.name + " (" + node.owner + ")");
   if (pod.replica >= 0) {
-    notices_.push_back(ClusterNotice{ClusterNotice::Kind::ReplicaPodBound, state_.pool_of(pod), pod.replica, pod.id, node.id, now,
+    const int pool = state_.pool_of(pod);
+    notices_.push_back(ClusterNotice{ClusterNotice::Kind::ReplicaPodBound, pool, pod.replica, pod.id, node.id, now,
+                                     pull_image(node, pod, scenario_.pools[static_cast<std::size_t>(pool)].image_pull_s, now),
                                      RemovalReason::Empty});
   }
+}
+
+Micros ClusterModel::pull_image(Node& node, const Pod& pod, double pull_s, Micros now) {
+  // The kubelet pulls an image a node does not have (imagePullPolicy IfNotPresent, the default for a
+  // tagged image) and keeps it; with serialized pulls (the kubelet default) a second pod of the same image
+  // waits for the pull under way instead of pulling again.
+  const int image = pod.template_index;
+  for (const auto& [img, ready_at] : node.images) {
+    if (img != image) continue;
+    if (pull_s > 0 && now > 0) {
+      log(now, "kubelet", ready_at > now ? "pull-wait" : "pulled", ready_at > now ? "Pulling" : "Pulled",
+          "pod " + std::to_string(pod.id) + " on node " + std::to_string(node.id) + ": image of " + state_.template_of(pod).name +
+              (ready_at > now ? " is being pulled, ready at t = " + fmt_s(ready_at) : " already present: no pull"));
+    }
+    return std::max(now, ready_at);
+  }
+  // Lab choice: the starting cluster (t = 0) already holds its starting replicas' image.
+  const Micros ready_at = now == 0 ? 0 : now + seconds_to_micros(pull_s);
+  node.images.emplace_back(image, ready_at);
+  if (pull_s > 0 && ready_at > now) {
+    log(now, "kubelet", "pull", "Pulling",
+        "pod " + std::to_string(pod.id) + " on node " + std::to_string(node.id) + ": pulling the image of " +
+            state_.template_of(pod).name + " (cold_start.image_pull_s " + fmt_s(ready_at - now) + "), container starts at t = " +
+            fmt_s(ready_at));
+  }
+  return ready_at;
 }
 
 void ClusterModel::schedule_pending(Micros now) {
@@ -300,6 +378,10 @@ std::size_t ClusterModel::evict_pods(Node& node, RemovalReason reason, bool resp
   const std::vector<std::uint32_t> pods = node.pods;
   for (std::uint32_t id : pods) {
     Pod& pod = state_.pods[id];
+    // A drain leaves a pod that is already terminating alone: it is on its way out, and the node's
+    // termination waits for it (Karpenter's terminator: pod.IsWaitingEviction; kubectl drain likewise).
+    // What is left when the instance goes is killed with it (the NodeTerminate call, respect_pdb false).
+    if (respect_pdb && pod.terminating()) continue;
     // The Eviction API refuses (429) what a PodDisruptionBudget does not allow; the drain retries.
     if (respect_pdb && !eviction_allowed(state_, pod, stay == 0 ? blocked_why : nullptr)) {
       ++stay;
@@ -311,7 +393,7 @@ std::size_t ClusterModel::evict_pods(Node& node, RemovalReason reason, bool resp
     ++totals_.pod_evictions;
     if (pod.replica >= 0) {
       ++totals_.replica_evictions;
-      notices_.push_back(ClusterNotice{ClusterNotice::Kind::ReplicaPodEvicted, state_.pool_of(pod), pod.replica, id, node.id, now, reason});
+      notices_.push_back(ClusterNotice{ClusterNotice::Kind::ReplicaPodEvicted, state_.pool_of(pod), pod.replica, id, node.id, now, now, reason});
     } else {
       new_pod(pod.template_index, -1, now);  // its ReplicaSet makes a new one
     }
@@ -322,7 +404,9 @@ std::size_t ClusterModel::evict_pods(Node& node, RemovalReason reason, bool resp
 void ClusterModel::remove_node(Node& node, RemovalReason reason, bool drain, Micros now, Micros give_up_after) {
   if (node.phase == NodePhase::Terminating || node.phase == NodePhase::Terminated) return;
   const bool had_pods = !node.pods.empty();
-  const std::size_t before = node.pods.size();
+  const std::size_t terminating = static_cast<std::size_t>(std::count_if(
+      node.pods.begin(), node.pods.end(), [&](std::uint32_t id) { return state_.pods[id].terminating(); }));
+  const std::size_t before = node.pods.size() - (drain ? terminating : 0);
   const bool interrupted = reason == RemovalReason::Interrupted;
   node.phase = NodePhase::Terminating;
   node.disrupted = true;
@@ -332,7 +416,8 @@ void ClusterModel::remove_node(Node& node, RemovalReason reason, bool drain, Mic
   const std::size_t stay = evict_pods(node, reason, drain, now, &blocked);
   const std::string type = state_.types[static_cast<std::size_t>(node.type_index)].name;
   std::string what = "node " + std::to_string(node.id) + " (" + type + ", " + to_string(node.capacity_type) + ", " + node.owner +
-                     ") removed: " + to_string(reason) + "; " + std::to_string(before - stay) + " pods evicted";
+                     ") removed: " + to_string(reason) + "; " + std::to_string(before - stay) + " pods evicted" +
+                     (drain && terminating > 0 ? " (" + std::to_string(terminating) + " already terminating, waited for)" : "");
   if (stay > 0 && !interrupted) {
     events_.file(now + kEvictionRetry, EventClass::NodeLifecycle, ClusterEvent{ClusterEvent::Kind::EvictRetry, node.id, 0});
     what += "; " + std::to_string(stay) + " wait (" + blocked + "), the drain retries every " + fmt_s(kEvictionRetry);
@@ -357,7 +442,7 @@ void ClusterModel::apply(ProvisionerActions& actions, Micros now) {
     if (n.phase != NodePhase::Terminating && n.phase != NodePhase::Terminated) n.disrupted = false;
   }
   for (std::uint32_t id : actions.cordons) state_.nodes.at(id).disrupted = true;
-  for (const auto& l : actions.launches) launch(l, now, false);
+  for (const auto& l : actions.launches) request_launch(l, now);
   for (const auto& r : actions.removals) {
     if (r.node < state_.nodes.size()) remove_node(state_.nodes[r.node], r.reason, r.drain, now, r.give_up_after);
   }
@@ -419,9 +504,10 @@ void ClusterModel::on_node_event(const ClusterEvent& e, Micros now) {
       std::string blocked;
       const std::size_t before = node.pods.size();
       const std::size_t stay = evict_pods(node, RemovalReason::Drain, true, now, &blocked);
-      if (stay < before) {
+      const std::size_t evicted = before - node.pods.size();  // terminating pods stay bound until they are gone
+      if (evicted > 0) {
         log(now, provisioner_->name(), "evict", "Drain",
-            "node " + std::to_string(node.id) + ": the drain evicted " + std::to_string(before - stay) + " more pods" +
+            "node " + std::to_string(node.id) + ": the drain evicted " + std::to_string(evicted) + " more pods" +
                 (stay ? "; " + std::to_string(stay) + " still wait (" + blocked + ")" : "; the node is empty"));
         reschedule_ = true;
       }

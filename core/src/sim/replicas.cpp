@@ -23,11 +23,12 @@ std::string fmt_seconds(double s) {
 
 }  // namespace
 
-void World::on_node_ready(Pool& p, Replica& r) {
+void World::on_node_ready(Pool& p, Replica& r, Micros container_start) {
   if (r.state != ReplicaState::Pending) return;
-  r.state = ReplicaState::Loading;
+  r.state = ReplicaState::Loading;  // in cluster mode this includes the image pull, if the node needs one
   r.node_ready_at = now_;
-  queue_.push(now_ + seconds_to_micros(p.config->model_load_s), EventClass::Completion,
+  const Micros start = container_start > now_ ? container_start : now_;
+  queue_.push(start + seconds_to_micros(p.config->model_load_s), EventClass::Completion,
               {EventKind::LoadDone, 0, static_cast<std::uint16_t>(p.index), r.id});
 }
 
@@ -209,6 +210,7 @@ void World::delete_replica(Pool& p, Replica& r, Settle settle_now) {
     leave_ready(p, r);
     r.state = ReplicaState::Draining;
     set_idle(p, r, false);
+    if (cluster_ && r.pod >= 0) cluster_->mark_pod_terminating(static_cast<std::uint32_t>(r.pod), now_);
     queue_.push(now_ + kTerminationGrace, EventClass::Completion, {EventKind::DrainDeadline, 0, static_cast<std::uint16_t>(p.index), r.id});
     log_lifecycle(p, r, "replica " + std::to_string(r.id) + " draining: " + std::to_string(r.engine->num_requests_running()) +
                             " running and " + std::to_string(r.engine->num_requests_waiting()) + " waiting get " +

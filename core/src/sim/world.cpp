@@ -356,7 +356,7 @@ void World::settle() {
       } else if (n.time == 0) {
         enter_ready(p, r);  // a starting replica on a starting node: already serving
       } else {
-        on_node_ready(p, r);
+        on_node_ready(p, r, n.container_start);
       }
     }
   }

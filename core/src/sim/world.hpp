@@ -111,7 +111,7 @@ class World : public ClusterEvents {
                                std::string reason, std::string explanation);
   void log_lifecycle(const Pool& p, const Replica& r, std::string text);
   // replicas.cpp
-  void on_node_ready(Pool& p, Replica& r);
+  void on_node_ready(Pool& p, Replica& r, Micros container_start = -1);
   void on_load_done(Pool& p, Replica& r);
   void on_warmup_done(Pool& p, Replica& r);
   void enter_ready(Pool& p, Replica& r);
