@@ -621,7 +621,8 @@ TEST_CASE("without the GPU label on the node group a fresh GPU node looks ready 
 
 TEST_CASE("a launch the cloud refuses backs the node group off: 5 min, doubling to 30 min", "[cluster-autoscaler]") {
   // utils/backoff/exponential_backoff.go with --initial-node-group-backoff-duration 5m and
-  // --max-node-group-backoff-duration 30m; a failure while backed off does not double it.
+  // --max-node-group-backoff-duration 30m; a failure while backed off does not double it. CA sees the
+  // failure at its next scan.
   World w;
   ClusterAutoscaler ca(config(R"({"flags": {"--expander": "priority"}, "nodeGroups": [
       {"name": "gpu-big", "instanceType": "big", "maxSize": 4, "priority": 10},
@@ -630,22 +631,29 @@ TEST_CASE("a launch the cloud refuses backs the node group off: 5 min, doubling 
   ProvisionerActions a = scan(ca, w.c, 0);
   REQUIRE(a.launches.size() == 1);
   CHECK(a.launches[0].owner == "gpu-big");
-  LaunchOutcome refused{a.launches[0], {LaunchOption{kBig, CapacityType::OnDemand, "z1"}}, -1};
-  ca.on_insufficient_capacity(refused, 1 * kS);
-  CHECK(ca.backoff_until(0) == 301 * kS);
+  const LaunchOutcome refused{a.launches[0], {LaunchOption{kBig, CapacityType::OnDemand, "z1"}}, -1};
+  ca.on_insufficient_capacity(refused, 0);
+  ca.on_insufficient_capacity(refused, 0);  // two nodes of one scale-up: one backoff
   a = scan(ca, w.c, 10 * kS);
+  CHECK(ca.backoff_until(0) == 310 * kS);
   CHECK(logged(a, "backoff", "FailedScaleUp"));
-  // The next scan skips the backed-off group: the pod goes to gpu-small.
+  // The same scan skips the backed-off group: the pod goes to gpu-small.
   REQUIRE(a.launches.size() == 1);
   CHECK(a.launches[0].owner == "gpu-small");
 
-  ca.on_insufficient_capacity(refused, 100 * kS);  // still backed off: same 5 min, from now
-  CHECK(ca.backoff_until(0) == 400 * kS);
-  Micros t = 400 * kS + 1;
-  const Micros expected[] = {600, 1200, 1800, 1800};
-  for (Micros d : expected) {
-    ca.on_insufficient_capacity(refused, t);
-    CHECK(ca.backoff_until(0) == t + d * kS);
-    t = ca.backoff_until(0) + 1;
+  // Each later failure, seen once the last backoff is over, doubles it up to 30 min.
+  Micros t = 310 * kS;
+  const auto fail_seen_at = [&](Micros seen) {
+    while (ca.next_wakeup() < seen) scan(ca, w.c, ca.next_wakeup());
+    ca.on_insufficient_capacity(refused, seen - kS);
+    scan(ca, w.c, seen);
+  };
+  for (Micros d : {600, 1200, 1800, 1800}) {
+    fail_seen_at(t + 10 * kS);
+    CHECK(ca.backoff_until(0) == t + 10 * kS + d * kS);
+    t = ca.backoff_until(0);
   }
+  // A failure while backed off keeps the duration (from now).
+  fail_seen_at(t - 90 * kS);
+  CHECK(ca.backoff_until(0) == t - 90 * kS + 1800 * kS);
 }

@@ -518,13 +518,13 @@ void ClusterAutoscaler::back_off(int group, Micros now, const std::string& reaso
 }
 
 void ClusterAutoscaler::on_insufficient_capacity(const LaunchOutcome& outcome, Micros now) {
+  (void)now;
   if (outcome.node >= 0) return;  // a node group has no fallbacks; kept for symmetry
   auto g = group_index_.find(outcome.launch.owner);
   if (g == group_index_.end()) return;
-  back_off(g->second, now, "FailedScaleUp",
-           "scale-up of " + outcome.launch.owner + " failed: the ASG could not launch an instance (InsufficientInstanceCapacity, "
-           "an OutOfResources error)",
-           deferred_log_);
+  // CA learns of the failed instances at its next loop (the AWS provider reports them with their
+  // OutOfResources error through Nodes(); clusterstate handleInstanceCreationErrors → RegisterFailedScaleUp).
+  if (std::find(failed_groups_.begin(), failed_groups_.end(), g->second) == failed_groups_.end()) failed_groups_.push_back(g->second);
 }
 
 void ClusterAutoscaler::note(std::uint32_t node, const std::string& status, ProvisionerLog log, ProvisionerActions& out) {
@@ -539,8 +539,13 @@ void ClusterAutoscaler::note(std::uint32_t node, const std::string& status, Prov
 void ClusterAutoscaler::wake(const ClusterState& cluster, Micros now, ProvisionerActions& out) {
   const ClusterAutoscalerFlags& f = config_.flags;
   next_scan_ = now + f.scan_interval;
-  for (auto& l : deferred_log_) out.log.push_back(std::move(l));
-  deferred_log_.clear();
+  for (int g : failed_groups_) {
+    back_off(g, now, "FailedScaleUp",
+             "scale-up of " + config_.node_groups[static_cast<std::size_t>(g)].name +
+                 " failed: the ASG could not launch an instance (InsufficientInstanceCapacity, an OutOfResources error)",
+             out.log);
+  }
+  failed_groups_.clear();
   pending_.erase(std::remove_if(pending_.begin(), pending_.end(),
                                 [&](std::uint32_t id) { return id >= cluster.pods.size() || cluster.pods[id].phase != PodPhase::Pending || cluster.pods[id].deleted; }),
                  pending_.end());

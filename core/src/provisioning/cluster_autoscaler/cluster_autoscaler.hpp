@@ -169,7 +169,7 @@ class ClusterAutoscaler : public NodeProvisioner {
   // RegisterFailedScaleDown: scale-down pauses for --scale-down-delay-after-failure.
   void on_drain_failed(std::uint32_t node, Micros now) override;
   // The ASG could not launch (InsufficientInstanceCapacity, an OutOfResources instance error): the scale-up
-  // failed and the node group backs off (RegisterFailedScaleUp); logged at the next scan.
+  // failed and the node group backs off (RegisterFailedScaleUp) at the next scan, when CA sees it.
   void on_insufficient_capacity(const LaunchOutcome& outcome, Micros now) override;
 
   const ClusterAutoscalerConfig& config() const { return config_; }
@@ -199,7 +199,7 @@ class ClusterAutoscaler : public NodeProvisioner {
   std::vector<std::uint32_t> timed_out_;           // nodes whose provision time already ran out
   std::map<std::uint32_t, std::string> node_status_;  // last logged scale-down status per node
   std::string last_scale_up_log_;
-  std::vector<ProvisionerLog> deferred_log_;       // decided between scans (launch failures), logged at the next
+  std::vector<int> failed_groups_;                 // groups whose launch the cloud refused since the last scan
   bool halted_ = false;
 };
 
