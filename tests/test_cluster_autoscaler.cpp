@@ -67,6 +67,8 @@ struct World {
     n.owner = owner;
     n.labels = instance_labels(t, CapacityType::OnDemand, "z1");
     n.labels["eks.amazonaws.com/nodegroup"] = owner;
+    // The node groups of these tests carry CA's GPU label on their GPU nodes, as the AWS README asks.
+    if (t.gpus > 0) n.labels["k8s.amazonaws.com/accelerator"] = "nvidia-h100";
     n.phase = phase;
     n.launched_at = launched_at;
     if (phase != NodePhase::Launched) n.registered_at = n.ready_at = launched_at;  // registered and Ready
@@ -189,12 +191,17 @@ TEST_CASE("scale-up: the expander picks the group", "[cluster-autoscaler]") {
     CHECK(a.log.back().explanation.find("waste = GPU (1-1)/1 = 0") != std::string::npos);
     CHECK(ca.last_scale_up_at() == 0);
   }
-  SECTION("price: the cheaper USD/h per pod wins (big 10 USD/h beats small 12 USD/h)") {
-    ClusterAutoscaler ca(three_groups(R"({"--expander": "price"})"));
-    w.unschedulable(ca, kVllm, 0);
-    ProvisionerActions a = scan(ca, w.c, 0);
-    REQUIRE(a.launches.size() == 1);
-    CHECK(a.launches[0].owner == "gpu-big");
+  SECTION("price: a configuration error on AWS (the expander factory exits: no cloudProvider.Pricing())") {
+    for (const char* flags : {R"({"--expander": "price"})", R"({"--expander": "priority,price"})"}) {
+      try {
+        three_groups(flags);
+        FAIL("accepted " << flags);
+      } catch (const InputError& e) {
+        CHECK(e.path() == "/ca/flags/--expander");
+        CHECK(e.message().find("AWS provider does not implement") != std::string::npos);
+        CHECK(e.message().find("exits at start") != std::string::npos);
+      }
+    }
   }
   SECTION("most-pods: the group that places the most pods") {
     ClusterAutoscaler ca(config(R"({"flags": {"--expander": "most-pods"}, "nodeGroups": [
@@ -592,4 +599,70 @@ TEST_CASE("flags parse with their real names and values", "[cluster-autoscaler]"
           "/ca/nodeGroups/0/zone");
     CHECK(error_path([&] { check_node_groups(three_groups(), w.c.types, "/ca"); }) == "<no error>");
   }
+}
+
+TEST_CASE("without the GPU label on the node group a fresh GPU node looks ready and empty, and CA over-provisions",
+          "[cluster-autoscaler]") {
+  // cloudprovider/aws/README.md: the user labels GPU node groups k8s.amazonaws.com/accelerator; the
+  // provider does not. A registered node whose device plugin has not advertised nvidia.com/gpu yet is then
+  // an Upcoming (ResourceUnready) node with the label, and a Ready node with 0 GPUs without it.
+  for (const bool labelled : {true, false}) {
+    World w;
+    const std::string labels = labelled ? R"(, "labels": {"k8s.amazonaws.com/accelerator": "nvidia-h100"})" : "";
+    ClusterAutoscaler ca(config(R"({"nodeGroups": [{"name": "gpu-big", "instanceType": "big", "maxSize": 4)" + labels + "}]}"));
+    // The node as the cluster model makes it: the type's well-known labels plus the group's.
+    const std::uint32_t fresh = w.node(kBig, "gpu-big", NodePhase::Registered, 0);
+    w.c.nodes[fresh].labels = instance_labels(w.c.types[kBig], CapacityType::OnDemand, "z1");
+    for (const auto& kv : ca.config().node_groups[0].labels) w.c.nodes[fresh].labels[kv.first] = kv.second;
+    for (int i = 0; i < 4; ++i) w.unschedulable(ca, kVllm, 5 * kS);
+    CHECK(ca_node_state(w.c.nodes[fresh], ca.config().flags, 10 * kS) == (labelled ? CaNodeState::Upcoming : CaNodeState::Ready));
+    const ProvisionerActions a = scan(ca, w.c, 10 * kS);
+    INFO("labelled " << labelled);
+    if (labelled) {
+      CHECK(a.launches.empty());  // the 4 pods wait for the 8 GPUs on their way
+      CHECK(logged(a, "no-scale-up", "PodsFitUpcomingNodes"));
+    } else {
+      CHECK(a.launches.size() == 1);  // a second 8-GPU node for pods the first will hold in a minute
+      CHECK(logged(a, "scale-up", "TriggeredScaleUp"));
+    }
+  }
+}
+
+TEST_CASE("a launch the cloud refuses backs the node group off: 5 min, doubling to 30 min", "[cluster-autoscaler]") {
+  // utils/backoff/exponential_backoff.go with --initial-node-group-backoff-duration 5m and
+  // --max-node-group-backoff-duration 30m; a failure while backed off does not double it. CA sees the
+  // failure at its next scan.
+  World w;
+  ClusterAutoscaler ca(config(R"({"flags": {"--expander": "priority"}, "nodeGroups": [
+      {"name": "gpu-big", "instanceType": "big", "maxSize": 4, "priority": 10},
+      {"name": "gpu-small", "instanceType": "small", "maxSize": 4, "priority": 1}]})"));
+  w.unschedulable(ca, kVllm, 0);
+  ProvisionerActions a = scan(ca, w.c, 0);
+  REQUIRE(a.launches.size() == 1);
+  CHECK(a.launches[0].owner == "gpu-big");
+  const LaunchOutcome refused{a.launches[0], {LaunchOption{kBig, CapacityType::OnDemand, "z1"}}, -1};
+  ca.on_insufficient_capacity(refused, 0);
+  ca.on_insufficient_capacity(refused, 0);  // two nodes of one scale-up: one backoff
+  a = scan(ca, w.c, 10 * kS);
+  CHECK(ca.backoff_until(0) == 310 * kS);
+  CHECK(logged(a, "backoff", "FailedScaleUp"));
+  // The same scan skips the backed-off group: the pod goes to gpu-small.
+  REQUIRE(a.launches.size() == 1);
+  CHECK(a.launches[0].owner == "gpu-small");
+
+  // Each later failure, seen once the last backoff is over, doubles it up to 30 min.
+  Micros t = 310 * kS;
+  const auto fail_seen_at = [&](Micros seen) {
+    while (ca.next_wakeup() < seen) scan(ca, w.c, ca.next_wakeup());
+    ca.on_insufficient_capacity(refused, seen - kS);
+    scan(ca, w.c, seen);
+  };
+  for (Micros d : {600, 1200, 1800, 1800}) {
+    fail_seen_at(t + 10 * kS);
+    CHECK(ca.backoff_until(0) == t + 10 * kS + d * kS);
+    t = ca.backoff_until(0);
+  }
+  // A failure while backed off keeps the duration (from now).
+  fail_seen_at(t - 90 * kS);
+  CHECK(ca.backoff_until(0) == t - 90 * kS + 1800 * kS);
 }

@@ -1,9 +1,11 @@
 // Tests of Karpenter (core/src/karpenter.cpp): batching, NodePool choice, limits, packing, liveness,
 // expiration, consolidateAfter, budgets and the disruption methods, on small hand-built clusters.
 #include <catch2/catch.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "cluster/launch_failures.hpp"
 #include "k8s/cron.hpp"
 #include "gpuscale/errors.hpp"
 #include "provisioning/karpenter/karpenter.hpp"
@@ -278,6 +280,147 @@ TEST_CASE("the cheapest fitting offering is chosen, spot when allowed and cheape
   CHECK(plan.launches.at(0).zone == "us-east-1b");
 }
 
+TEST_CASE("every instance type carries the AWS provider's well-known labels, derived from the catalogue", "[karpenter]") {
+  Fixture f;
+  const Labels p5 = instance_labels(f.c.types[f.type("p5.48xlarge")], CapacityType::Spot, "us-east-1b");
+  CHECK(p5.at("node.kubernetes.io/instance-type") == "p5.48xlarge");
+  CHECK(p5.at("karpenter.k8s.aws/instance-category") == "p");
+  CHECK(p5.at("karpenter.k8s.aws/instance-family") == "p5");
+  CHECK(p5.at("karpenter.k8s.aws/instance-generation") == "5");
+  CHECK(p5.at("karpenter.k8s.aws/instance-size") == "48xlarge");
+  CHECK(p5.at("karpenter.k8s.aws/instance-capability-flex") == "false");
+  CHECK(p5.at("karpenter.k8s.aws/instance-cpu") == "192");
+  CHECK(p5.at("karpenter.k8s.aws/instance-memory") == "2097152");  // MiB, as DescribeInstanceTypes
+  CHECK(p5.at("karpenter.k8s.aws/instance-cpu-manufacturer") == "amd");
+  CHECK(p5.at("karpenter.k8s.aws/instance-hypervisor") == "nitro");
+  CHECK(p5.at("karpenter.k8s.aws/instance-local-nvme") == "30400");
+  CHECK(p5.at("karpenter.k8s.aws/instance-network-bandwidth") == "3200000");
+  CHECK(p5.at("karpenter.k8s.aws/instance-gpu-name") == "h100");
+  CHECK(p5.at("karpenter.k8s.aws/instance-gpu-count") == "8");
+  CHECK(p5.at("karpenter.k8s.aws/instance-gpu-memory") == "81920");
+  CHECK(p5.at("karpenter.k8s.aws/instance-gpu-manufacturer") == "nvidia");
+  CHECK(p5.at("kubernetes.io/arch") == "amd64");
+  CHECK(p5.at("kubernetes.io/os") == "linux");
+  CHECK(p5.at("karpenter.sh/capacity-type") == "spot");
+  CHECK(p5.at("topology.kubernetes.io/zone") == "us-east-1b");
+  CHECK(p5.at("topology.kubernetes.io/region") == "us-east-1");
+  // "p5en": category p, generation 5; CPU types have no GPU labels and no instance store.
+  const Labels en = instance_labels(f.c.types[f.type("p5en.48xlarge")], CapacityType::OnDemand, "us-east-1a");
+  CHECK(en.at("karpenter.k8s.aws/instance-category") == "p");
+  CHECK(en.at("karpenter.k8s.aws/instance-generation") == "5");
+  CHECK(en.at("karpenter.k8s.aws/instance-family") == "p5en");
+  const Labels m7i = instance_labels(f.c.types[f.type("m7i.4xlarge")], CapacityType::OnDemand, "us-east-1a");
+  CHECK(m7i.at("karpenter.k8s.aws/instance-category") == "m");
+  CHECK(m7i.at("karpenter.k8s.aws/instance-generation") == "7");
+  CHECK(m7i.count("karpenter.k8s.aws/instance-gpu-count") == 0);
+  CHECK(m7i.count("karpenter.k8s.aws/instance-local-nvme") == 0);
+  // Every key is one Karpenter knows, so a requirement on it never turns into a custom node label.
+  for (const auto& kv : p5) CHECK(is_well_known_label(kv.first));
+  CHECK(p5.count("k8s.amazonaws.com/accelerator") == 0);  // Cluster Autoscaler's label is the node group's to set
+}
+
+TEST_CASE("a pool limited to categories m and c never offers or launches a p4d.24xlarge", "[karpenter]") {
+  Fixture f;
+  PodTemplate cpu;
+  cpu.name = "cpu-20";
+  cpu.cpu_milli = 20000;  // more than any m/c type of the catalogue holds (m7i.4xlarge: 16 vCPUs)
+  cpu.memory_mib = 8192;
+  f.c.templates.push_back(cpu);
+  const int big_cpu = static_cast<int>(f.c.templates.size()) - 1;
+  NodePool pool;
+  pool.name = "cpu";
+  pool.requirements = {Requirement{"karpenter.k8s.aws/instance-category", SelectorOp::In, {"m", "c"}, 0},
+                       Requirement{"karpenter.sh/capacity-type", SelectorOp::In, {"on-demand", "spot"}, 0}};
+  pool.consolidate_after = 0;
+  pool.budgets = {DisruptionBudget{"100%", {}, "", std::nullopt, std::nullopt}};
+
+  std::set<std::string> offered;
+  for (const Offering& o : pool_offerings(pool, f.c.types)) {
+    offered.insert(f.c.types[o.type_index].name);
+    CHECK(o.labels->count("karpenter.k8s.aws/instance-category") == 1);
+  }
+  CHECK(offered == std::set<std::string>{"c7i.2xlarge", "m7i.4xlarge"});
+  // NodeClaim labels: the requirement did not become a label of its own (it used to, with value "m").
+  CHECK(pool_node_labels(pool, {}).count("karpenter.k8s.aws/instance-category") == 0);
+
+  // A GPU pod finds nothing in the pool (it used to get the cheapest GPU type, a p4d.24xlarge spot).
+  ProvisioningPlan plan = plan_provisioning(f.c, {pool}, {f.pending(f.one_gpu)}, {}, 0, 0);
+  CHECK(plan.launches.empty());
+  CHECK(plan.unplaced.size() == 1);
+
+  // Consolidation of a p5.48xlarge the pool owns (launched before its requirements changed) running a
+  // 20-CPU pod: no m/c type holds the pod, so there is no replacement; the p4d.24xlarge spot at $8.78/h
+  // that used to replace it is not the pool's.
+  const auto n = f.node("p5.48xlarge", "cpu");
+  f.c.nodes[n].taints.clear();
+  f.bound(big_cpu, n, 0);
+  const DisruptionDecision d = decide_disruption(f.c, {pool}, {}, {}, {}, 60 * kS);
+  CHECK(d.action == DisruptionAction::None);
+  CHECK_FALSE(d.replacement);
+}
+
+TEST_CASE("InsufficientInstanceCapacity: the shared failure model draws per offering from its own stream", "[karpenter]") {
+  LaunchFailures none;
+  CHECK_FALSE(none.insufficient_capacity("p5.48xlarge", CapacityType::OnDemand, "us-east-1a"));
+  LaunchFailures f({InsufficientCapacityRate{"p5.48xlarge", CapacityType::OnDemand, "us-east-1a", 1.0},
+                    InsufficientCapacityRate{"p5.48xlarge", std::nullopt, "", 0.25}},
+                   7);
+  CHECK(f.probability("p5.48xlarge", CapacityType::OnDemand, "us-east-1a") == 1.0);  // the first matching entry
+  CHECK(f.probability("p5.48xlarge", CapacityType::Spot, "us-east-1a") == 0.25);
+  CHECK(f.probability("p5en.48xlarge", CapacityType::OnDemand, "us-east-1a") == 0);
+  CHECK(f.insufficient_capacity("p5.48xlarge", CapacityType::OnDemand, "us-east-1a"));
+  int refused = 0;
+  LaunchFailures g({InsufficientCapacityRate{"p5.48xlarge", std::nullopt, "", 0.25}}, 7);
+  for (int i = 0; i < 4000; ++i) refused += g.insufficient_capacity("p5.48xlarge", CapacityType::Spot, "us-east-1b") ? 1 : 0;
+  CHECK(refused > 900);
+  CHECK(refused < 1100);
+  LaunchFailures h({InsufficientCapacityRate{"p5.48xlarge", std::nullopt, "", 0.25}}, 7);
+  int again = 0;
+  for (int i = 0; i < 4000; ++i) again += h.insufficient_capacity("p5.48xlarge", CapacityType::Spot, "us-east-1b") ? 1 : 0;
+  CHECK(again == refused);  // same seed, same draws
+}
+
+TEST_CASE("a refused offering falls back to the next and stays unavailable for 3 min", "[karpenter]") {
+  Fixture f;
+  Karpenter k({gpu_pool("gpu", 10, {"p5.48xlarge", "p5en.48xlarge"})});
+  const auto pod = f.pending(f.tp2, 0);
+  k.on_unschedulable(f.c, pod, 0);
+  ProvisionerActions out;
+  k.wake(f.c, 1 * kS, out);
+  REQUIRE(out.launches.size() == 1);
+  const NodeLaunch first = out.launches[0];
+  CHECK(type_name(f, first) == "p5.48xlarge");
+  CHECK(first.zone == "us-east-1a");
+  // CreateFleet's other overrides, cheapest first, same capacity type: p5 in 1b and 1c, then p5en.
+  REQUIRE(first.fallbacks.size() == 4);
+  CHECK(first.fallbacks[0].zone == "us-east-1b");
+  CHECK(first.fallbacks[1].zone == "us-east-1c");
+  CHECK(f.c.types[first.fallbacks[2].type_index].name == "p5en.48xlarge");
+
+  // The cloud refuses every p5.48xlarge offering and launches nothing.
+  LaunchOutcome outcome{first, {LaunchOption{first.type_index, CapacityType::OnDemand, "us-east-1a"}}, -1};
+  for (int i = 0; i < 2; ++i) outcome.refused.push_back(first.fallbacks[static_cast<std::size_t>(i)]);
+  k.on_insufficient_capacity(outcome, 1 * kS);
+  CHECK(k.unavailable_offerings().size() == 3);
+  CHECK(k.unavailable_offerings().begin()->second == 181 * kS);
+
+  // The pod is marked again: the next NodeClaim leaves the cached offerings out.
+  k.on_unschedulable(f.c, pod, 2 * kS);
+  out = {};
+  k.wake(f.c, 3 * kS, out);
+  REQUIRE(out.launches.size() == 1);
+  CHECK(type_name(f, out.launches[0]) == "p5en.48xlarge");
+  CHECK(out.log[0].explanation.find("p5.48xlarge") == std::string::npos);
+
+  // After the TTL the p5.48xlarge offerings are back.
+  k.on_unschedulable(f.c, pod, 200 * kS);
+  out = {};
+  k.wake(f.c, 201 * kS, out);
+  REQUIRE(out.launches.size() == 1);
+  CHECK(type_name(f, out.launches[0]) == "p5.48xlarge");
+  CHECK(k.unavailable_offerings().empty());
+}
+
 TEST_CASE("4 TP2 pods pack onto one p5.48xlarge, 5 need two", "[karpenter]") {
   Fixture f;
   std::vector<std::uint32_t> pods;
@@ -532,16 +675,66 @@ TEST_CASE("emptiness deletes empty nodes after consolidateAfter, within budgets"
   CHECK(out.removals[0].drain);
   CHECK(out.log.back().explanation.rfind("validated after 15 s: ", 0) == 0);
 
-  // A pod that lands on a node during the validation period invalidates the command.
+  // A pod that lands on one of the nodes during the validation period takes that node out of the
+  // command; the other still goes (validation.go EmptinessValidator keeps the valid candidates).
   Karpenter k2({pool});
   ProvisionerActions out2;
   k2.wake(f.c, 300 * kS, out2);
   f.bound(f.tp2, 1, 305 * kS);
   k2.wake(f.c, 315 * kS, out2);
-  CHECK(out2.removals.empty());
-  REQUIRE(out2.log.size() == 1);
-  CHECK(out2.log[0].action == "abandon");
-  CHECK(out2.log[0].explanation.find("decided 15 s ago is no longer valid") != std::string::npos);
+  REQUIRE(out2.removals.size() == 1);
+  CHECK(out2.removals[0].node == 0);
+  CHECK(out2.log.back().explanation.find("still valid: nodes [0], no longer: node 1: not consolidatable until t=605 s") !=
+        std::string::npos);
+
+  // Pods on both: nothing is left, the command is abandoned.
+  Fixture f3;
+  for (int i = 0; i < 3; ++i) f3.node("p5.48xlarge", "gpu");
+  f3.bound(f3.tp2, 2, 0);
+  Karpenter k3({pool});
+  ProvisionerActions out3;
+  k3.wake(f3.c, 300 * kS, out3);
+  f3.bound(f3.tp2, 0, 305 * kS);
+  f3.bound(f3.tp2, 1, 305 * kS);
+  k3.wake(f3.c, 315 * kS, out3);
+  CHECK(out3.removals.empty());
+  REQUIRE(out3.log.size() == 1);
+  CHECK(out3.log[0].action == "abandon");
+  CHECK(out3.log[0].explanation.find("decided 15 s ago is no longer valid") != std::string::npos);
+}
+
+TEST_CASE("a terminating pod does not keep its node non-empty; the pod-event clock moves, deduplicated over 10 s",
+          "[karpenter]") {
+  Fixture f;
+  NodePool pool = gpu_pool();
+  pool.consolidation_policy = ConsolidationPolicy::WhenEmpty;
+  pool.consolidate_after = 60 * kS;
+  pool.budgets = {DisruptionBudget{"100%", {}, "", std::nullopt, std::nullopt}};
+  const auto n = f.node("p5.48xlarge", "gpu");
+  const auto other = f.node("p5.48xlarge", "gpu");
+  const auto pod = f.bound(f.tp2, n, 0);
+  f.bound(f.tp2, other, 0);
+
+  // The podevents controller: a pod event sets lastPodEventTime unless it was set less than 10 s ago.
+  note_pod_event(f.c.nodes[n], 5 * kS);
+  CHECK(f.c.nodes[n].last_pod_event_at == 0);
+  note_pod_event(f.c.nodes[n], 10 * kS);
+  CHECK(f.c.nodes[n].last_pod_event_at == 10 * kS);
+
+  // The replica starts terminating at 100 s (its drain): the clock moves, and the node counts as empty
+  // although the pod is still bound while its grace period runs.
+  f.c.pods[pod].deletion_timestamp = 100 * kS;
+  note_pod_event(f.c.nodes[n], 100 * kS);
+  CHECK(consolidatable_at(f.c.nodes[n], pool) == 160 * kS);
+  const CandidateScan scan = disruption_candidates(f.c, {pool}, {}, {}, 160 * kS);
+  REQUIRE(scan.candidates.size() == 2);
+  CHECK(scan.candidates[0].pods.empty());
+  CHECK(scan.candidates[0].empty());
+  CHECK_FALSE(scan.candidates[1].empty());
+  CHECK(decide_disruption(f.c, {pool}, {}, {}, {}, 159 * kS).action == DisruptionAction::None);
+  DisruptionDecision d = decide_disruption(f.c, {pool}, {}, {}, {}, 160 * kS);
+  CHECK(d.method == DisruptionMethod::Emptiness);
+  CHECK(d.nodes == ids({n}));
 }
 
 TEST_CASE("WhenEmpty never consolidates a non-empty node; WhenEmptyOrUnderutilized deletes one whose pods fit elsewhere",
@@ -580,6 +773,45 @@ TEST_CASE("WhenEmpty never consolidates a non-empty node; WhenEmptyOrUnderutiliz
   // Budget 0 for Underutilized blocks it.
   pool.budgets = {DisruptionBudget{"0", {DisruptionReason::Underutilized}, "", std::nullopt, std::nullopt}};
   CHECK(decide_disruption(f.c, {pool}, {}, {}, {}, 60 * kS).action == DisruptionAction::None);
+}
+
+TEST_CASE("v1.14 candidate order: savings ratio price / (1 + sum of pod eviction costs), highest first", "[karpenter]") {
+  // x: a p4d.24xlarge ($21.96/h) with one TP2 replica: 21.96 / (1 + 1) = $10.98/h per unit.
+  // y, z: p5.48xlarge ($55.04/h) with two TP2 replicas each: 55.04 / (1 + 2) = $18.35/h per unit.
+  Fixture f;
+  NodePool pool = gpu_pool("gpu", 10, {"p5.48xlarge", "p4d.24xlarge"});
+  pool.budgets = {DisruptionBudget{"1", {}, "", std::nullopt, std::nullopt}};  // one at a time: no multi-node
+  const auto x = f.node("p4d.24xlarge", "gpu");
+  const auto y = f.node("p5.48xlarge", "gpu");
+  const auto z = f.node("p5.48xlarge", "gpu");
+  f.bound(f.tp2, x, 0);
+  for (int i = 0; i < 2; ++i) f.bound(f.tp2, y, 0);
+  for (int i = 0; i < 2; ++i) f.bound(f.tp2, z, 0);
+
+  const CandidateScan scan = disruption_candidates(f.c, {pool}, {}, {}, 60 * kS);
+  REQUIRE(scan.candidates.size() == 3);
+  CHECK(scan.candidates[x].reschedule_cost == 2 * kEvictionCostUnit);
+  CHECK(scan.candidates[y].reschedule_cost == 3 * kEvictionCostUnit);
+  std::vector<std::uint32_t> order;
+  for (const auto& c : sort_candidates(scan.candidates)) order.push_back(c.node);
+  CHECK(order == ids({y, z, x}));  // ≤ v1.13 (disruption cost ascending) put x, with one pod, first
+
+  // SingleNodeConsolidation tries y first: its two replicas fit on z, so y ($55.04/h) goes, not x.
+  DisruptionDecision d = decide_disruption(f.c, {pool}, {}, {}, {}, 60 * kS);
+  CHECK(d.method == DisruptionMethod::SingleNodeConsolidation);
+  CHECK(d.action == DisruptionAction::Delete);
+  CHECK(d.nodes == ids({y}));
+  CHECK(d.log.explanation.find("1 (gpu, 2 pods, $55.04/h, savings ratio $18.346666/h / 3)") != std::string::npos);
+
+  // Priority raises a pod's eviction cost (1 + priority / 2^25, clamped to 10): y's replicas at
+  // 2^25 × 4 count 5 each, y's ratio falls to 55.04 / 11 = $5.00/h and x goes first.
+  PodTemplate high = f.c.templates[f.tp2];
+  high.priority = 4 * 33554432;
+  f.c.templates.push_back(high);
+  for (std::uint32_t pid : f.c.nodes[y].pods) f.c.pods[pid].template_index = static_cast<int>(f.c.templates.size()) - 1;
+  order.clear();
+  for (const auto& c : sort_candidates(disruption_candidates(f.c, {pool}, {}, {}, 60 * kS).candidates)) order.push_back(c.node);
+  CHECK(order == ids({z, x, y}));
 }
 
 TEST_CASE("multi-node consolidation deletes several nodes at once when all pods fit elsewhere", "[karpenter]") {

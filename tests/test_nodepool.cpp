@@ -475,3 +475,36 @@ TEST_CASE("a well-configured GPU pool gets no warnings", "[nodepool]") {
   CHECK(out["valid"] == true);
   CHECK(out["warnings"] == Json::array());
 }
+
+TEST_CASE("karpenter.sh/capacity-type values are checked against on-demand, spot and reserved", "[nodepool]") {
+  // nodeclaim_validation.go validateWellKnownValues: only invalid values is a validation error naming
+  // the allowed values; a mix is logged and the invalid ones ignored (a lint warning here).
+  const Json ex = example();
+  const std::string path = kTps + "/requirements/1/values";
+  InputError e = error_of(with(ex, path, Json{"ondemand"}));
+  CHECK(e.path() == path);
+  CHECK(contains(e.message(), "\"ondemand\""));
+  CHECK(contains(e.message(), "allowed: \"on-demand\", \"spot\", \"reserved\""));
+
+  const Json mixed = with(ex, path, Json{"on-demand", "ondemand"});
+  const NodePool pool = parse_nodepool(mixed, "");
+  CHECK(pool.requirements[1].values.size() == 2);
+  bool warned = false;
+  for (const auto& w : lint_nodepool(pool, mixed)) {
+    if (w.code != "unknown-requirement-value") continue;
+    warned = true;
+    CHECK(w.path == path + "/1");
+    CHECK(contains(w.message, "on-demand, spot, reserved"));
+  }
+  CHECK(warned);
+  CHECK_FALSE(fires(ex, "unknown-requirement-value"));
+  CHECK_NOTHROW(parse_nodepool(with(ex, path, Json{"reserved"}), ""));
+
+  // minValues counts the valid values only.
+  Json two = with(ex, kTps + "/requirements/1", Json{{"key", "karpenter.sh/capacity-type"}, {"operator", "In"},
+                                                     {"values", {"spot", "ondemand"}}, {"minValues", 2}});
+  e = error_of(two);
+  CHECK(e.path() == kTps + "/requirements/1/minValues");
+  // NotIn takes any value (nothing to select).
+  CHECK_NOTHROW(parse_nodepool(with(ex, kTps + "/requirements/1/operator", "NotIn"), ""));
+}

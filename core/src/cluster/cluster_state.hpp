@@ -25,7 +25,10 @@ struct Pod {
   Micros created_at = 0;
   Micros unschedulable_since = -1;  // PodScheduled=False, reason Unschedulable, since then (-1: not marked)
   bool ready = false;               // condition Ready (a pool's replica: serving); set by the simulation
-  bool terminating = false;         // deletionTimestamp set: still bound (holding its requests) while its containers stop
+  Micros deletion_timestamp = -1;   // metadata.deletionTimestamp: deleted, still on its node while it terminates
+  // Terminating (pod.IsTerminating): deleted but still running its grace period. Not rescheduled by
+  // Karpenter's simulations (pod.IsReschedulable), so it does not keep its node non-empty.
+  bool terminating() const { return deletion_timestamp >= 0; }
 };
 
 enum class NodePhase : std::uint8_t {
@@ -59,12 +62,16 @@ struct Node {
   Micros ready_at = -1;            // the kubelet reported Ready: the not-ready taint is gone (-1: not yet)
   Micros initialized_at = -1;
   Micros terminated_at = -1;
-  Micros last_pod_event_at = -1;   // a pod bound to or removed from it (consolidateAfter counts from here)
+  Micros last_pod_event_at = -1;   // a pod bound, terminating or gone (consolidateAfter counts from here; see
+                                   // note_pod_event)
   Micros expires_at = -1;          // expireAfter deadline (-1: never)
   double price_usd_per_hour = 0;   // by capacity type
   bool do_not_disrupt = false;     // karpenter.sh/do-not-disrupt on the Node
   bool disrupted = false;          // tainted karpenter.sh/disrupted:NoSchedule (being replaced / drained)
   std::vector<std::uint32_t> pods; // bound pods (not deleted)
+  // The kubelet's image cache: (pod template index, standing for its image) → when its pull finished or
+  // will finish. A node keeps what it pulled; a second pod of the image starts without a pull.
+  std::vector<std::pair<int, Micros>> images;
   // Allocatable and requested, kept up to date by bind / unbind.
   int gpus_allocatable = 0;
   std::int64_t cpu_allocatable_milli = 0, memory_allocatable_mib = 0;
@@ -89,6 +96,15 @@ struct ClusterState {
   // The pool whose pod this is, or -1 (another workload's pod).
   int pool_of(const Pod& pod) const;
 };
+
+// Karpenter's podevents controller (kubernetes-sigs/karpenter pkg/controllers/nodeclaim/podevents/controller.go):
+// a pod bound to the node, turned terminating or terminal (gone) sets the NodeClaim's lastPodEventTime to
+// now, unless it was set less than dedupeTimeout (10 s) ago.
+constexpr Micros kPodEventDedupe = 10 * kMicrosPerSecond;
+inline void note_pod_event(Node& node, Micros now) {
+  if (node.last_pod_event_at >= 0 && now - node.last_pod_event_at < kPodEventDedupe) return;
+  node.last_pod_event_at = now;
+}
 
 // The pool's PodDisruptionBudget arithmetic over its pods now (requires a budget).
 PdbStatus pool_pdb_status(const ClusterState& state, int pool);

@@ -13,6 +13,13 @@
 
 namespace gpuscale {
 
+// One launchable offering: what the cloud is asked for.
+struct LaunchOption {
+  int type_index = 0;  // into ClusterState::types
+  CapacityType capacity_type = CapacityType::OnDemand;
+  std::string zone;
+};
+
 struct NodeLaunch {
   std::string owner;                 // NodePool or node group
   int type_index = 0;                // into ClusterState::types
@@ -23,6 +30,18 @@ struct NodeLaunch {
   std::vector<Taint> startup_taints; // removed when the node is initialized
   Micros expire_after = -1;          // µs after launch; -1: never
   std::int32_t replaces = -1;        // the node this launch replaces (consolidation), -1: none
+  // Further offerings the cloud may launch instead, in order, when it refuses the one above with
+  // InsufficientInstanceCapacity (Karpenter's CreateFleet overrides: the NodeClaim's other options of the
+  // same capacity type). Empty: this offering or nothing (a Cluster Autoscaler node group).
+  std::vector<LaunchOption> fallbacks;
+};
+
+// What the cloud did with a launch: the offerings it refused (InsufficientInstanceCapacity), in the order
+// tried, and whether some offering was launched (node: its id) or none (node -1).
+struct LaunchOutcome {
+  NodeLaunch launch;
+  std::vector<LaunchOption> refused;
+  std::int32_t node = -1;
 };
 
 // Why a node goes (Karpenter's disruption reasons and the others that remove a node).
@@ -72,6 +91,11 @@ class NodeProvisioner {
   virtual Micros next_wakeup() const = 0;
   // Decide at `now` (== next_wakeup()); only reads the cluster.
   virtual void wake(const ClusterState& cluster, Micros now, ProvisionerActions& out) = 0;
+  // The cloud refused some offering of a launch at `now` (outcome.node >= 0: a later one was launched).
+  virtual void on_insufficient_capacity(const LaunchOutcome& outcome, Micros now) {
+    (void)outcome;
+    (void)now;
+  }
   // A removal with give_up_after was abandoned at `now` (the node is back in service).
   virtual void on_drain_failed(std::uint32_t node, Micros now) {
     (void)node;

@@ -44,6 +44,7 @@ inline constexpr Number kStartSpread{"start_spread_s", "/workload/start_spread_s
 inline constexpr Number kTimeout{"timeout_s", "/workload/timeout_s", "Client timeout", false, 0.1, 3600, 1, "s", kSameAsDefault};
 inline constexpr Number kNodeProvisioning{"node_provisioning_s", "/cold_start/node_provisioning_s", "Node wait (fixed delay only)", false, 0, 3600, 5, "s", kSameAsDefault};
 inline constexpr Number kModelLoad{"model_load_s", "/cold_start/model_load_s", "Model load", false, 0, 3600, 5, "s", kSameAsDefault};
+inline constexpr Number kImagePull{"image_pull_s", "/cold_start/image_pull_s", "Image pull (fresh node)", false, 0, 3600, 5, "s", kSameAsDefault};
 inline constexpr Number kWarmup{"warmup_s", "/cold_start/warmup_s", "Engine warm-up", false, 0, 3600, 5, "s", kSameAsDefault};
 inline constexpr Number kScrapeInterval{"scrape_interval_s", "/metrics/scrape_interval_s", "Scrape interval", false, 1, 600, 1, "s", kSameAsDefault};
 inline constexpr Number kMaxNumSeqs{"max_num_seqs", "/engine/max_num_seqs", "max_num_seqs", true, 1, 4096, 1, "sequences", kSameAsDefault};

@@ -245,6 +245,7 @@ AutoscalerConfig parse_autoscaler(const Json& j, const std::string& path, const 
 void parse_cold_start(ObjectReader& r, ColdStartConfig& cs) {
   cs.node_provisioning_s = fields::read(r, fields::kNodeProvisioning, cs.node_provisioning_s);
   cs.model_load_s = fields::read(r, fields::kModelLoad, cs.model_load_s);
+  cs.image_pull_s = fields::read(r, fields::kImagePull, cs.image_pull_s);
   cs.warmup_s = fields::read(r, fields::kWarmup, cs.warmup_s);
   cs.warm_nodes = r.get_bool("warm_nodes", cs.warm_nodes);
 }
@@ -264,11 +265,13 @@ PoolConfig parse_pool(const Json& j, const std::string& path, int index, const S
     throw InputError(path + "/role", "only \"aggregated\" pools are modelled so far (disaggregated prefill/decode pools are coming)");
   }
   pool.model_load_s = s.cold_start.model_load_s;
+  pool.image_pull_s = s.cold_start.image_pull_s;
   pool.warmup_s = s.cold_start.warmup_s;
   if (const Json* e = r.raw("engine")) pool.engine = parse_engine(*e, path + "/engine", pool.engine);
   if (const Json* c = r.raw("cold_start")) {
     ObjectReader cr(*c, path + "/cold_start");
     pool.model_load_s = fields::read(cr, fields::kModelLoad, pool.model_load_s);
+    pool.image_pull_s = fields::read(cr, fields::kImagePull, pool.image_pull_s);
     pool.warmup_s = fields::read(cr, fields::kWarmup, pool.warmup_s);
     cr.finish();
   }
@@ -346,6 +349,7 @@ void parse_cluster(const Json& j, Scenario& s) {
   const Json* inference_pdb = r.raw("inference_pdb");
   c.retry_evicted_requests = r.get_bool("retry_evicted_requests", c.retry_evicted_requests);
   c.spot_interruptions_per_node_hour = r.get_number("spot_interruptions_per_node_hour", 0, 0, 10);
+  const Json* insufficient = r.raw("insufficient_capacity");
   if (r.raw("start_time")) c.start_unix_s = parse_utc_time(r.get_string("start_time", "", 64), "/cluster/start_time");
   r.finish();
 
@@ -381,6 +385,32 @@ void parse_cluster(const Json& j, Scenario& s) {
     check_node_groups(c.cluster_autoscaler, c.instance_types, "/cluster/cluster_autoscaler");
   } else if (ca) {
     throw InputError("/cluster/cluster_autoscaler", "only used with provisioner \"cluster_autoscaler\"");
+  }
+
+  if (insufficient) {
+    // [{instance_type, capacity_type?, zone?, probability}]: the cloud refuses a launch attempt of a matching
+    // offering with InsufficientInstanceCapacity at this rate (the first matching entry counts).
+    expect_array(*insufficient, "/cluster/insufficient_capacity", 64);
+    for (std::size_t i = 0; i < insufficient->size(); ++i) {
+      const std::string p = "/cluster/insufficient_capacity/" + std::to_string(i);
+      ObjectReader ir((*insufficient)[i], p);
+      InsufficientCapacityRate rate;
+      if (!ir.has("instance_type")) throw InputError(p + "/instance_type", "required: the instance type whose launches fail, e.g. \"p5.48xlarge\"");
+      if (!ir.has("probability")) throw InputError(p + "/probability", "required: the probability, 0 … 1, that one launch attempt fails");
+      const std::string type = ir.get_string("instance_type", "");
+      if (ir.has("capacity_type")) rate.capacity_type = get_enum(ir, "capacity_type", CapacityType::OnDemand, kCapacityTypes);
+      rate.zone = ir.get_string("zone", "", 64);
+      rate.probability = ir.get_number("probability", 0, 0, 1);
+      ir.finish();
+      const InstanceType& t = c.instance_types[static_cast<std::size_t>(type_index(c, type, p + "/instance_type"))];
+      rate.instance_type = t.name;
+      if (!rate.zone.empty() && std::find(t.zones.begin(), t.zones.end(), rate.zone) == t.zones.end()) {
+        std::string list;
+        for (const auto& z : t.zones) list += (list.empty() ? "" : ", ") + z;
+        throw InputError(p + "/zone", quote_for_message(rate.zone) + ": " + t.name + " is offered in " + list);
+      }
+      c.insufficient_capacity.push_back(std::move(rate));
+    }
   }
 
   if (initial) {
@@ -621,6 +651,7 @@ Scenario parse_scenario(const Json& doc) {
     // The single-service form: one aggregated pool named vllm, from the top-level engine and autoscaler.
     PoolConfig pool;
     pool.model_load_s = s.cold_start.model_load_s;
+    pool.image_pull_s = s.cold_start.image_pull_s;
     pool.warmup_s = s.cold_start.warmup_s;
     if (engine) pool.engine = parse_engine(*engine, "/engine", pool.engine);
     pool.autoscaler = parse_autoscaler(autoscaler ? *autoscaler : Json::object(), "/autoscaler", pool.name);

@@ -11,6 +11,7 @@
 #include "autoscaling/hpa.hpp"
 #include "autoscaling/strategies.hpp"
 #include "cluster/instance_types.hpp"
+#include "cluster/launch_failures.hpp"
 #include "io/json_reader.hpp"
 #include "k8s/pdb.hpp"
 #include "k8s/pod.hpp"
@@ -48,6 +49,9 @@ struct EngineSettings {
 struct ColdStartConfig {
   double node_provisioning_s = 60;  // seconds from Pending to a node with GPUs advertised (fixed-delay nodes)
   double model_load_s = 90;  // seconds to load weights onto the GPUs
+  // Seconds the kubelet takes to pull the serving image onto a node that does not have it (cluster mode;
+  // 0: the image is on every node, or its pull is part of model_load_s). A node keeps what it pulled.
+  double image_pull_s = 0;
   double warmup_s = 30;         // seconds of engine init / CUDA-graph capture before Ready
   bool warm_nodes = false;          // true: a replica's node already exists (no provisioning wait)
 };
@@ -90,6 +94,7 @@ struct PoolConfig {
   PoolRole role = PoolRole::Aggregated;  // only aggregated pools are modelled so far
   EngineSettings engine;
   double model_load_s = 90;       // seconds to load weights onto the GPUs
+  double image_pull_s = 0;        // seconds to pull the image onto a node without it (ColdStartConfig)
   double warmup_s = 30;           // seconds of engine init / CUDA-graph capture before Ready
   AutoscalerConfig autoscaler;
   PodTemplate pod;                // the replicas' pod (its gpus = the engine profile's tensor-parallel degree)
@@ -155,6 +160,9 @@ struct ClusterConfig {
   std::vector<WorkloadPods> workloads;
   bool retry_evicted_requests = false;         // requests on an evicted replica: lost (false) or sent back to the gateway
   double spot_interruptions_per_node_hour = 0;  // rate of 2-minute spot interruption notices, per spot node-hour
+  // Per offering, the probability that a launch attempt is refused with InsufficientInstanceCapacity
+  // (/cluster/insufficient_capacity; empty: every launch succeeds).
+  std::vector<InsufficientCapacityRate> insufficient_capacity;
   std::int64_t start_unix_s = 1767571200;      // wall clock (UTC) at t = 0, for budget schedules: 2026-01-05T00:00:00Z, a Monday
 };
 

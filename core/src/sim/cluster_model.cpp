@@ -65,7 +65,8 @@ std::vector<InitialNodes> derived_initial_nodes(const Scenario& s, const std::ve
 
 ClusterModel::ClusterModel(const Scenario& scenario, std::unique_ptr<NodeProvisioner> provisioner, ClusterEvents& events)
     : scenario_(scenario), provisioner_(std::move(provisioner)), events_(events), rng_(Rng::stream(scenario.seed, "cluster.nodes")),
-      ready_rng_(Rng::stream(scenario.seed, "cluster.node-ready")) {
+      ready_rng_(Rng::stream(scenario.seed, "cluster.node-ready")),
+      capacity_(scenario.cluster.insufficient_capacity, scenario.seed) {
   state_.types = scenario.cluster.instance_types;
   for (const PoolConfig& pool : scenario.pools) {
     state_.templates.push_back(pool.pod);
@@ -165,6 +166,47 @@ void ClusterModel::launch(const NodeLaunch& l, Micros now, bool initialized) {
   state_.nodes.push_back(std::move(n));
 }
 
+void ClusterModel::request_launch(const NodeLaunch& l, Micros now) {
+  LaunchOutcome outcome;
+  outcome.launch = l;
+  std::vector<LaunchOption> tries;
+  const InstanceType& first = state_.types.at(static_cast<std::size_t>(l.type_index));
+  tries.push_back(LaunchOption{l.type_index, l.capacity_type, l.zone.empty() ? first.zones.front() : l.zone});
+  tries.insert(tries.end(), l.fallbacks.begin(), l.fallbacks.end());
+  const auto text = [&](const LaunchOption& o) {
+    return state_.types[static_cast<std::size_t>(o.type_index)].name + " " + to_string(o.capacity_type) + " " + o.zone;
+  };
+  std::vector<std::string> refused;
+  for (const LaunchOption& o : tries) {
+    const InstanceType& t = state_.types.at(static_cast<std::size_t>(o.type_index));
+    if (capacity_.insufficient_capacity(t.name, o.capacity_type, o.zone)) {
+      outcome.refused.push_back(o);
+      ++totals_.insufficient_capacity;
+      char p[32];
+      std::snprintf(p, sizeof p, "%.2f", capacity_.probability(t.name, o.capacity_type, o.zone));
+      refused.push_back(text(o) + " (rate " + p + ")");
+      continue;
+    }
+    NodeLaunch granted = l;
+    granted.type_index = o.type_index;
+    granted.capacity_type = o.capacity_type;
+    granted.zone = o.zone;
+    granted.fallbacks.clear();
+    outcome.node = static_cast<std::int32_t>(state_.nodes.size());
+    launch(granted, now, false);
+    break;
+  }
+  if (outcome.refused.empty()) return;
+  std::string what = "InsufficientInstanceCapacity for " + l.owner + ": " + refused.front();
+  for (std::size_t i = 1; i < refused.size(); ++i) what += ", " + refused[i];
+  what += outcome.node >= 0 ? "; launched " + text(tries[outcome.refused.size()]) + " instead (node " + std::to_string(outcome.node) + ")"
+                            : "; no offering of the " + std::to_string(tries.size()) + " asked for was granted: nothing launched";
+  log(now, "cloud", outcome.node >= 0 ? "launch-fallback" : "launch-failed", "InsufficientInstanceCapacity", what);
+  provisioner_->on_insufficient_capacity(outcome, now);
+  // The pods the launch was for stay Pending: the next scheduling pass marks them again.
+  if (outcome.node < 0) reschedule_ = true;
+}
+
 void ClusterModel::start(const std::vector<std::int32_t>& starting_replicas) {
   // Starting nodes carry their owner's template: a NodePool's labels, taints and expiry, or a node group's.
   const std::vector<InitialNodes> initial =
@@ -213,7 +255,7 @@ void ClusterModel::unbind(Pod& pod, Micros now) {
   node.gpus_requested -= t.gpus;
   node.cpu_requested_milli -= t.cpu_milli;
   node.memory_requested_mib -= t.memory_mib;
-  node.last_pod_event_at = now;
+  note_pod_event(node, now);
   pod.node = -1;
 }
 
@@ -228,15 +270,19 @@ void ClusterModel::remove_pod(std::uint32_t id, Micros now) {
     unbind(pod, now);
   }
   pod.deleted = true;
-  pod.terminating = false;
+  pod.deletion_timestamp = -1;
   if (node >= 0) terminate_if_drained(state_.nodes[static_cast<std::size_t>(node)], now);
   schedule_pending(now);  // its room may let a pending pod in
 }
 
-void ClusterModel::set_pod_terminating(std::uint32_t pod) {
-  if (pod >= state_.pods.size()) return;
-  state_.pods[pod].terminating = true;
-  state_.pods[pod].ready = false;
+void ClusterModel::mark_pod_terminating(std::uint32_t id, Micros now) {
+  if (id >= state_.pods.size()) return;
+  account(now);
+  Pod& pod = state_.pods[id];
+  pod.ready = false;
+  if (pod.deleted || pod.terminating() || pod.node < 0) return;
+  pod.deletion_timestamp = now;
+  note_pod_event(state_.nodes[static_cast<std::size_t>(pod.node)], now);
 }
 
 void ClusterModel::set_pod_ready(std::uint32_t pod, bool ready) {
@@ -253,7 +299,7 @@ void ClusterModel::bind(Pod& pod, Node& node, Micros now, const std::string& why
   node.gpus_requested += t.gpus;
   node.cpu_requested_milli += t.cpu_milli;
   node.memory_requested_mib += t.memory_mib;
-  node.last_pod_event_at = now;
+  note_pod_event(node, now);
   pod.node = static_cast<std::int32_t>(node.id);
   pod.phase = PodPhase::Running;
   pod.unschedulable_since = -1;
@@ -263,9 +309,37 @@ void ClusterModel::bind(Pod& pod, Node& node, Micros now, const std::string& why
   log(now, "kube-scheduler", "bind", non_gpu_on_gpu ? "NonGpuPodOnGpuNode" : "Scheduled",
       "pod " + std::to_string(pod.id) + " (" + t.name + ") " + why + ", a " + type.name + " (" + node.owner + ")");
   if (pod.replica >= 0) {
-    notices_.push_back(ClusterNotice{ClusterNotice::Kind::ReplicaPodBound, state_.pool_of(pod), pod.replica, pod.id, node.id, now,
+    const int pool = state_.pool_of(pod);
+    notices_.push_back(ClusterNotice{ClusterNotice::Kind::ReplicaPodBound, pool, pod.replica, pod.id, node.id, now,
+                                     pull_image(node, pod, scenario_.pools[static_cast<std::size_t>(pool)].image_pull_s, now),
                                      RemovalReason::Empty});
   }
+}
+
+Micros ClusterModel::pull_image(Node& node, const Pod& pod, double pull_s, Micros now) {
+  // The kubelet pulls an image a node does not have (imagePullPolicy IfNotPresent, the default for a
+  // tagged image) and keeps it; with serialized pulls (the kubelet default) a second pod of the same image
+  // waits for the pull under way instead of pulling again.
+  const int image = pod.template_index;
+  for (const auto& [img, ready_at] : node.images) {
+    if (img != image) continue;
+    if (pull_s > 0 && now > 0) {
+      log(now, "kubelet", ready_at > now ? "pull-wait" : "pulled", ready_at > now ? "Pulling" : "Pulled",
+          "pod " + std::to_string(pod.id) + " on node " + std::to_string(node.id) + ": image of " + state_.template_of(pod).name +
+              (ready_at > now ? " is being pulled, ready at t = " + fmt_s(ready_at) : " already present: no pull"));
+    }
+    return std::max(now, ready_at);
+  }
+  // Lab choice: the starting cluster (t = 0) already holds its starting replicas' image.
+  const Micros ready_at = now == 0 ? 0 : now + seconds_to_micros(pull_s);
+  node.images.emplace_back(image, ready_at);
+  if (pull_s > 0 && ready_at > now) {
+    log(now, "kubelet", "pull", "Pulling",
+        "pod " + std::to_string(pod.id) + " on node " + std::to_string(node.id) + ": pulling the image of " +
+            state_.template_of(pod).name + " (cold_start.image_pull_s " + fmt_s(ready_at - now) + "), container starts at t = " +
+            fmt_s(ready_at));
+  }
+  return ready_at;
 }
 
 void ClusterModel::schedule_pending(Micros now) {
@@ -316,18 +390,19 @@ std::size_t ClusterModel::evict_pods(Node& node, RemovalReason reason, bool resp
   const std::vector<std::uint32_t> pods = node.pods;
   for (std::uint32_t id : pods) {
     Pod& pod = state_.pods[id];
-    if (pod.terminating) continue;  // already going (a scale-down, or an earlier pass of this drain)
+    if (pod.terminating()) continue;  // already going (a scale-down, or an earlier pass of this drain)
     // The Eviction API refuses (429) what a PodDisruptionBudget does not allow; the drain retries.
     if (respect_pdb && !eviction_allowed(state_, pod, stay == 0 ? blocked_why : nullptr)) {
       ++stay;
       continue;
     }
-    pod.terminating = true;
+    pod.deletion_timestamp = now;
     pod.ready = false;
+    note_pod_event(node, now);  // the pod-event clock moves when a pod starts terminating
     ++totals_.pod_evictions;
     if (pod.replica >= 0) {
       ++totals_.replica_evictions;
-      notices_.push_back(ClusterNotice{ClusterNotice::Kind::ReplicaPodEvicted, state_.pool_of(pod), pod.replica, id, node.id, now, reason, cap});
+      notices_.push_back(ClusterNotice{ClusterNotice::Kind::ReplicaPodEvicted, state_.pool_of(pod), pod.replica, id, node.id, now, now, reason, cap});
       continue;
     }
     const PodTemplate& t = state_.template_of(pod);
@@ -359,15 +434,15 @@ void ClusterModel::terminate_node(Node& node, Micros now) {
   const std::vector<std::uint32_t> pods = node.pods;
   for (std::uint32_t id : pods) {
     Pod& pod = state_.pods[id];
-    const bool was_terminating = pod.terminating;
+    const bool was_terminating = pod.terminating();
     unbind(pod, now);
     pod.deleted = true;
     pod.ready = false;
-    pod.terminating = false;
+    pod.deletion_timestamp = -1;
     if (!was_terminating) ++totals_.pod_evictions;
     if (pod.replica >= 0) {
       if (!was_terminating) ++totals_.replica_evictions;
-      notices_.push_back(ClusterNotice{ClusterNotice::Kind::ReplicaPodKilled, state_.pool_of(pod), pod.replica, id, node.id, now, reason});
+      notices_.push_back(ClusterNotice{ClusterNotice::Kind::ReplicaPodKilled, state_.pool_of(pod), pod.replica, id, node.id, now, now, reason});
     } else if (!was_terminating) {
       new_pod(pod.template_index, -1, now);
     }
@@ -443,7 +518,7 @@ void ClusterModel::apply(ProvisionerActions& actions, Micros now) {
     if (n.phase != NodePhase::Terminating && n.phase != NodePhase::Terminated) n.disrupted = false;
   }
   for (std::uint32_t id : actions.cordons) state_.nodes.at(id).disrupted = true;
-  for (const auto& l : actions.launches) launch(l, now, false);
+  for (const auto& l : actions.launches) request_launch(l, now);
   for (const auto& r : actions.removals) {
     if (r.node < state_.nodes.size()) remove_node(state_.nodes[r.node], r.reason, r.drain, now, r.give_up_after, r.max_pod_grace);
   }
@@ -470,7 +545,7 @@ void ClusterModel::on_event(const ClusterEvent& e, Micros now) {
       Node& node = state_.nodes[static_cast<std::size_t>(pod.node)];
       unbind(pod, now);
       pod.deleted = true;
-      pod.terminating = false;
+      pod.deletion_timestamp = -1;
       reschedule_ = true;
       terminate_if_drained(node, now);
       return;
@@ -529,7 +604,7 @@ void ClusterModel::on_node_event(const ClusterEvent& e, Micros now) {
       if (node.phase != NodePhase::Terminating || removal == removals_.end()) return;
       std::string blocked;
       std::size_t before = 0;  // pods still waiting for the Eviction API
-      for (std::uint32_t id : node.pods) before += state_.pods[id].terminating ? 0 : 1;
+      for (std::uint32_t id : node.pods) before += state_.pods[id].terminating() ? 0 : 1;
       const std::size_t stay = evict_pods(node, removal->second.reason, true, now, &blocked);
       if (stay < before) {
         log(now, provisioner_->name(), "evict", to_string(removal->second.reason),

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "cluster/launch_failures.hpp"
+
 #include "cluster/cluster_state.hpp"
 #include "kernel/kernel.hpp"
 #include "kernel/rng.hpp"
@@ -55,6 +57,7 @@ struct ClusterNotice {
   std::uint32_t pod = 0;
   std::uint32_t node = 0;
   Micros time = 0;
+  Micros container_start = 0;  // bound pods: when the container can start (after the image pull, if any)
   RemovalReason reason = RemovalReason::Empty;  // evictions
   Micros max_grace = -1;                        // evictions: the drain's cap on the grace period (-1: none)
 };
@@ -79,6 +82,7 @@ struct ClusterTotals {
   std::int64_t pod_evictions = 0;      // pods evicted by node removals and interruptions
   std::int64_t replica_evictions = 0;  // of which model-serving replicas
   std::int64_t spot_interruptions = 0;
+  std::int64_t insufficient_capacity = 0;  // launch attempts the cloud refused (InsufficientInstanceCapacity)
   std::int64_t non_gpu_pods_on_gpu_nodes = 0;  // bindings of GPU-less pods onto nodes with GPUs
 };
 
@@ -94,11 +98,12 @@ class ClusterModel {
   void start(const std::vector<std::int32_t>& starting_replicas);
   // A new replica's pod (Pending); bound now or later (ReplicaPodBound).
   std::uint32_t add_replica_pod(int pool, std::int32_t replica, Micros now);
-  // The replica's pod started terminating (deletionTimestamp set; still bound, no longer Ready).
-  void set_pod_terminating(std::uint32_t pod);
   // The replica's pod is gone (its containers stopped, or it never ran): its node's room is free, and
   // a node being drained whose last pod this was is terminated.
   void remove_pod(std::uint32_t pod, Micros now);
+  // The ReplicaSet deleted the replica but it is draining: the pod is terminating (deletionTimestamp set)
+  // and keeps its room until remove_pod.
+  void mark_pod_terminating(std::uint32_t pod, Micros now);
   // What a PodDisruptionBudget counts: a replica's pod turned Ready or stopped being Ready, and the
   // pool's Deployment spec.replicas.
   void set_pod_ready(std::uint32_t pod, bool ready);
@@ -122,7 +127,12 @@ class ClusterModel {
   void schedule_pending(Micros now);
   void bind(Pod& pod, Node& node, Micros now, const std::string& why);
   void unbind(Pod& pod, Micros now);
+  // When the pod's container can start on the node: now if the node has its image, else after the pull.
+  Micros pull_image(Node& node, const Pod& pod, double pull_s, Micros now);
   void launch(const NodeLaunch& launch, Micros now, bool initialized);
+  // A provisioner's launch through the cloud: its offering, then its fallbacks, each refused at the
+  // scenario's InsufficientInstanceCapacity rate; the first one granted is launched.
+  void request_launch(const NodeLaunch& launch, Micros now);
   void remove_node(Node& node, RemovalReason reason, bool drain, Micros now, Micros give_up_after = -1, Micros max_grace = -1);
   // Evicts the node's pods, those the PodDisruptionBudgets let go if `respect_pdb`; returns how many stay.
   std::size_t evict_pods(Node& node, RemovalReason reason, bool respect_pdb, Micros now, std::string* blocked_why = nullptr);
@@ -145,6 +155,7 @@ class ClusterModel {
   ClusterEvents& events_;
   Rng rng_;
   Rng ready_rng_;  // registered → Ready, its own stream so the other node draws stay where they were
+  LaunchFailures capacity_;             // the cloud's InsufficientInstanceCapacity answers
   std::vector<std::uint32_t> pending_;  // pod ids waiting to be bound, oldest first
   std::vector<ClusterNotice> notices_;
   std::vector<ClusterLog> logs_;

@@ -59,11 +59,12 @@ std::string fmt_t(Micros t) {
 
 }  // namespace
 
-void World::on_node_ready(Pool& p, Replica& r) {
+void World::on_node_ready(Pool& p, Replica& r, Micros container_start) {
   if (r.state != ReplicaState::Pending) return;
-  r.state = ReplicaState::Loading;
+  r.state = ReplicaState::Loading;  // in cluster mode this includes the image pull, if the node needs one
   r.node_ready_at = now_;
-  queue_.push(now_ + seconds_to_micros(p.config->model_load_s), EventClass::Completion,
+  const Micros start = container_start > now_ ? container_start : now_;
+  queue_.push(start + seconds_to_micros(p.config->model_load_s), EventClass::Completion,
               {EventKind::LoadDone, 0, static_cast<std::uint16_t>(p.index), r.id});
 }
 
@@ -166,7 +167,7 @@ void World::begin_termination(Pool& p, Replica& r, FailureCause cause, const std
   r.sigterm_at = now_ + prestop;
   r.sigkill_at = r.sigterm_at + std::max(grace - prestop, kMinimumGrace);
   r.held_at_deletion = held(r);
-  if (cluster_ && r.pod >= 0) cluster_->set_pod_terminating(static_cast<std::uint32_t>(r.pod));
+  if (cluster_ && r.pod >= 0) cluster_->mark_pod_terminating(static_cast<std::uint32_t>(r.pod), now_);
   if (s_.output.decisions) {
     const std::string running = r.engine ? std::to_string(r.engine->num_requests_running()) : "0";
     const std::string waiting = r.engine ? std::to_string(r.engine->num_requests_waiting()) : "0";

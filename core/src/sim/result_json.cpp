@@ -54,6 +54,7 @@ Json cluster_json(const ClusterTotals& c) {
           {"nodes_launched", c.nodes_launched},
           {"pod_evictions", c.pod_evictions},
           {"spot_interruptions", c.spot_interruptions},
+          {"insufficient_capacity", c.insufficient_capacity},
           {"non_gpu_pods_on_gpu_nodes", c.non_gpu_pods_on_gpu_nodes}};
 }
 

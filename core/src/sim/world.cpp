@@ -406,7 +406,7 @@ void World::settle() {
         if (n.time == 0 && r.crash.empty()) {
           enter_ready(p, r);  // a starting replica on a starting node: already serving
         } else {
-          on_node_ready(p, r);
+          on_node_ready(p, r, n.container_start);
         }
       }
     }

@@ -128,7 +128,7 @@ class World : public ClusterEvents {
   void log_termination(const Pool& p, const char* step, std::string text);
   // replicas.cpp
   void fit_engine_to_node(Pool& p, Replica& r);
-  void on_node_ready(Pool& p, Replica& r);
+  void on_node_ready(Pool& p, Replica& r, Micros container_start = -1);
   void on_load_done(Pool& p, Replica& r);
   void on_warmup_done(Pool& p, Replica& r);
   void enter_ready(Pool& p, Replica& r);

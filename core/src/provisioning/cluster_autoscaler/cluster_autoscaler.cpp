@@ -498,23 +498,35 @@ void ClusterAutoscaler::on_unschedulable(const ClusterState& cluster, std::uint3
   if (it == pending_.end() || *it != pod) pending_.insert(it, pod);
 }
 
-void ClusterAutoscaler::back_off(int group, Micros now, const std::string& why, ProvisionerActions& out) {
-  // utils/backoff/exponential_backoff.go: the initial duration, doubled per failure up to the max;
-  // back to the initial one if the last failure is older than the reset timeout.
+void ClusterAutoscaler::back_off(int group, Micros now, const std::string& reason, const std::string& why,
+                                 std::vector<ProvisionerLog>& log) {
+  // utils/backoff/exponential_backoff.go Backoff: the initial duration, doubled from the last one (up to
+  // the max) only if that backoff is over ("multiple concurrent scale-ups failing shouldn't cause backoff
+  // duration to increase"); RemoveStaleBackoffData forgets a group whose last failure is older than the
+  // reset timeout, so its next backoff starts at the initial duration again.
   const ClusterAutoscalerFlags& f = config_.flags;
   const std::size_t g = static_cast<std::size_t>(group);
   Micros d = f.initial_node_group_backoff_duration;
-  if (last_failure_[g] >= 0 && last_failure_[g] + f.node_group_backoff_reset_timeout >= now) {
-    d = std::min(2 * backoff_duration_[g], f.max_node_group_backoff_duration);
-  }
+  const bool known = last_failure_[g] >= 0 && last_failure_[g] + f.node_group_backoff_reset_timeout >= now;
+  if (known) d = backoff_until_[g] < now ? std::min(2 * backoff_duration_[g], f.max_node_group_backoff_duration) : backoff_duration_[g];
   backoff_duration_[g] = d;
   last_failure_[g] = now;
   backoff_until_[g] = now + d;
-  out.log.push_back(make_log("backoff", "ScaleUpTimedOut",
-                             why + "; node group " + config_.node_groups[g].name + " backed off for " + format_duration(d) + ", until " +
-                                 at(backoff_until_[g]) + " (--initial-node-group-backoff-duration " +
-                                 format_duration(f.initial_node_group_backoff_duration) + ", doubling up to " +
-                                 format_duration(f.max_node_group_backoff_duration) + ")"));
+  log.push_back(make_log("backoff", reason.c_str(),
+                         why + "; node group " + config_.node_groups[g].name + " backed off for " + format_duration(d) + ", until " +
+                             at(backoff_until_[g]) + " (--initial-node-group-backoff-duration " +
+                             format_duration(f.initial_node_group_backoff_duration) + ", doubling up to " +
+                             format_duration(f.max_node_group_backoff_duration) + ")"));
+}
+
+void ClusterAutoscaler::on_insufficient_capacity(const LaunchOutcome& outcome, Micros now) {
+  (void)now;
+  if (outcome.node >= 0) return;  // a node group has no fallbacks; kept for symmetry
+  auto g = group_index_.find(outcome.launch.owner);
+  if (g == group_index_.end()) return;
+  // CA learns of the failed instances at its next loop (the AWS provider reports them with their
+  // OutOfResources error through Nodes(); clusterstate handleInstanceCreationErrors → RegisterFailedScaleUp).
+  if (std::find(failed_groups_.begin(), failed_groups_.end(), g->second) == failed_groups_.end()) failed_groups_.push_back(g->second);
 }
 
 void ClusterAutoscaler::note(std::uint32_t node, const std::string& status, ProvisionerLog log, ProvisionerActions& out) {
@@ -529,6 +541,13 @@ void ClusterAutoscaler::note(std::uint32_t node, const std::string& status, Prov
 void ClusterAutoscaler::wake(const ClusterState& cluster, Micros now, ProvisionerActions& out) {
   const ClusterAutoscalerFlags& f = config_.flags;
   next_scan_ = now + f.scan_interval;
+  for (int g : failed_groups_) {
+    back_off(g, now, "FailedScaleUp",
+             "scale-up of " + config_.node_groups[static_cast<std::size_t>(g)].name +
+                 " failed: the ASG could not launch an instance (InsufficientInstanceCapacity, an OutOfResources error)",
+             out.log);
+  }
+  failed_groups_.clear();
   pending_.erase(std::remove_if(pending_.begin(), pending_.end(),
                                 [&](std::uint32_t id) { return id >= cluster.pods.size() || cluster.pods[id].phase != PodPhase::Pending || cluster.pods[id].deleted; }),
                  pending_.end());
@@ -553,7 +572,7 @@ void ClusterAutoscaler::wake(const ClusterState& cluster, Micros now, Provisione
             " after launch: Unready (removable after --scale-down-unready-time " + format_duration(f.scale_down_unready_time) + ")";
       out.log.push_back(make_log("timeout", "ScaleUpTimedOut", why));
     }
-    back_off(g->second, now, "scale-up of " + n.owner + " timed out", out);
+    back_off(g->second, now, "ScaleUpTimedOut", "scale-up of " + n.owner + " timed out", out.log);
   }
 
   // 2. IsClusterHealthy: stop when unready > --ok-total-unready-count and > --max-total-unready-percentage

@@ -168,6 +168,9 @@ class ClusterAutoscaler : public NodeProvisioner {
   void wake(const ClusterState& cluster, Micros now, ProvisionerActions& out) override;
   // RegisterFailedScaleDown: scale-down pauses for --scale-down-delay-after-failure.
   void on_drain_failed(std::uint32_t node, Micros now) override;
+  // The ASG could not launch (InsufficientInstanceCapacity, an OutOfResources instance error): the scale-up
+  // failed and the node group backs off (RegisterFailedScaleUp) at the next scan, when CA sees it.
+  void on_insufficient_capacity(const LaunchOutcome& outcome, Micros now) override;
 
   const ClusterAutoscalerConfig& config() const { return config_; }
   const std::vector<std::uint32_t>& unschedulable_pods() const { return pending_; }
@@ -177,7 +180,7 @@ class ClusterAutoscaler : public NodeProvisioner {
   Micros backoff_until(int group) const { return backoff_until_.at(static_cast<std::size_t>(group)); }
 
  private:
-  void back_off(int group, Micros now, const std::string& why, ProvisionerActions& out);
+  void back_off(int group, Micros now, const std::string& reason, const std::string& why, std::vector<ProvisionerLog>& log);
   void scale_down(const ClusterState& cluster, Micros now, ProvisionerActions& out);
   void note(std::uint32_t node, const std::string& status, ProvisionerLog log, ProvisionerActions& out);
 
@@ -196,6 +199,7 @@ class ClusterAutoscaler : public NodeProvisioner {
   std::vector<std::uint32_t> timed_out_;           // nodes whose provision time already ran out
   std::map<std::uint32_t, std::string> node_status_;  // last logged scale-down status per node
   std::string last_scale_up_log_;
+  std::vector<int> failed_groups_;                 // groups whose launch the cloud refused since the last scan
   bool halted_ = false;
 };
 

@@ -75,6 +75,14 @@ ClusterAutoscalerFlags parse_flags(const Json& doc, const std::string& path) {
         throw InputError(p, "unknown expander \"" + name + "\"; allowed: least-waste, random, most-pods, price, priority "
                             "(a comma-separated chain, e.g. \"priority,least-waste\")");
       }
+      // expander/factory/expander_factory.go: the price filter calls cloudProvider.Pricing() and, on an
+      // error, klog.Fatalf — CA exits at start. The AWS provider's Pricing() returns ErrNotImplemented
+      // (cloudprovider/aws/aws_cloud_provider.go), and the lab's cloud is AWS.
+      if (known->value == Expander::Price) {
+        throw InputError(p, "--expander=price needs the cloud provider's pricing, which the AWS provider does not implement: "
+                            "Cluster Autoscaler exits at start (\"Couldn't access cloud provider pricing for price expander\"). "
+                            "Use least-waste, random, most-pods or priority");
+      }
       f.expanders.push_back(known->value);
       if (comma == std::string::npos) break;
       start = comma + 1;

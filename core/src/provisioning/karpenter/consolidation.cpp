@@ -40,7 +40,8 @@ ConsolidationOption compute_consolidation(const ClusterState& cluster, const std
     if (exclude.count(n.id) && !marked.count(n.id)) continue;  // a candidate
     if (n.phase != NodePhase::Terminating && !marked.count(n.id)) continue;
     for (std::uint32_t pid : n.pods) {
-      if (cluster.pods[pid].phase == PodPhase::Running) deleting_pods.insert(pid);
+      const Pod& p = cluster.pods[pid];
+      if (p.phase == PodPhase::Running && !p.terminating()) deleting_pods.insert(pid);
     }
   }
   pods.insert(pods.end(), deleting_pods.begin(), deleting_pods.end());
@@ -158,6 +159,7 @@ ConsolidationOption compute_consolidation(const ClusterState& cluster, const std
   }
   const Offering& best = cheaper.front();
   NodeLaunch l = launch_for(cluster, pools[claim.pool], best);
+  l.fallbacks = fleet_fallbacks(cheaper, best);  // only strictly cheaper offerings may replace
   l.replaces = static_cast<std::int32_t>(candidates.front().node);
   opt.action = DisruptionAction::Replace;
   opt.replacement = l;
@@ -187,14 +189,13 @@ struct BalancedScore {
 };
 
 double node_disruption_cost(const ClusterState& cluster, const Node& n) {
-  double cost = 1.0;
+  std::int64_t cost = kEvictionCostUnit;
   for (std::uint32_t pid : n.pods) {
     const Pod& p = cluster.pods[pid];
-    if (p.phase != PodPhase::Running) continue;
-    const double eviction = std::clamp(1.0 + cluster.templates[p.template_index].priority / 33554432.0, -10.0, 10.0);
-    cost += std::max(0.0, eviction);
+    if (p.phase != PodPhase::Running || p.terminating()) continue;
+    cost += std::max<std::int64_t>(0, eviction_cost_units(cluster.templates[p.template_index]));
   }
-  return cost;
+  return static_cast<double>(cost) / static_cast<double>(kEvictionCostUnit);
 }
 
 BalancedScore balanced_score(const ClusterState& cluster, const std::vector<NodePool>& pools, const ConsolidationOption& o) {

@@ -62,6 +62,23 @@ BudgetCount pool_budget(const ClusterState& cluster, const NodePool& pool, Disru
   return b;
 }
 
+std::int64_t eviction_cost_units(const PodTemplate& t) {
+  // disruption.go EvictionCost: 1 + priority / 2^25, clamped to [−10, 10].
+  return std::clamp<std::int64_t>(kEvictionCostUnit + t.priority, -10 * kEvictionCostUnit, 10 * kEvictionCostUnit);
+}
+
+std::vector<Candidate> sort_candidates(std::vector<Candidate> v) {
+  // kubernetes-sigs/karpenter v1.14 pkg/controllers/disruption/consolidation.go sortCandidates:
+  // SavingsRatio() descending (types.go: Price / RescheduleDisruptionCost). Before v1.14 it was
+  // DisruptionCost ascending. The lab breaks ties by node id (Go's sort.Slice is not stable).
+  std::sort(v.begin(), v.end(), [](const Candidate& a, const Candidate& b) {
+    const double ra = a.savings_ratio(), rb = b.savings_ratio();
+    if (ra != rb) return ra > rb;
+    return a.node < b.node;
+  });
+  return v;
+}
+
 Micros consolidatable_at(const Node& node, const NodePool& pool) {
   // nodeclaim/disruption/consolidation.go: measured from the last pod event, else from Initialized.
   if (!pool.consolidate_after || node.initialized_at < 0) return -1;
@@ -96,15 +113,16 @@ CandidateScan disruption_candidates(const ClusterState& cluster, const std::vect
     Candidate c;
     c.node = n.id;
     c.pool = pi;
-    std::int64_t priority = 0;
     std::int32_t blocking = -1;
     for (std::uint32_t pid : n.pods) {
       const Pod& p = cluster.pods[pid];
-      if (p.phase != PodPhase::Running) continue;  // terminating pods are not rescheduled
+      // pod.IsReschedulable: active pods only; a terminating pod (deletionTimestamp set) is not
+      // rescheduled, so a node whose last pod is terminating is empty.
+      if (p.phase != PodPhase::Running || p.terminating()) continue;
       const PodTemplate& t = cluster.templates[p.template_index];
       if (t.do_not_disrupt && blocking < 0) blocking = static_cast<std::int32_t>(pid);
       c.pods.push_back(pid);
-      priority += t.priority;
+      c.reschedule_cost += std::max<std::int64_t>(0, eviction_cost_units(t));
     }
     if (blocking >= 0) {
       scan.skipped.push_back(who + ": do-not-disrupt pod " + std::to_string(blocking));
@@ -124,46 +142,69 @@ CandidateScan disruption_candidates(const ClusterState& cluster, const std::vect
       scan.skipped.push_back(who + ": nominated for pending pods");
       continue;
     }
-    // Lab choice: disruption cost = 1 per pod (scaled by 2^25) + pod priority, as Karpenter's
-    // ReschedulingCost without pod-deletion-cost and without the remaining-lifetime factor; candidates are
-    // sorted by it ascending (Karpenter ≤ v1.13; v1.14's savings/disruption ordering is not modelled).
-    c.cost = static_cast<std::int64_t>(c.pods.size()) * (std::int64_t(1) << 25) + priority;
     c.price_micro_usd = node_price(cluster, n);
     scan.candidates.push_back(std::move(c));
   }
   return scan;
 }
 
-std::string command_invalidation(const DisruptionDecision& d, const ClusterState& cluster, const std::vector<NodePool>& pools,
+std::string command_invalidation(DisruptionDecision& d, const ClusterState& cluster, const std::vector<NodePool>& pools,
                                  const KarpenterSettings& settings, const std::set<std::uint32_t>& marked,
                                  const std::map<std::uint32_t, Micros>& nominated_until, Micros now,
-                                 const PoolOfferings* offerings) {
+                                 const PoolOfferings* offerings, std::vector<std::string>* dropped) {
   // ValidateCandidates: still candidates (Initialized, consolidateAfter elapsed, no do-not-disrupt, not
   // nominated for pending pods), and within the budgets, counted one by one.
   const CandidateScan scan = disruption_candidates(cluster, pools, marked, nominated_until, now);
+  const std::int64_t now_unix_us = settings.clock_start_unix_s * kMicrosPerSecond + now;
+  const auto why_not = [&](std::uint32_t id) {
+    std::string why = "node " + std::to_string(id) + " is no longer a candidate";
+    for (const auto& skipped : scan.skipped) {
+      if (skipped.rfind("node " + std::to_string(id) + ":", 0) == 0) why = skipped;
+    }
+    return why;
+  };
+  const auto find = [&](std::uint32_t id) {
+    return std::find_if(scan.candidates.begin(), scan.candidates.end(), [&](const Candidate& c) { return c.node == id; });
+  };
+  if (d.method == DisruptionMethod::Emptiness) {
+    // validation.go EmptinessValidator: the candidates that are still empty candidates and fit the budgets
+    // stay in the command; the command is abandoned only when none is left.
+    std::vector<std::uint32_t> keep;
+    std::vector<std::string> gone;
+    std::map<int, std::int64_t> left;
+    for (std::uint32_t id : d.nodes) {
+      auto it = find(id);
+      if (it == scan.candidates.end()) {
+        gone.push_back(why_not(id));
+        continue;
+      }
+      if (!it->empty()) {
+        gone.push_back("node " + std::to_string(id) + " is no longer empty (" + fmt_count(it->pods.size(), "pod") + ")");
+        continue;
+      }
+      if (!left.count(it->pool)) left[it->pool] = pool_budget(cluster, pools[it->pool], d.reason, marked, now_unix_us).allowed;
+      if (left[it->pool] <= 0) {
+        gone.push_back("node " + std::to_string(id) + " would violate the budget of " + pools[it->pool].name);
+        continue;
+      }
+      --left[it->pool];
+      keep.push_back(id);
+    }
+    if (keep.empty()) return join(gone, "; ");
+    d.nodes = keep;
+    if (dropped) *dropped = gone;
+    return "";
+  }
   std::vector<Candidate> current;
   for (std::uint32_t id : d.nodes) {
-    auto it = std::find_if(scan.candidates.begin(), scan.candidates.end(), [&](const Candidate& c) { return c.node == id; });
-    if (it == scan.candidates.end()) {
-      std::string why = "node " + std::to_string(id) + " is no longer a candidate";
-      for (const auto& skipped : scan.skipped) {
-        if (skipped.rfind("node " + std::to_string(id) + ":", 0) == 0) why = skipped;
-      }
-      return why;
-    }
+    auto it = find(id);
+    if (it == scan.candidates.end()) return why_not(id);
     current.push_back(*it);
   }
-  const std::int64_t now_unix_us = settings.clock_start_unix_s * kMicrosPerSecond + now;
   std::map<int, std::int64_t> left;
   for (const auto& c : current) {
     if (!left.count(c.pool)) left[c.pool] = pool_budget(cluster, pools[c.pool], d.reason, marked, now_unix_us).allowed;
     if (left[c.pool]-- <= 0) return "a candidate can no longer be disrupted without violating budgets (" + pools[c.pool].name + ")";
-  }
-  if (d.method == DisruptionMethod::Emptiness) {
-    for (const auto& c : current) {
-      if (!c.pods.empty()) return "node " + std::to_string(c.node) + " is no longer empty (" + fmt_count(c.pods.size(), "pod") + ")";
-    }
-    return "";
   }
   // ValidateCommand: the scheduling simulation of the candidates' pods must give the same command.
   const ConsolidationOption o =
@@ -194,9 +235,11 @@ class DisruptionPass {
     std::vector<std::string> c;
     for (const auto& cand : scan_.candidates) {
       c.push_back(std::to_string(cand.node) + " (" + pools[cand.pool].name + ", " + fmt_count(cand.pods.size(), "pod") + ", " +
-                  fmt_price(cand.price_micro_usd) + ")");
+                  fmt_price(cand.price_micro_usd) + ", savings ratio " + fmt_price(cand.price_micro_usd * kEvictionCostUnit / cand.reschedule_cost) +
+                  " / " + fmt_fraction(cand.reschedule_cost / kEvictionCostUnit, (cand.reschedule_cost % kEvictionCostUnit) * 100 / kEvictionCostUnit, 2, 0) + ")");
     }
-    text_.push_back("candidates: " + (c.empty() ? std::string("none") : "nodes " + join(c, ", ")));
+    text_.push_back("candidates: " + (c.empty() ? std::string("none") : "nodes " + join(c, ", ")) +
+                    (c.empty() ? "" : " (savings ratio = price / (1 + Σ pod eviction cost), highest first)"));
     if (!scan_.skipped.empty()) text_.push_back("skipped: " + join(scan_.skipped, "; "));
   }
 
@@ -210,14 +253,6 @@ class DisruptionPass {
   }
 
  private:
-  static std::vector<Candidate> by_cost(std::vector<Candidate> v) {
-    std::stable_sort(v.begin(), v.end(), [](const Candidate& a, const Candidate& b) {
-      if (a.cost != b.cost) return a.cost < b.cost;
-      return a.node < b.node;
-    });
-    return v;
-  }
-
   std::vector<BudgetCount> budgets(DisruptionReason reason) const {
     std::vector<BudgetCount> b(pools_.size());
     for (std::size_t i = 0; i < pools_.size(); ++i) b[i] = pool_budget(cluster_, pools_[i], reason, marked_, now_unix_us_);
@@ -238,7 +273,7 @@ class DisruptionPass {
   bool emptiness() {
     std::vector<Candidate> empty;
     for (const auto& c : scan_.candidates) {
-      if (c.pods.empty()) empty.push_back(c);
+      if (c.empty()) empty.push_back(c);
     }
     if (empty.empty()) return false;
     std::vector<BudgetCount> b = budgets(DisruptionReason::Empty);
@@ -246,7 +281,7 @@ class DisruptionPass {
     for (std::size_t i = 0; i < pools_.size(); ++i) left[i] = b[i].allowed;
     std::vector<std::uint32_t> chosen, blocked;
     std::set<int> pools_seen;
-    for (const auto& c : by_cost(empty)) {
+    for (const auto& c : sort_candidates(empty)) {
       pools_seen.insert(c.pool);
       if (left[c.pool] <= 0) {
         blocked.push_back(c.node);
@@ -272,7 +307,7 @@ class DisruptionPass {
   bool consolidation_candidates() {
     std::vector<std::string> when_empty;
     for (const auto& c : scan_.candidates) {
-      if (c.pods.empty()) continue;
+      if (c.empty()) continue;
       if (pools_[c.pool].consolidation_policy == ConsolidationPolicy::WhenEmpty) {
         when_empty.push_back(std::to_string(c.node));
         continue;
@@ -284,7 +319,7 @@ class DisruptionPass {
       text_.push_back("no action");
       return false;
     }
-    cons_ = by_cost(cons_);
+    cons_ = sort_candidates(cons_);
     return true;
   }
 
@@ -381,7 +416,7 @@ class DisruptionPass {
   const PoolOfferings* offerings_;
   const std::int64_t now_unix_us_;
   CandidateScan scan_;
-  std::vector<Candidate> cons_;  // consolidation candidates, by disruption cost
+  std::vector<Candidate> cons_;  // consolidation candidates, by savings ratio
   std::vector<std::string> text_;
   DisruptionDecision d_;
 };

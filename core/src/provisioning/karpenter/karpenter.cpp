@@ -92,7 +92,7 @@ void Karpenter::wake(const ClusterState& cluster, Micros now, ProvisionerActions
 }
 
 void Karpenter::provision(const ClusterState& cluster, Micros now, ProvisionerActions& out) {
-  ProvisioningPlan plan = plan_provisioning(cluster, pools_, batch_pods_, marked_nodes(), batch_start_, now, &offerings(cluster));
+  ProvisioningPlan plan = plan_provisioning(cluster, pools_, batch_pods_, marked_nodes(), batch_start_, now, &available_offerings(cluster, now));
   // Nodes the batch counted on are nominated: disruption leaves them alone for the nomination window.
   for (const auto& [pod, node] : plan.on_existing) nominated_until_[node] = now + settings_.nomination_window;
   for (auto& l : plan.launches) out.launches.push_back(std::move(l));
@@ -153,6 +153,15 @@ void Karpenter::progress_replacements(const ClusterState& cluster, Micros now, P
     ProvisionerLog log;
     log.controller = "karpenter.disruption";
     log.reason = "Underutilized";
+    if (r.refused) {
+      // The replacement NodeClaim could not launch: the command fails and its nodes stay.
+      log.action = "abandon";
+      log.explanation = "replacement for nodes " + fmt_ids(r.old_nodes) +
+                        " was refused by the cloud (InsufficientInstanceCapacity for every offering); the command is abandoned";
+      out.log.push_back(std::move(log));
+      out.uncordons.insert(out.uncordons.end(), r.old_nodes.begin(), r.old_nodes.end());
+      continue;
+    }
     if (r.node < 0) {
       if (now - r.decided_at <= settings_.registration_timeout + settings_.disruption_poll) {
         keep.push_back(std::move(r));
@@ -222,7 +231,11 @@ std::uint64_t Karpenter::disruption_state(const ClusterState& cluster, Micros no
     mix(static_cast<std::uint64_t>(p.phase));
     mix(static_cast<std::uint64_t>(p.node));
   }
+  for (const Pod& p : cluster.pods) {
+    if (!p.deleted && p.terminating()) mix(p.id ^ 0x9e3779b97f4a7c15ULL);
+  }
   mix(replacements_.size());
+  mix(unavailable_.size());
   for (const auto& [node, until] : nominated_until_) mix(now < until ? node : 0);
   return h;
 }
@@ -234,8 +247,9 @@ void Karpenter::disrupt(const ClusterState& cluster, Micros now, ProvisionerActi
     if (now < pending_until_) return;
     DisruptionDecision d = std::move(*pending_);
     pending_.reset();
+    std::vector<std::string> dropped;
     const std::string why = command_invalidation(d, cluster, pools_, settings_, marked_nodes(), nominated_until_, now,
-                                                 &offerings(cluster));
+                                                 &available_offerings(cluster, now), &dropped);
     if (!why.empty()) {
       ProvisionerLog log;
       log.controller = "karpenter.disruption";
@@ -248,12 +262,14 @@ void Karpenter::disrupt(const ClusterState& cluster, Micros now, ProvisionerActi
       return;
     }
     d.log.explanation = "validated after " + fmt_duration(settings_.command_validation) + ": " + d.log.explanation;
+    if (!dropped.empty()) d.log.explanation += "; still valid: nodes " + fmt_ids(d.nodes) + ", no longer: " + join(dropped, "; ");
     execute(std::move(d), cluster, now, out);
     return;
   }
   const std::uint64_t state = disruption_state(cluster, now);
   if (consolidated_ && state == consolidated_state_ && now - consolidated_at_ < kConsolidatedFor) return;
-  DisruptionDecision d = decide_disruption(cluster, pools_, settings_, marked_nodes(), nominated_until_, now, &offerings(cluster));
+  DisruptionDecision d = decide_disruption(cluster, pools_, settings_, marked_nodes(), nominated_until_, now,
+                                            &available_offerings(cluster, now));
   consolidated_ = d.action == DisruptionAction::None;
   consolidated_state_ = state;
   consolidated_at_ = now;
@@ -297,6 +313,47 @@ void Karpenter::execute(DisruptionDecision d, const ClusterState& cluster, Micro
 const PoolOfferings& Karpenter::offerings(const ClusterState& cluster) {
   if (offerings_.size() != pools_.size()) offerings_ = all_pool_offerings(pools_, cluster.types);
   return offerings_;
+}
+
+const PoolOfferings& Karpenter::available_offerings(const ClusterState& cluster, Micros now) {
+  for (auto it = unavailable_.begin(); it != unavailable_.end();) {
+    if (it->second <= now) {
+      it = unavailable_.erase(it);
+      available_stale_ = true;
+    } else {
+      ++it;
+    }
+  }
+  if (unavailable_.empty()) return offerings(cluster);
+  if (available_stale_) {
+    available_ = offerings(cluster);
+    for (auto& pool : available_) {
+      pool.erase(std::remove_if(pool.begin(), pool.end(),
+                                [&](const Offering& o) { return unavailable_.count({o.type_index, o.capacity_type, o.zone}) > 0; }),
+                 pool.end());
+    }
+    available_stale_ = false;
+  }
+  return available_;
+}
+
+void Karpenter::on_insufficient_capacity(const LaunchOutcome& outcome, Micros now) {
+  // instance.go: every offering CreateFleet reports InsufficientInstanceCapacity for is marked unavailable
+  // (MarkUnavailable extends the TTL of one already cached).
+  for (const LaunchOption& o : outcome.refused) {
+    unavailable_[{o.type_index, o.capacity_type, o.zone}] = now + settings_.unavailable_offerings_ttl;
+  }
+  available_stale_ = true;
+  if (outcome.launch.replaces < 0) return;
+  for (auto& r : replacements_) {
+    if (r.node >= 0 || r.refused || r.launch.replaces != outcome.launch.replaces) continue;
+    if (outcome.node >= 0) {
+      r.node = outcome.node;  // a fallback offering of the replacement was launched
+    } else {
+      r.refused = true;
+    }
+    break;
+  }
 }
 
 }  // namespace gpuscale

@@ -10,6 +10,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -30,6 +31,10 @@ struct KarpenterSettings {
   int min_spot_to_spot_options = 15;               // MinInstanceTypesForSpotToSpotConsolidation (single-node)
   int max_multi_node_candidates = 100;             // multi-node consolidation looks at most at this many
   Micros command_validation = 15 * kMicrosPerSecond;  // a disruption command waits this long, then is re-validated
+  // An offering the cloud refused with InsufficientInstanceCapacity is left out of every NodeClaim this long
+  // (aws/karpenter-provider-aws pkg/cache/cache.go UnavailableOfferingsTTL = 3 min; MarkUnavailable in
+  // pkg/providers/instance/instance.go, per instance type, zone and capacity type).
+  Micros unavailable_offerings_ttl = 3 * 60 * kMicrosPerSecond;
   // The wall-clock time (UTC, seconds since the Unix epoch) of simulation time 0, against which budget
   // schedules are evaluated. Default 2026-01-05T00:00:00Z, a Monday at midnight.
   std::int64_t clock_start_unix_s = 1767571200;
@@ -160,13 +165,28 @@ BudgetCount pool_budget(const ClusterState& cluster, const NodePool& pool, Disru
 // -1 if never (consolidateAfter: Never, or not initialized).
 Micros consolidatable_at(const Node& node, const NodePool& pool);
 
+// EvictionCost (kubernetes-sigs/karpenter pkg/utils/disruption/disruption.go) in units of 2^-25, so it is an
+// integer: clamp(1 + priority / 2^25, −10, 10) × 2^25. pod-deletion-cost (/ 2^27) is not modelled.
+constexpr std::int64_t kEvictionCostUnit = std::int64_t(1) << 25;
+std::int64_t eviction_cost_units(const PodTemplate& t);
+
 struct Candidate {
   std::uint32_t node = 0;
   int pool = 0;                      // index into the pools vector
-  std::vector<std::uint32_t> pods;   // Bound pods that would be rescheduled
-  std::int64_t cost = 0;             // disruption cost: pods × 2^25 + summed pod priority (lower goes first)
+  std::vector<std::uint32_t> pods;   // Bound pods that would be rescheduled (not terminating)
+  // RescheduleDisruptionCost (pkg/controllers/disruption/types.go), in kEvictionCostUnit: the per-node
+  // base 1 + Σ max(0, EvictionCost) over the reschedulable pods.
+  std::int64_t reschedule_cost = kEvictionCostUnit;
   std::int64_t price_micro_usd = 0;  // per hour
+  // SavingsRatio = Price / RescheduleDisruptionCost (µUSD/h per unit of disruption; higher goes first).
+  double savings_ratio() const { return static_cast<double>(price_micro_usd) * static_cast<double>(kEvictionCostUnit) / static_cast<double>(reschedule_cost); }
+  // IsEmpty: no pod adds a positive eviction cost (DaemonSet-like or clamped-to-zero pods only).
+  bool empty() const { return reschedule_cost <= kEvictionCostUnit; }
 };
+// The v1.14 candidate order (consolidation.go sortCandidates), used by Emptiness, MultiNodeConsolidation
+// and SingleNodeConsolidation for every policy: savings ratio descending; ties (Go's sort.Slice leaves
+// them unspecified) by node id.
+std::vector<Candidate> sort_candidates(std::vector<Candidate> v);
 struct CandidateScan {
   std::vector<Candidate> candidates;  // node id order
   std::vector<std::string> skipped;   // "node 4: do-not-disrupt pod 7", ...
@@ -222,14 +242,16 @@ struct DisruptionDecision {
   bool had_candidates = false;        // something was a candidate or was skipped for a reason worth logging
   ProvisionerLog log;
 };
-// Why a command decided earlier is no longer valid now, or "" if it still is (validation.go IsValid):
-// every node must still be a candidate, nominated for nothing, within its pool's budget; emptiness
-// nodes must still be empty; a consolidation's re-simulated scheduling must give the same action (and,
-// for a replace, the same instance type and capacity type).
-std::string command_invalidation(const DisruptionDecision& d, const ClusterState& cluster, const std::vector<NodePool>& pools,
+// Why a command decided earlier is no longer valid now, or "" if it still is (validation.go): a
+// consolidation's nodes must all still be candidates, nominated for nothing, within their pools' budgets,
+// and its re-simulated scheduling must give the same action (and, for a replace, the same instance type
+// and capacity type). An Emptiness command keeps the nodes that are still empty candidates within the
+// budgets (EmptinessValidator): `d.nodes` shrinks to them, `dropped` says why the others left; it is
+// invalid only when none is left.
+std::string command_invalidation(DisruptionDecision& d, const ClusterState& cluster, const std::vector<NodePool>& pools,
                                  const KarpenterSettings& settings, const std::set<std::uint32_t>& marked,
                                  const std::map<std::uint32_t, Micros>& nominated_until, Micros now,
-                                 const PoolOfferings* offerings = nullptr);
+                                 const PoolOfferings* offerings = nullptr, std::vector<std::string>* dropped = nullptr);
 // One disruption pass: the first method, in Karpenter's order, that finds an action.
 DisruptionDecision decide_disruption(const ClusterState& cluster, const std::vector<NodePool>& pools,
                                      const KarpenterSettings& settings, const std::set<std::uint32_t>& marked,
@@ -246,6 +268,11 @@ class Karpenter : public NodeProvisioner {
   void on_unschedulable(const ClusterState& cluster, std::uint32_t pod, Micros now) override;
   Micros next_wakeup() const override;
   void wake(const ClusterState& cluster, Micros now, ProvisionerActions& out) override;
+  // The cloud refused offerings of a launch: each is unavailable for settings().unavailable_offerings_ttl;
+  // a consolidation replacement that got no node abandons its command at the next wake.
+  void on_insufficient_capacity(const LaunchOutcome& outcome, Micros now) override;
+  // The unavailable-offerings cache: (type index, capacity type, zone) → until when (µs).
+  const std::map<std::tuple<int, CapacityType, std::string>, Micros>& unavailable_offerings() const { return unavailable_; }
 
   // The NodePools in the order they are tried: weight descending, then name.
   const std::vector<NodePool>& pools() const { return pools_; }
@@ -266,6 +293,7 @@ class Karpenter : public NodeProvisioner {
     std::size_t nodes_before = 0;  // cluster.nodes.size() when decided: the replacement's id is at least this
     Micros decided_at = 0;
     std::int32_t node = -1;        // the replacement once recognised
+    bool refused = false;          // the cloud granted none of its offerings (InsufficientInstanceCapacity)
   };
 
   void provision(const ClusterState& cluster, Micros now, ProvisionerActions& out);
@@ -286,6 +314,11 @@ class Karpenter : public NodeProvisioner {
   Micros consolidated_at_ = 0;
   std::uint64_t disruption_state(const ClusterState& cluster, Micros now) const;
   const PoolOfferings& offerings(const ClusterState& cluster);
+  // offerings() without those in the unavailable-offerings cache at `now` (expired entries dropped).
+  const PoolOfferings& available_offerings(const ClusterState& cluster, Micros now);
+  std::map<std::tuple<int, CapacityType, std::string>, Micros> unavailable_;
+  PoolOfferings available_;
+  bool available_stale_ = true;
   KarpenterSettings settings_;
   Micros batch_start_ = -1;
   Micros batch_last_ = -1;

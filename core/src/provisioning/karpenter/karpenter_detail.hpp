@@ -152,6 +152,23 @@ inline std::string budget_text(const NodePool& pool, DisruptionReason reason, co
 }
 
 
+// The offerings after the first that one launch may fall back through: the AWS provider sends a NodeClaim's
+// instance types (at most 60, pkg/providers/instance/instance.go maxInstanceTypes) to CreateFleet for one
+// capacity type (spot when the NodeClaim allows it and has spot offerings, else on-demand), and EC2 launches
+// one it has capacity for. Lab choice: the fleet tries them cheapest first (lowest-price; price-capacity-
+// optimized approximated by price, as for the first choice).
+constexpr std::size_t kMaxFleetOptions = 60;
+inline std::vector<LaunchOption> fleet_fallbacks(const std::vector<Offering>& options, const Offering& chosen) {
+  std::vector<LaunchOption> out;
+  std::size_t seen = 1;
+  for (const Offering& o : options) {
+    if (o.capacity_type != chosen.capacity_type || (o.type_index == chosen.type_index && o.zone == chosen.zone)) continue;
+    if (++seen > kMaxFleetOptions) break;
+    out.push_back(LaunchOption{o.type_index, o.capacity_type, o.zone});
+  }
+  return out;
+}
+
 // The NodeClaim a pool launches for an offering: the pool's template labels, taints, startup taints and expiry.
 inline NodeLaunch launch_for(const ClusterState& cluster, const NodePool& pool, const Offering& o) {
   NodeLaunch l;

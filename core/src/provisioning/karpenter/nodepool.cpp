@@ -245,6 +245,27 @@ Requirement parse_requirement(const Json& v, const std::string& path) {
                                                       std::to_string(n) + "; an In requirement needs at least minValues values");
     }
   }
+  // kubernetes-sigs/karpenter pkg/apis/v1/nodeclaim_validation.go validateWellKnownValues (RuntimeValidate):
+  // an In requirement on a key with a closed set of values (karpenter.sh/capacity-type: on-demand, spot,
+  // reserved) with no valid value, or fewer valid values than minValues, is a validation error (the
+  // NodePool's ValidationSucceeded turns False and it launches nothing). Some invalid values beside valid
+  // ones are only logged; the lint warns about them (unknown-requirement-value).
+  if (const std::vector<std::string>* known = well_known_values(req.key); known && req.op == SelectorOp::In) {
+    std::size_t valid = 0;
+    for (const auto& v : req.values) valid += std::count(known->begin(), known->end(), v) > 0 ? 1 : 0;
+    std::string allowed;
+    for (std::size_t i = 0; i < known->size(); ++i) allowed += (i ? ", " : "") + shown((*known)[i]);
+    if (valid == 0) {
+      std::string bad;
+      for (std::size_t i = 0; i < n; ++i) bad += (i ? ", " : "") + shown(req.values[i]);
+      throw InputError(vp, "no valid value for " + req.key + " in [" + bad + "]; allowed: " + allowed +
+                               " (Karpenter's validation marks the NodePool not ready and launches nothing from it)");
+    }
+    if (req.min_values > 0 && valid < std::size_t(req.min_values)) {
+      throw InputError(r.child_path("minValues"), "is " + std::to_string(req.min_values) + " but only " + std::to_string(valid) +
+                                                      " of the values are valid for " + req.key + " (allowed: " + allowed + ")");
+    }
+  }
   return req;
 }
 

@@ -62,6 +62,23 @@ std::vector<NodePoolWarning> lint_nodepool(const NodePool& pool, const Json& doc
       pool.consolidate_after.has_value() && pool.consolidation_policy != ConsolidationPolicy::WhenEmpty;
   const std::string tps = "/spec/template/spec";
 
+  // nodeclaim_validation.go validateWellKnownValues: invalid values beside valid ones are logged and
+  // ignored ("please correct found invalid values, proceeding with valid values"); only-invalid is a
+  // parse error (parse_requirement).
+  for (std::size_t i = 0; i < pool.requirements.size(); ++i) {
+    const Requirement& r = pool.requirements[i];
+    const std::vector<std::string>* known = well_known_values(r.key);
+    if (!known || r.op != SelectorOp::In) continue;
+    for (std::size_t k = 0; k < r.values.size(); ++k) {
+      if (std::find(known->begin(), known->end(), r.values[k]) != known->end()) continue;
+      std::string allowed;
+      for (std::size_t j = 0; j < known->size(); ++j) allowed += (j ? ", " : "") + (*known)[j];
+      out.push_back({tps + "/requirements/" + std::to_string(i) + "/values/" + std::to_string(k), "unknown-requirement-value",
+                     "\"" + r.values[k] + "\" is not a value of " + r.key + " (allowed: " + allowed +
+                         "); Karpenter logs an error and proceeds with the valid values only"});
+    }
+  }
+
   if (gpu && consolidates_underutilized) {
     const bool balanced = pool.consolidation_policy == ConsolidationPolicy::Balanced;
     out.push_back({"/spec/disruption/consolidationPolicy", "consolidation-evicts-replicas",

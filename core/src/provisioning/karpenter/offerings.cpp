@@ -63,8 +63,13 @@ Labels pool_node_labels(const NodePool& pool, const Labels& well_known) {
   Labels l = pool.template_labels;
   l[kNodePoolLabel] = pool.name;
   // A requirement on a label Karpenter does not know becomes a node label (NodeClaim template requirements).
+  // One on a well-known key only selects among the instance types' labels: a type without the label does
+  // not match an In on it (the AWS provider's DoesNotExist requirement does not intersect it). Treating
+  // every key the type lacks as a custom label let `instance-category In [m, c]` match a p4d.24xlarge.
   for (const auto& r : pool.requirements) {
-    if (r.op == SelectorOp::In && !r.values.empty() && !well_known.count(r.key)) l.emplace(r.key, r.values[0]);
+    if (r.op == SelectorOp::In && !r.values.empty() && !well_known.count(r.key) && !is_well_known_label(r.key)) {
+      l.emplace(r.key, r.values[0]);
+    }
   }
   return l;
 }

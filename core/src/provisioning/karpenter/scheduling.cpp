@@ -261,6 +261,7 @@ ProvisioningPlan plan_provisioning(const ClusterState& cluster, const std::vecto
     const NodePool& pool = pools[c.pool];
     const Offering& best = c.options.front();
     plan.launches.push_back(launch_for(cluster, pool, best));
+    plan.launches.back().fallbacks = fleet_fallbacks(c.options, best);
     plan.launch_pods.push_back(c.pods);
     std::string choice = "chose " + fmt_offering(cluster, best) + ", cheapest of " + std::to_string(c.options.size()) +
                          " offerings that fit all its pods";
