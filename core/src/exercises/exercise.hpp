@@ -111,6 +111,9 @@ struct Answer {
 };
 // Reads {"a"?, "b"?, "c"?}; throws InputError (with the path) for anything else. grade() reads it so.
 Answer parse_answer(const Json& definition, const Json& answer);
+// The mechanism a sync of the worse run shows (question b's choice ids), from its logged arithmetic;
+// metric is the HPA's metric name, tolerance its tolerance.
+std::string classify(const DecisionRecord& sync, const std::string& metric, double tolerance);
 Json variant(const Json& definition, std::uint64_t seed);   // what the learner sees
 Json grade(const Json& definition, std::uint64_t seed, const Json& answer, const GradeContext& context = {});
 Json explain(const Json& definition, std::uint64_t seed, const GradeContext& context = {});
