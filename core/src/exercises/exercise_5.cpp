@@ -15,10 +15,19 @@ namespace {
 
 constexpr double kDaysPerMonth = 30.0;
 
+// Two decimals, a negative amount with a real minus sign (U+2212): "−430.51".
 std::string usd(double v) {
   char buf[48];
-  std::snprintf(buf, sizeof buf, "%.2f", v);
-  return buf;
+  const double cents = std::round(std::fabs(v) * 100) / 100;
+  std::snprintf(buf, sizeof buf, "%.2f", cents);
+  return (v < 0 && cents > 0 ? "\u2212" : "") + std::string(buf);
+}
+
+// The texts write money as ${name}: a negative amount then reads "$−430.51"; money is written −$430.51.
+std::string money_text(std::string text) {
+  const std::string wrong = "$\u2212", right = "\u2212$";
+  for (std::size_t at = text.find(wrong); at != std::string::npos; at = text.find(wrong, at + right.size())) text.replace(at, wrong.size(), right);
+  return text;
 }
 
 Json params_for(const Json& def, std::uint64_t seed) {
@@ -153,6 +162,8 @@ Json text_params(const Analysis& an) {
   p["node_cost_day"] = usd(an.node_cost_day);
   p["daily_usd"] = usd(an.daily_usd);
   p["monthly_usd"] = usd(an.monthly_usd);
+  p["days_per_month"] = kDaysPerMonth;
+  p["days"] = an.days;
   p["evictions_trap"] = an.trap.evictions;
   p["evictions_trap_day"] = usd(static_cast<double>(an.trap.evictions) / an.days);
   p["gpu_hours_trap"] = usd(an.trap.gpu_hours);
@@ -205,37 +216,53 @@ Json grade(const Json& def, std::uint64_t seed, const Json& answer, const GradeC
   const Json& hints = def.at("hints");
   const Json params = text_params(an);
   const double tol = def.at("tolerance").get<double>();
+  const auto text = [&](const char* key) { return money_text(fill_template(hints.at(key).get<std::string>(), params)); };
   // Relative tolerance, with a dollar's floor so a trap that costs ~0 can still be answered.
-  const auto grade_one = [&](const char* id, std::optional<double> given, double truth) {
+  // `scale` is 1 for the daily figure and 30 for the monthly one: the terms it is made of.
+  const auto grade_one = [&](const char* id, std::optional<double> given, double truth, double scale) {
     Json q{{"id", id}};
     if (!given) {
       q["correct"] = false;
       q["feedback"] = "No answer yet.";
       return q;
     }
-    const double err = std::fabs(*given - truth);
     const double allowed = std::max(1.0, tol * std::fabs(truth));
+    const auto near = [&](double v) { return std::fabs(*given - v) <= allowed; };
+    const double err = std::fabs(*given - truth);
     q["correct"] = err <= allowed;
-    q["feedback"] = fill_template(hints.at(err <= allowed ? "correct" : err <= 4 * allowed ? "close" : "wrong").get<std::string>(), params);
-    if (err > allowed) q["hint"] = fill_template(hints.at("wrong").get<std::string>(), params);
+    if (err <= allowed) {
+      q["feedback"] = text(scale == 1 ? "correct_daily" : "correct_monthly");
+      return q;
+    }
+    // The common slips, each recognised by the figure it gives: the sign turned round, or one of
+    // the three cost terms left out (or counted with the wrong sign).
+    const double terms[3] = {an.failed_cost_day * scale, an.sla_cost_day * scale, an.node_cost_day * scale};
+    const char* term_keys[3] = {"missing_failed", "missing_sla", "missing_node"};
+    const char* key = nullptr;
+    if (std::fabs(truth) > 2 * allowed && near(-truth)) key = "sign";
+    for (int k = 0; k < 3 && !key; ++k) {
+      if (std::fabs(terms[k]) > 2 * allowed && (near(truth - terms[k]) || near(truth - 2 * terms[k]))) key = term_keys[k];
+    }
+    q["feedback"] = text(key ? key : err <= 4 * allowed ? "close" : "wrong");
+    q["hint"] = text("wrong");
     return q;
   };
-  Json qd = grade_one("daily_usd", daily, an.daily_usd);
-  Json qm = grade_one("monthly_usd", monthly, an.monthly_usd);
+  Json qd = grade_one("daily_usd", daily, an.daily_usd, 1);
+  Json qm = grade_one("monthly_usd", monthly, an.monthly_usd, kDaysPerMonth);
   if (daily && monthly && !qm["correct"].get<bool>() &&
       std::fabs(*monthly - *daily * kDaysPerMonth) > std::max(1.0, tol * std::fabs(*daily * kDaysPerMonth))) {
-    qm["hint"] = fill_template(hints.at("monthly_vs_daily").get<std::string>(), params);
+    qm["hint"] = text("monthly_vs_daily");
   }
   const int right = (qd["correct"].get<bool>() ? 1 : 0) + (qm["correct"].get<bool>() ? 1 : 0);
   Json out{{"score", right / 2.0}, {"correct", right == 2}, {"questions", Json::array({qd, qm})}, {"simulated", simulated_json(an)}};
   // After solving, the formula with this variant's simulated inputs.
-  if (right == 2) out["formula"] = fill_template(def.at("explanation").get<std::string>(), params);
+  if (right == 2) out["formula"] = money_text(fill_template(def.at("explanation").get<std::string>(), params));
   return out;
 }
 
 Json explain(const Json& def, std::uint64_t seed, const GradeContext& context) {
   Analysis an = analyse(def, seed, context);
-  return {{"text", fill_template(def.at("explanation").get<std::string>(), text_params(an))},
+  return {{"text", money_text(fill_template(def.at("explanation").get<std::string>(), text_params(an)))},
           {"answers", {{"daily_usd", an.daily_usd}, {"monthly_usd", an.monthly_usd}}},
           {"trap", counts_json(an.trap)},
           {"safe", counts_json(an.safe)},
