@@ -52,8 +52,13 @@ test('exercise 1: the CLI and the module give the same variant, grade and explan
     assert.equal(g2.correct, false);
     assert.equal(g2.questions[0].correct, false);
     assert.ok(g2.questions[0].hint.length > 20, 'a wrong answer earns a hint');
-    const ex = JSON.parse(sim.explain(def, seed));
+    // Locked before any attempt; open after a correct one (the policy: after 3 attempts or a correct one).
+    assert.equal(JSON.parse(sim.explain(def, seed)).result.locked, true);
+    const history = { format: 'gpuscale-attempts/1', exercise: '1', seed: Number(seed), lab_version: JSON.parse(sim.version()).result.version,
+      attempts: [{ at: '2025-01-01T10:00:00Z', answer: solved.answers, score: 1, revealed_before: false }] };
+    const ex = JSON.parse(sim.explain(def, seed, JSON.stringify({ history, simulated: graded.result.simulated })));
     assert.equal(ex.ok, true);
+    assert.equal(ex.result.locked, false);
     assert.match(ex.result.text, /dropped/);
   }
 });
@@ -123,13 +128,14 @@ test('bad input gives an error naming the path, and the module stays usable', ()
 test('grade and explain take a context and a progress function; explain is locked until the policy allows', async () => {
   const def = await readFile(new URL('exercises/ex5-consolidation.json', root), 'utf8');
   const seen = [];
-  const first = JSON.parse(sim.grade(def, '0', '{"daily_usd": 1, "monthly_usd": 30}', '', (f, label) => seen.push([f, label])));
+  const firstText = sim.grade(def, '0', '{"daily_usd": 1, "monthly_usd": 30}', '', (f, label) => seen.push([f, label]));
+  const first = JSON.parse(firstText);
   assert.equal(first.ok, true);
   assert.equal(seen.length, 14, 'once a simulated day of each week');
   assert.equal(seen[0][1], 'trap week: day 1 of 7');
   assert.equal(first.result.revealed, false);
   const nat = native(['grade', '5', '-', '--seed', '0'], '{"daily_usd": 1, "monthly_usd": 30}').trimEnd();
-  assert.equal(JSON.stringify(first.result), nat, 'the CLI grades the same');
+  assert.equal(firstText, `{"ok":true,"result":${nat}}`, 'the CLI grades the same');
   // Given its figures back, a grade simulates nothing and takes well under a second.
   const context = JSON.stringify({ history: null, simulated: first.result.simulated });
   const t0 = Date.now();
