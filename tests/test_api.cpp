@@ -145,3 +145,124 @@ TEST_CASE("schema and version", "[api]") {
   CHECK(api::schema() == scenario_schema());
   CHECK(std::string(api::version()).size() > 0);
 }
+
+namespace {
+
+// Exercise 1 on a 900 s day (fast to grade), with the given reveal policy.
+std::string short_ex1(const Json& policy) {
+  Json def = Json::parse(read_text("exercises/ex1-bursty.json"));
+  def["base_scenario"]["duration_s"] = 900;
+  def["variant"]["quiet_s"] = {{"min", 300}, {"max", 300}, {"step", 60}};
+  def["variant"]["spike_s"] = {{"min", 300}, {"max", 300}, {"step", 60}};
+  def["policy"] = policy;
+  return def.dump();
+}
+
+Json history(std::initializer_list<double> scores, std::uint64_t seed = 2) {
+  Json attempts = Json::array();
+  for (double s : scores) {
+    attempts.push_back({{"at", "2025-01-01T10:00:00Z"}, {"answer", {{"a", 1}}}, {"score", s}, {"revealed_before", false}});
+  }
+  return {{"format", "gpuscale-attempts/1"}, {"exercise", "1"}, {"seed", seed}, {"lab_version", api::version()}, {"attempts", attempts}};
+}
+
+std::string context(const Json& h, const Json& simulated = nullptr) { return Json{{"history", h}, {"simulated", simulated}}.dump(); }
+
+}  // namespace
+
+TEST_CASE("the policy gates the explanation: after an attempt, after N attempts or a correct one, after a correct one", "[api][policy]") {
+  const std::string first = short_ex1({{"reveal", "after_attempt"}});
+  const Json locked = api::explain(first, 2);
+  CHECK(locked == Json{{"locked", true}, {"unlocks", "The explanation and the answers open after your first attempt."}});
+  CHECK(api::explain(first, 2, "{}").at("locked") == true);
+  const Json open = api::explain(first, 2, context(history({0.0})));
+  CHECK(open.at("locked") == false);
+  CHECK(open.contains("answers"));
+  // A grade says whether, counting itself, the policy now reveals.
+  const Json g = api::grade(first, 2, R"({"a": 1})");
+  CHECK(g.at("revealed") == true);
+
+  const std::string three = short_ex1({{"reveal", "after_attempts"}, {"attempts", 3}});
+  CHECK(api::explain(three, 2, context(history({0.0, 0.33}))).at("locked") == true);
+  CHECK_THAT(api::explain(three, 2, context(history({0.0, 0.33}))).at("unlocks").get<std::string>(), Catch::Contains("(1 more)"));
+  CHECK(api::grade(three, 2, R"({"a": 1})", context(history({0.0}))).at("revealed") == false);
+  CHECK(api::grade(three, 2, R"({"a": 1})", context(history({0.0, 0.0}))).at("revealed") == true);
+  CHECK(api::explain(three, 2, context(history({0.0, 0.0, 0.0}))).at("locked") == false);
+  CHECK(api::explain(three, 2, context(history({1.0}))).at("locked") == false);  // solved
+
+  const std::string correct = short_ex1({{"reveal", "after_correct"}});
+  CHECK(api::explain(correct, 2, context(history({0.0, 0.33, 0.67}))).at("locked") == true);
+  CHECK(api::explain(correct, 2, context(history({0.0, 1.0}))).at("locked") == false);
+
+  // Every shipped exercise states its policy, and a bad one is refused with its path.
+  for (const char* f : {"exercises/ex1-bursty.json", "exercises/ex2-nodepool.json", "exercises/ex5-consolidation.json"}) {
+    CHECK_NOTHROW(parse_policy(Json::parse(read_text(f))));
+  }
+  CHECK(input_error([] { api::exercise(short_ex1({{"reveal", "never"}}), 2); }).path() == "/policy/reveal");
+  CHECK(input_error([] { api::exercise(short_ex1({{"reveal", "after_attempts"}}), 2); }).path() == "/policy/attempts");
+  CHECK(input_error([] { api::exercise(short_ex1({{"reveal", "after_attempt"}, {"attempts", 2}}), 2); }).path() == "/policy/attempts");
+}
+
+TEST_CASE("the context is read strictly; simulated figures of another variant are set aside", "[api][policy]") {
+  const std::string def = short_ex1({{"reveal", "after_attempt"}});
+  const Json g = api::grade(def, 2, R"({"a": 1})");
+  const Json& sim = g.at("simulated");
+  CHECK(sim.at("exercise") == "1");
+  CHECK(sim.at("seed") == 2);
+  CHECK(sim.at("lab_version") == api::version());
+  CHECK(api::grade(def, 2, R"({"a": 1})", context(nullptr, sim)) == g);
+  Json other = sim;
+  other["seed"] = 3;
+  other["data"] = "not even figures";  // another variant's: ignored, simulated anew
+  CHECK(api::grade(def, 2, R"({"a": 1})", context(nullptr, other)) == g);
+  CHECK(input_error([&] { api::grade(def, 2, "{}", R"({"histroy": null})"); }).path() == "/context/histroy");
+  CHECK(input_error([&] { api::grade(def, 2, "{}", "{oops"); }).path() == "");
+  Json h = history({0.5});
+  h["attempts"][0]["score"] = 2;
+  CHECK(input_error([&] { api::explain(def, 2, context(h)); }).path() == "/context/history/attempts/0/score");
+  CHECK(input_error([&] { api::explain(def, 2, context(history({0.5}, 7))); }).path() == "/context/history/seed");
+  h = history({0.5});
+  h["format"] = "attempts/2";
+  CHECK(input_error([&] { api::explain(def, 2, context(h)); }).path() == "/context/history/format");
+  Json s2 = sim;
+  s2.erase("data");
+  CHECK(input_error([&] { api::grade(def, 2, "{}", context(nullptr, s2)); }).path() == "/context/simulated/data");
+}
+
+TEST_CASE("grade_history re-grades every attempt and never trusts the recorded scores", "[api][policy]") {
+  const std::string def = short_ex1({{"reveal", "after_attempt"}});
+  const Json solved = api::solve(def, 2).at("answers");
+  Json h = history({});
+  h["attempts"].push_back({{"at", "2025-01-01T10:00:00Z"}, {"answer", {{"a", 0}}}, {"score", 0.0}, {"revealed_before", false}});
+  h["attempts"].push_back({{"at", "2025-01-01T10:05:00Z"}, {"answer", solved}, {"score", 0.5}, {"revealed_before", false}});
+  h["attempts"].push_back({{"at", "2025-01-01T10:09:00Z"}, {"answer", solved}, {"score", 1.0}, {"revealed_before", true}});
+  const Json r = api::grade_history(def, 2, h.dump());
+  REQUIRE(r.at("attempts").size() == 3);
+  CHECK(r.at("attempts")[0].at("matches") == true);
+  CHECK(r.at("attempts")[0].at("policy_revealed_before") == false);
+  CHECK(r.at("attempts")[1].at("score") == 1.0);
+  CHECK(r.at("attempts")[1].at("matches") == false);  // the recorded 0.5 is not what it earns
+  CHECK(r.at("attempts")[1].at("policy_revealed_before") == true);
+  CHECK(r.at("attempts")[2].at("revealed_before") == true);
+  CHECK(r.at("attempts")[2].at("credit") == 0.0);
+  CHECK(r.at("all_match") == false);
+  // Malformed files name the path: the file's own, or an attempt's answer.
+  h["attempts"][1]["answer"] = {{"a", "twelve"}};
+  CHECK(input_error([&] { api::grade_history(def, 2, h.dump()); }).path() == "/attempts/1/answer/a");
+  CHECK(input_error([&] { api::grade_history(def, 3, history({0.0}).dump()); }).path() == "/seed");
+  CHECK(input_error([&] { api::grade_history(def, 2, R"({"format": "gpuscale-attempts/1"})"); }).path() == "/exercise");
+}
+
+TEST_CASE("run reports progress from inside the simulation, at most about 20 times", "[api][policy]") {
+  std::vector<double> fractions;
+  std::string last;
+  const Json r = api::run(kSmallScenario, [&](double f, const std::string& label) {
+    fractions.push_back(f);
+    last = label;
+  });
+  CHECK(r == api::run(kSmallScenario));  // it observes only
+  REQUIRE(fractions.size() >= 19);
+  CHECK(fractions.size() <= 20);
+  CHECK(fractions.back() == Approx(1.0));
+  CHECK(last == "simulating: minute 1 of 1");
+}

@@ -343,7 +343,7 @@ TEST_CASE("removing a node evicts its pods: replicas are reported, other workloa
   // The replicas' pods are terminating, still bound (the world runs their preStop, SIGTERM and SIGKILL);
   // the web pod, with no preStop hook and no requests, stopped at once.
   CHECK(c.nodes[0].pods == std::vector<std::uint32_t>{0, 1});
-  for (std::uint32_t id : {0u, 1u}) CHECK((c.pods[id].terminating && !c.pods[id].deleted && !c.pods[id].ready));
+  for (std::uint32_t id : {0u, 1u}) CHECK((c.pods[id].terminating() && !c.pods[id].deleted && !c.pods[id].ready));
   CHECK(c.pods[2].deleted);
   // The web pod's ReplicaSet made a new one, Pending, for which the fake launched a CPU node.
   REQUIRE(c.pods.size() == 4);

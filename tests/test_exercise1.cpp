@@ -259,7 +259,8 @@ TEST_CASE("wrong answers are marked wrong with feedback and a hint", "[exercise1
   const Json& qc = g.at("questions")[2];
 
   CHECK(qa.at("correct") == false);
-  CHECK(qa.at("feedback") == hint("count_too_high"));
+  CHECK(qa.at("feedback") == fill_template(hint("count_wrong").get<std::string>(),
+                                           {{"dropping_label", label("gpu_util")}, {"serving_label", label("queue_depth")}}));
   // The hint points at the first request the duty-cycle run lost that the other run served.
   double first_drop = 1e300;
   for (std::uint32_t id : dropped_but_served(s.duty_run, s.queue_run)) {
@@ -291,26 +292,60 @@ TEST_CASE("wrong answers are marked wrong with feedback and a hint", "[exercise1
   CHECK(qc.at("correct") == false);
   CHECK(qc.at("feedback") == "No answer yet.");
 
-  // Too low is told apart from too high.
-  const Json low = exercise1::grade(short_definition(), kSeed, {{"a", 0}});
-  CHECK(low.at("questions")[0].at("feedback") == hint("count_too_low"));
+  // Too low is not told apart from too high: the exact count cannot be bisected.
+  const Json low = exercise1::grade(short_definition(), kSeed, {{"a", a - 1}});
+  CHECK(low.at("questions")[0].at("feedback") == qa.at("feedback"));
+  CHECK(low.at("questions")[0].at("hint") == qa.at("hint"));
+  for (const auto& key : {"count_wrong", "count_total", "count_difference_of_totals"}) {
+    const std::string text = hint(key).get<std::string>();
+    CHECK(text.find("oo high") == std::string::npos);
+    CHECK(text.find("oo low") == std::string::npos);
+  }
+}
+
+TEST_CASE("partly right: one count right, the other wrong; no part's feedback quotes another part's answer", "[exercise1]") {
+  const Solved& s = solved();
+  const Json& answers = s.solution.at("answers");
+  const auto a = answers.at("a").get<std::int64_t>(), c = answers.at("c").get<std::int64_t>();
+  REQUIRE(a != c);
+  const Json g = exercise1::grade(short_definition(), kSeed, {{"a", a}, {"b", answers.at("b")}, {"c", c + 7}});
+  CHECK(g.at("correct") == false);
+  CHECK(g.at("score").get<double>() == Approx(2.0 / 3.0));
+  CHECK(g.at("questions")[0].at("correct") == true);
+  CHECK(g.at("questions")[1].at("correct") == true);
+  CHECK(g.at("questions")[2].at("correct") == false);
+  // A whole number as a word of the text.
+  const auto quotes = [](const Json& q, std::int64_t n) {
+    const std::regex word("(^|[^0-9.])" + std::to_string(n) + "($|[^0-9.])");
+    return std::regex_search(q.value("feedback", std::string()), word) || std::regex_search(q.value("hint", std::string()), word);
+  };
+  CHECK_FALSE(quotes(g.at("questions")[0], c));
+  CHECK_FALSE(quotes(g.at("questions")[1], a));
+  CHECK_FALSE(quotes(g.at("questions")[1], c));
+  CHECK_FALSE(quotes(g.at("questions")[2], a));
+  CHECK_FALSE(quotes(g.at("questions")[2], c));
 }
 
 TEST_CASE("answering the difference of the drop totals gets its own feedback", "[exercise1]") {
   const Solved& s = solved();
-  // Question c counts what the queue-depth run dropped and the duty-cycle run served.
-  const auto c = s.solution.at("answers").at("c").get<std::int64_t>();
-  const std::int64_t totals = s.queue_run.summary.num_dropped - s.duty_run.summary.num_dropped;
-  REQUIRE(totals >= 0);
-  REQUIRE(totals != c);
-  const Json g = exercise1::grade(short_definition(), kSeed, {{"c", totals}});
-  const Json& qc = g.at("questions")[2];
-  CHECK(qc.at("correct") == false);
-  CHECK(qc.at("feedback") == fill_template(hint("count_difference_of_totals").get<std::string>(),
-                                           {{"dropping_label", label("queue_depth")}, {"serving_label", label("gpu_util")}}));
-  check_filled(qc.at("hint").get<std::string>());
-  CHECK(g.at("questions")[0].at("feedback") == "No answer yet.");
+  // The question whose run dropped more in total: its "difference of totals" is a positive count.
+  const bool duty_more = s.duty_run.summary.num_dropped > s.queue_run.summary.num_dropped;
+  const char* id = duty_more ? "a" : "c";
+  const std::size_t index = duty_more ? 0 : 2;
+  const auto count = s.solution.at("answers").at(id).get<std::int64_t>();
+  const std::int64_t totals = duty_more ? s.duty_run.summary.num_dropped - s.queue_run.summary.num_dropped
+                                        : s.queue_run.summary.num_dropped - s.duty_run.summary.num_dropped;
+  REQUIRE(totals > 0);
+  REQUIRE(totals != count);
+  const Json g = exercise1::grade(short_definition(), kSeed, {{id, totals}});
+  const Json& q = g.at("questions")[index];
+  CHECK(q.at("correct") == false);
+  CHECK(q.at("feedback") == fill_template(hint("count_difference_of_totals").get<std::string>(),
+                                          {{"dropping_label", label(duty_more ? "gpu_util" : "queue_depth")},
+                                           {"serving_label", label(duty_more ? "queue_depth" : "gpu_util")}}));
+  check_filled(q.at("hint").get<std::string>());
   CHECK(g.at("questions")[1].at("feedback") == "No answer yet.");
+  CHECK(g.at("questions")[2 - index].at("feedback") == "No answer yet.");
   CHECK(g.at("score").get<double>() == 0.0);
 }
 
@@ -352,5 +387,143 @@ TEST_CASE("the explanation states the variant's numbers", "[exercise1]") {
   has(std::to_string(s.solution.at("answers").at("c").get<std::int64_t>()) + " the other way round");
   has("Peak replicas " + std::to_string(s.duty_run.summary.peak_replicas) + " vs " +
       std::to_string(s.queue_run.summary.peak_replicas));
-  has("The dominant one is " + s.solution.at("answers").at("b").get<std::string>());
+  has(") is " + s.solution.at("answers").at("b").get<std::string>());
+}
+
+TEST_CASE("classify: a not-Ready pod's 0 % pulling the duty-cycle average down is cold_start_zero", "[exercise1]") {
+  // Three Ready pods at 100 % and one loading pod at 0 %: average 75, ratio 0.9375 (inside ±10 %).
+  DecisionRecord d;
+  d.controller = "hpa";
+  d.current_replicas = d.desired_replicas = 4;
+  d.metric_value = 75;
+  d.ratio = 75.0 / 80.0;
+  d.metric_proposal = 4;
+  d.ready_pods = 4;
+  d.not_ready_in_average = 1;
+  d.not_ready_sum = 0;
+  CHECK(exercise1::classify(d, "DCGM_FI_DEV_GPU_UTIL", 0.1) == "cold_start_zero");
+  // The same average from four Ready pods is the tolerance band.
+  d.not_ready_in_average = 0;
+  CHECK(exercise1::classify(d, "DCGM_FI_DEV_GPU_UTIL", 0.1) == "within_tolerance");
+  // A loading pod whose removal would not lift the ratio out of the band is not the cause: 4 pods at
+  // 66 + one loading at 0 → 52.8 average; the Ready ones alone 66 / 80 = 0.825.
+  d.ready_pods = 5;
+  d.metric_value = 52.8;
+  d.ratio = 52.8 / 80;
+  d.not_ready_in_average = 1;
+  CHECK(exercise1::classify(d, "DCGM_FI_DEV_GPU_UTIL", 0.1) == "low_duty_cycle");
+}
+
+TEST_CASE("classify: a queue-depth sync with requests waiting is not empty_queue", "[exercise1]") {
+  DecisionRecord d;
+  d.controller = "hpa";
+  d.current_replicas = d.desired_replicas = 4;
+  d.metric_proposal = 4;
+  d.metric_value = 0;
+  d.ratio = 0;
+  CHECK(exercise1::classify(d, "vllm:num_requests_waiting", 0.1) == "empty_queue");
+  d.metric_value = 6;  // 6 waiting over 4 replicas at a target of 5 each: ratio 0.3
+  d.ratio = 6.0 / 20.0;
+  CHECK(exercise1::classify(d, "vllm:num_requests_waiting", 0.1) == "short_queue");
+  d.metric_value = 19;
+  d.ratio = 19.0 / 20.0;
+  CHECK(exercise1::classify(d, "vllm:num_requests_waiting", 0.1) == "within_tolerance");
+}
+
+TEST_CASE("the former seed-2 variant (t = 390–465 s) is graded cold_start_zero, with the loading pod in the log", "[exercise1]") {
+  // The variant space before it was narrowed: seed 2 is a burst the duty-cycle HPA lost.
+  Json def = definition();
+  def["variant"]["quiet_s"] = {{"min", 300}, {"max", 900}, {"step", 60}};
+  def["variant"]["spike_rps"] = {{"min", 2.0}, {"max", 5.0}, {"step", 0.25}};
+  const Json sol = exercise1::solve(def, 2);
+  CHECK(sol.at("worse") == "gpu_util");
+  CHECK(sol.at("accepted").at("b") == Json::array({"cold_start_zero"}));
+  const Json g = exercise1::grade(def, 2, {{"b", "within_tolerance"}});
+  CHECK(g.at("questions")[1].at("correct") == false);
+  // The syncs at t = 390 … 465 s average in a loading replica's 0 %, and the log says so.
+  const Json ex = exercise1::explain(def, 2);
+  CHECK_THAT(ex.at("text").get<std::string>(), Catch::Contains("come from pods not Ready yet"));
+  const Json& ev = ex.at("simulated").at("evidence").at("cold_start_zero");
+  bool at_390 = false;
+  for (const auto& e : ev) at_390 = at_390 || e[1].get<double>() == 390.0;
+  CHECK(at_390);
+}
+
+TEST_CASE("a tie accepts each tied mechanism, and the feedback counts what it says", "[exercise1]") {
+  const Json first = exercise1::grade(short_definition(), kSeed, Json::object());
+  // The same figures with two mechanisms seen equally often (14 each of 43 decisive entries).
+  Json data = first.at("simulated");
+  Json evidence = Json::object();
+  Json a = Json::array(), b = Json::array(), c = Json::array();
+  for (int i = 0; i < 14; ++i) a.push_back({i, 400.0 + i});
+  for (int i = 0; i < 14; ++i) b.push_back({100 + i, 500.0 + i});
+  for (int i = 0; i < 15; ++i) c.push_back({200 + i, 600.0 + i});
+  evidence["empty_queue"] = a;
+  evidence["short_queue"] = b;
+  evidence["scale_down_drain"] = Json::array();
+  evidence["within_tolerance"] = Json::array({c[0]});
+  Json ten = Json::array();
+  for (int i = 0; i < 14; ++i) ten.push_back(c[i]);
+  evidence["scale_up_limit"] = ten;
+  data["evidence"] = evidence;
+  GradeContext ctx;
+  ctx.simulated = &data;
+  for (const char* m : {"empty_queue", "short_queue", "scale_up_limit"}) {
+    INFO(m);
+    const Json g = exercise1::grade(short_definition(), kSeed, {{"b", m}}, ctx);
+    CHECK(g.at("questions")[1].at("correct") == true);
+    CHECK_THAT(g.at("questions")[1].at("feedback").get<std::string>(), Catch::Contains("Of the 43 decisive entries"));
+    CHECK_THAT(g.at("questions")[1].at("feedback").get<std::string>(), Catch::Contains("14 show it"));
+  }
+  const Json w = exercise1::grade(short_definition(), kSeed, {{"b", "within_tolerance"}}, ctx);
+  CHECK(w.at("questions")[1].at("correct") == false);
+  CHECK_THAT(w.at("questions")[1].at("feedback").get<std::string>(), Catch::Contains("1 of the 43 decisive entries"));
+}
+
+TEST_CASE("graded from its simulated figures, a variant grades and explains as when simulated", "[exercise1]") {
+  const Json answer{{"a", 3}, {"b", "empty_queue"}, {"c", 5}};
+  const Json fresh = exercise1::grade(short_definition(), kSeed, answer);
+  const Json data = fresh.at("simulated");
+  GradeContext ctx;
+  ctx.simulated = &data;
+  int reports = 0;
+  ctx.progress = [&](double, const std::string&) { ++reports; };
+  CHECK(exercise1::grade(short_definition(), kSeed, answer, ctx) == fresh);
+  CHECK(exercise1::explain(short_definition(), kSeed, ctx) == exercise1::explain(short_definition(), kSeed));
+  CHECK(reports == 0);  // nothing simulated
+  // Malformed figures are refused with their path.
+  Json bad = data;
+  bad["first"]["exclusive"] = "many";
+  ctx.simulated = &bad;
+  CHECK(testing::input_error([&] { exercise1::grade(short_definition(), kSeed, answer, ctx); }).path() ==
+        "/context/simulated/data/first/exclusive");
+  bad = data;
+  bad["evidence"]["magic"] = Json::array();
+  CHECK(testing::input_error([&] { exercise1::grade(short_definition(), kSeed, answer, ctx); }).path() == "/context/simulated/data/evidence/magic");
+}
+
+TEST_CASE("progress is reported from inside both runs, in order, at most ~20 times", "[exercise1]") {
+  std::vector<std::pair<double, std::string>> seen;
+  GradeContext ctx;
+  ctx.progress = [&](double f, const std::string& label) { seen.emplace_back(f, label); };
+  exercise1::grade(short_definition(), kSeed, Json::object(), ctx);
+  REQUIRE(seen.size() >= 10);
+  CHECK(seen.size() <= 22);
+  for (std::size_t i = 1; i < seen.size(); ++i) CHECK(seen[i].first >= seen[i - 1].first);
+  CHECK(seen.back().first == Approx(1.0));
+  CHECK_THAT(seen.front().second, Catch::Contains(label("gpu_util")));
+  CHECK_THAT(seen.back().second, Catch::Contains(label("queue_depth")));
+  CHECK_THAT(seen.back().second, Catch::Contains("minute 15 of 15"));
+}
+
+TEST_CASE("over seeds 0–19 no variant gives its counts away in the summary totals", "[exercise1]") {
+  for (std::uint64_t seed = 0; seed < 20; ++seed) {
+    INFO("seed " << seed);
+    const Json sol = exercise1::solve(definition(), seed);
+    const auto a = sol.at("answers").at("a").get<std::int64_t>(), c = sol.at("answers").at("c").get<std::int64_t>();
+    const auto da = sol.at("dropped").at("gpu_util").get<std::int64_t>(), dc = sol.at("dropped").at("queue_depth").get<std::int64_t>();
+    CHECK(da > 0);  // both runs drop requests: neither count is 0-by-totals
+    CHECK(dc > 0);
+    CHECK_FALSE((a == da && c == dc));  // some requests are dropped by both runs
+  }
 }

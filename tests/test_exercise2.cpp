@@ -227,3 +227,37 @@ TEST_CASE("capacity-type NotIn [spot] is on-demand only", "[exercise2]") {
   CHECK(ok(g, "capacity"));
   CHECK(feedback(g, "capacity") == definition().at("messages").at("capacity_ok_interactive"));
 }
+
+namespace {
+Json pool_with_types(std::initializer_list<const char*> types) {
+  Json pool = reference_pool();
+  Json values = Json::array();
+  for (const char* t : types) values.push_back(t);
+  pool["spec"]["template"]["spec"]["requirements"][0]["values"] = values;
+  return pool;
+}
+}  // namespace
+
+TEST_CASE("a CPU-only pool cannot launch the replicas: the run fails with Karpenter's own event", "[exercise2]") {
+  const Json g = grade(1, pool_with_types({"m5.large"}));
+  CHECK(g.at("score").get<double>() < 1.0);
+  CHECK_FALSE(g.at("correct").get<bool>());
+  CHECK_FALSE(ok(g, "taint"));
+  CHECK_THAT(feedback(g, "taint"), Catch::StartsWith("Karpenter could not launch a node for the replicas"));
+  CHECK_THAT(feedback(g, "taint"), Catch::Contains("fits no NodePool"));
+  CHECK_FALSE(ok(g, "slo"));
+  CHECK_FALSE(ok(g, "cost"));
+  CHECK(g.at("run").at("slo_attainment").get<double>() == 0.0);
+  CHECK_THAT(g.at("run").at("karpenter_event").get<std::string>(), Catch::Contains("gpu-h100 (weight"));
+}
+
+TEST_CASE("the day starts on nodes from the learner's own pool, not a default p5.48xlarge", "[exercise2]") {
+  // An A100 pool: its starting nodes are p4d.24xlarge (cheaper per hour than the reference's p5),
+  // so the node cost is the pool's own. (Whether the FP8 model may run on Ampere is the engine
+  // profile's concern, not the grader's.)
+  const Json a100 = grade(1, pool_with_types({"p4d.24xlarge"}));
+  const Json ref = grade(1, reference_pool());
+  CHECK(a100.at("run").at("node_cost_usd").get<double>() < ref.at("run").at("node_cost_usd").get<double>());
+  // A pool that allows only a type of another size starts on it, too: the costs differ from the reference.
+  CHECK(a100.at("run").at("node_cost_usd") != ref.at("run").at("node_cost_usd"));
+}

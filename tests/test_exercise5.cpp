@@ -3,6 +3,8 @@
 // malformed answers.
 #include <catch2/catch.hpp>
 
+#include <chrono>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -80,7 +82,16 @@ Json grade(double daily, double monthly) {
   return exercise5::grade(short_definition(), 0, {{"daily_usd", daily}, {"monthly_usd", monthly}});
 }
 
-std::string hint(const char* key) { return definition().at("hints").at(key).get<std::string>(); }
+std::string hint(const char* key) {
+  return fill_template(definition().at("hints").at(key).get<std::string>(), {{"days_per_month", 30}, {"days", 1}});
+}
+
+// Money as the texts write it: −$430.51.
+std::string money(double v) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%s$%.2f", v < 0 ? "\u2212" : "", std::fabs(v));
+  return buf;
+}
 
 void check_grade_error(const Json& answer, const std::string& path) {
   try {
@@ -169,9 +180,11 @@ TEST_CASE("exact answers are correct and unlock the formula", "[exercise5]") {
   REQUIRE(g.contains("formula"));
   const std::string formula = g.at("formula").get<std::string>();
   check_filled(formula);
-  char daily[32];
-  std::snprintf(daily, sizeof daily, "$%.2f per day", s.daily);
-  CHECK_THAT(formula, Catch::Contains(daily));
+  CHECK_THAT(formula, Catch::Contains(money(s.daily) + " per day"));
+  CHECK(formula.find("$\u2212") == std::string::npos);  // never "$−430.51"
+  // Each part's feedback states its own figure only.
+  CHECK(g.at("questions")[0].at("feedback") == "Right: " + money(s.daily) + " a day.");
+  CHECK(g.at("questions")[1].at("feedback") == "Right: " + money(s.monthly) + " per 30-day month.");
 }
 
 TEST_CASE("within 5 % is correct; 10 % off is not, with a hint; a monthly that is not 30 × daily gets its own hint",
@@ -218,4 +231,75 @@ TEST_CASE("malformed exercise 5 answers are InputErrors with the path", "[exerci
   check_grade_error({{"daily", 100}}, "/daily");
   check_grade_error(Json("100"), "");
   check_grade_error(Json::array({100, 3000}), "");
+}
+
+TEST_CASE("a sign error and a missing cost term get their own hints", "[exercise5]") {
+  const Solved& s = solved();
+  const Json& trap = s.solution.at("trap");
+  const Json& safe = s.solution.at("safe");
+  const Json& p = s.variant.at("params");
+  const double failed = (trap.at("failed_requests").get<double>() - safe.at("failed_requests").get<double>()) * p.at("failed_request_usd").get<double>();
+  const double node = trap.at("node_cost_usd").get<double>() - safe.at("node_cost_usd").get<double>();
+  REQUIRE(std::fabs(node) > 20);
+  // Wrong: the sign turned round.
+  Json g = grade(-s.daily, -s.monthly);
+  CHECK(g.at("score").get<double>() == 0.0);
+  CHECK(g.at("questions")[0].at("feedback") == hint("sign"));
+  CHECK(g.at("questions")[1].at("feedback") == hint("sign"));
+  // Partly right: the daily figure right, the monthly one without the node-cost term.
+  g = grade(s.daily, s.monthly - 30 * node);
+  CHECK(g.at("score").get<double>() == 0.5);
+  CHECK(g.at("questions")[1].at("feedback") == hint("missing_node"));
+  // Without the failed-request term: a term inside the tolerance is no slip worth naming.
+  g = grade(s.daily - failed, s.monthly);
+  CHECK(g.at("questions")[0].at("correct") == (std::fabs(failed) <= 0.05 * std::fabs(s.daily)));
+  // Nothing said bisects: the hint for a figure off in either direction is the same.
+  const Json hi = grade(s.daily + 1000, s.monthly);
+  const Json lo = grade(s.daily - 1000, s.monthly);
+  CHECK(hi.at("questions")[0].at("feedback") == lo.at("questions")[0].at("feedback"));
+  // The texts state the month's length.
+  CHECK_THAT(hint("wrong"), Catch::Contains("a month here is 30 days"));
+}
+
+TEST_CASE("money is written with a real minus sign and two decimals", "[exercise5]") {
+  const Solved& s = solved();
+  REQUIRE(s.daily < 0);  // the baseline trap saves node money
+  const Json e = exercise5::explain(short_definition(), 0);
+  const std::string text = e.at("text").get<std::string>();
+  CHECK_THAT(text, Catch::Contains(money(s.daily) + " per day"));
+  CHECK_THAT(text, Catch::Contains(money(s.monthly) + " per month"));
+  CHECK(text.find("$-") == std::string::npos);
+  CHECK(text.find("$\u2212") == std::string::npos);
+}
+
+TEST_CASE("given both weeks' figures back, a grade does not simulate and agrees; progress comes once a simulated day", "[exercise5]") {
+  std::vector<std::pair<double, std::string>> seen;
+  GradeContext ctx;
+  ctx.progress = [&](double f, const std::string& label) { seen.emplace_back(f, label); };
+  const Json answer{{"daily_usd", 10}, {"monthly_usd", 300}};
+  const Json fresh = exercise5::grade(definition(), 3, answer, ctx);
+  // 7 days of each week, reported from inside the simulation loop.
+  REQUIRE(seen.size() == 14);
+  CHECK(seen[0].second == "trap week: day 1 of 7");
+  CHECK(seen[0].first == Approx(1.0 / 14));
+  CHECK(seen[6].second == "trap week: day 7 of 7");
+  CHECK(seen[9].second == "safe week: day 3 of 7");
+  CHECK(seen[13].first == Approx(1.0));
+  seen.clear();
+  const Json data = fresh.at("simulated");
+  ctx.simulated = &data;
+  const auto t0 = std::chrono::steady_clock::now();
+  const Json again = exercise5::grade(definition(), 3, answer, ctx);
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  CHECK(again == fresh);
+  CHECK(seen.empty());
+  CHECK(ms < 100);
+  // Malformed figures are refused with their path.
+  Json bad = data;
+  bad["trap"]["failed_requests"] = -1;
+  ctx.simulated = &bad;
+  CHECK(testing::input_error([&] { exercise5::grade(definition(), 3, answer, ctx); }).path() == "/context/simulated/data/trap/failed_requests");
+  bad = data;
+  bad.erase("safe");
+  CHECK(testing::input_error([&] { exercise5::grade(definition(), 3, answer, ctx); }).path() == "/context/simulated/data");
 }

@@ -52,8 +52,13 @@ test('exercise 1: the CLI and the module give the same variant, grade and explan
     assert.equal(g2.correct, false);
     assert.equal(g2.questions[0].correct, false);
     assert.ok(g2.questions[0].hint.length > 20, 'a wrong answer earns a hint');
-    const ex = JSON.parse(sim.explain(def, seed));
+    // Locked before any attempt; open after a correct one (the policy: after 3 attempts or a correct one).
+    assert.equal(JSON.parse(sim.explain(def, seed)).result.locked, true);
+    const history = { format: 'gpuscale-attempts/1', exercise: '1', seed: Number(seed), lab_version: JSON.parse(sim.version()).result.version,
+      attempts: [{ at: '2025-01-01T10:00:00Z', answer: solved.answers, score: 1, revealed_before: false }] };
+    const ex = JSON.parse(sim.explain(def, seed, JSON.stringify({ history, simulated: graded.result.simulated })));
     assert.equal(ex.ok, true);
+    assert.equal(ex.result.locked, false);
     assert.match(ex.result.text, /dropped/);
   }
 });
@@ -118,4 +123,35 @@ test('bad input gives an error naming the path, and the module stays usable', ()
   const badAnswer = JSON.parse(sim.grade(readFileSync(new URL('exercises/ex1-bursty.json', root), 'utf8'), '1', '{"a": "twelve"}'));
   assert.equal(badAnswer.ok, false);
   assert.equal(badAnswer.error.path, '/a');
+});
+
+test('grade and explain take a context and a progress function; explain is locked until the policy allows', async () => {
+  const def = await readFile(new URL('exercises/ex5-consolidation.json', root), 'utf8');
+  const seen = [];
+  const firstText = sim.grade(def, '0', '{"daily_usd": 1, "monthly_usd": 30}', '', (f, label) => seen.push([f, label]));
+  const first = JSON.parse(firstText);
+  assert.equal(first.ok, true);
+  assert.equal(seen.length, 14, 'once a simulated day of each week');
+  assert.equal(seen[0][1], 'trap week: day 1 of 7');
+  assert.equal(first.result.revealed, false);
+  const nat = native(['grade', '5', '-', '--seed', '0'], '{"daily_usd": 1, "monthly_usd": 30}').trimEnd();
+  assert.equal(firstText, `{"ok":true,"result":${nat}}`, 'the CLI grades the same');
+  // Given its figures back, a grade simulates nothing and takes well under a second.
+  const context = JSON.stringify({ history: null, simulated: first.result.simulated });
+  const t0 = Date.now();
+  const again = sim.grade(def, '0', '{"daily_usd": 1, "monthly_usd": 30}', context, () => assert.fail('no simulation'));
+  assert.ok(Date.now() - t0 < 500);
+  assert.equal(JSON.parse(again).result.score, first.result.score);
+  const locked = JSON.parse(sim.explain(def, '0', context)).result;
+  assert.equal(locked.locked, true);
+  assert.match(locked.unlocks, /after 3 attempts/);
+  const history = { format: 'gpuscale-attempts/1', exercise: '5', seed: 0, lab_version: JSON.parse(sim.version()).result.version,
+    attempts: [0, 1, 2].map(() => ({ at: '2025-01-01T10:00:00Z', answer: { daily_usd: 1 }, score: 0, revealed_before: false })) };
+  const open = JSON.parse(sim.explain(def, '0', JSON.stringify({ history, simulated: first.result.simulated }))).result;
+  assert.equal(open.locked, false);
+  assert.match(open.text, /per day/);
+  const runSeen = [];
+  const run = JSON.parse(sim.run('{"duration_s": 120}', (f) => runSeen.push(f)));
+  assert.equal(run.ok, true);
+  assert.ok(runSeen.length >= 19 && runSeen.length <= 20);
 });

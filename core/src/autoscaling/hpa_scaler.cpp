@@ -262,6 +262,27 @@ ScalerDecision HpaScaler::sync(const ScalerSnapshot& snap, Micros now, const Log
       rec.ready_pods = prop.ready_pods;
       rec.unready_pods = prop.unready_pods;
       rec.missing_pods = prop.missing_pods;
+      // Which of the averaged samples came from pods that are not Ready (replica_calculator.go's
+      // groupPods sets unready pods aside only for the cpu resource; a Pods metric averages them in).
+      if (prop.source_type == hpa::MetricSourceType::Pods) {
+        const std::string& name = prop.metric_name;
+        std::int64_t sum_milli = 0;
+        for (const auto& pod : o.pods) {
+          if (pod.deleting || pod.ready_condition == hpa::ConditionStatus::True) continue;
+          auto m = pod.metrics_milli.find(name);
+          if (m == pod.metrics_milli.end()) continue;
+          ++rec.not_ready_in_average;
+          sum_milli += m->second;
+        }
+        rec.not_ready_sum = static_cast<double>(sum_milli) / 1000.0;
+        const std::int32_t ready = rec.ready_pods - rec.not_ready_in_average;
+        if (rec.not_ready_in_average > 0 && ready > 0) {
+          const double ready_avg = (rec.metric_value * rec.ready_pods - rec.not_ready_sum) / ready;
+          rec.explanation += "\nof the " + std::to_string(rec.ready_pods) + " samples averaged, " + std::to_string(rec.not_ready_in_average) +
+                             " come from pods not Ready yet (sum " + fmt("%g", rec.not_ready_sum) + "); the " + std::to_string(ready) +
+                             " Ready pods alone average " + fmt("%g", ready_avg);
+        }
+      }
       break;
     }
   }

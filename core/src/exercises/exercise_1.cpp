@@ -12,19 +12,26 @@ namespace gpuscale::exercise1 {
 
 namespace {
 
-// The mechanisms a lagging sync can show, in the order ties are broken.
+// The mechanisms a lagging sync can show, in the order the explanation lists them.
 const char* const kMechanisms[] = {"saturated_signal", "cold_start_zero", "within_tolerance", "low_duty_cycle",
-                                   "empty_queue", "scale_up_limit", "scale_down_drain"};
+                                   "empty_queue", "short_queue", "scale_up_limit", "scale_down_drain"};
 
-// One of the two runs, seen from the comparison.
+// One decisive log entry of the worse run: where it is and when.
+struct Entry {
+  std::size_t index = 0;
+  double t_s = 0;
+};
+
+// One of the two runs, seen from the comparison: only the figures the grader and the explanation
+// read, so that they can come back from a "simulated" object (simulated_json / read_simulated).
 struct Side {
   std::string name;
-  Scenario scenario;
-  RunResult run;
   std::int64_t exclusive = 0;            // requests it dropped that the other run completed
   double first_exclusive_drop = -1;      // seconds
   double last_exclusive_drop = -1;       // seconds
-  std::vector<std::uint32_t> examples;   // a few of those request ids
+  std::vector<std::int64_t> examples;    // a few of those request ids
+  std::int64_t num_requests = 0, num_dropped = 0, peak_replicas = 0;
+  double gpu_hours = 0, idle_gpu_minutes = 0;
 };
 
 struct Analysis {
@@ -33,8 +40,19 @@ struct Analysis {
   const Side* worse = nullptr;           // the side with more exclusive drops (null: none)
   const Side* other = nullptr;
   double window_start = 0, window_end = 0;  // seconds: when the worse side's capacity was decided
-  std::map<std::string, std::vector<std::size_t>> evidence;  // mechanism → indices into worse->run.decisions
-  std::string mechanism;                 // the dominant one ("no_difference" if none)
+  std::map<std::string, std::vector<Entry>> evidence;  // mechanism → decisive entries of the worse run's log
+  std::vector<std::string> dominant;     // the mechanisms seen most often (ties: all of them); ["no_difference"] if none
+  std::string example_explanation;       // the worse run's log text at the first entry of dominant[0]
+  std::size_t decisive() const {
+    std::size_t n = 0;
+    for (const auto& [m, e] : evidence) n += e.size();
+    return n;
+  }
+  std::size_t dominant_count() const {
+    auto it = evidence.find(dominant.front());
+    return it == evidence.end() ? 0 : it->second.size();
+  }
+  bool accepts(const std::string& mechanism) const { return std::find(dominant.begin(), dominant.end(), mechanism) != dominant.end(); }
 };
 
 std::string num(double v, int decimals = 1) {
@@ -66,20 +84,36 @@ Json derived_params(const Json& def, std::uint64_t seed) {
   return p;
 }
 
+}  // namespace
+
 // Names the mechanism behind one sync at which this HPA asked for fewer replicas than the other
-// run's HPA did at the same instant. Read from the arithmetic the sync logged.
+// run's HPA did at the same instant, read from the arithmetic the sync logged.
 std::string classify(const DecisionRecord& d, const std::string& metric, double tolerance) {
   const bool up = d.ratio > 1 + tolerance;
+  // The second pass: pods without metrics (or unready, for CPU) filled in with 0 on a scale-up.
   if (up && d.metric_proposal <= d.current_replicas && d.unready_pods + d.missing_pods > 0) return "cold_start_zero";
+  // A Pods metric averages in the samples of pods not yet Ready (a loading replica's GPU reads 0 %):
+  // when the Ready pods alone would have asked for more, those samples held the count back.
+  if (!up && d.not_ready_in_average > 0 && d.ready_pods > d.not_ready_in_average && d.ratio > 0) {
+    const double target = d.metric_value / d.ratio;
+    const double ready_avg = (d.metric_value * d.ready_pods - d.not_ready_sum) / (d.ready_pods - d.not_ready_in_average);
+    if (ready_avg / target > 1 + tolerance) return "cold_start_zero";
+  }
   if (metric == "DCGM_FI_DEV_GPU_UTIL") {
     if (up) return "saturated_signal";  // the duty cycle cannot exceed 100 %: ratio <= 100 / target
     if (d.ratio >= 1 - tolerance) return "within_tolerance";
     return "low_duty_cycle";
   }
   if (up) return "scale_up_limit";
-  if (metric == "vllm:num_requests_waiting") return "empty_queue";
-  return "within_tolerance";
+  if (metric == "vllm:num_requests_waiting") {
+    if (d.metric_value <= 0) return "empty_queue";  // nothing waited: ceil(0 / target) = 0
+    if (d.ratio >= 1 - tolerance) return "within_tolerance";
+    return "short_queue";  // requests waited, fewer than the target per replica
+  }
+  return d.ratio >= 1 - tolerance ? "within_tolerance" : "low_duty_cycle";
 }
+
+namespace {
 
 std::string hpa_metric_name(const Scenario& sc) {
   const auto& spec = sc.pools.front().autoscaler.hpa;
@@ -90,11 +124,11 @@ std::string hpa_metric_name(const Scenario& sc) {
   return named ? m.metric.name : "";
 }
 
-void count_exclusive(Side& a, const Side& b) {
-  const std::size_t n = std::min(a.run.requests.size(), b.run.requests.size());
+void count_exclusive(Side& a, const RunResult& ra_run, const RunResult& rb_run) {
+  const std::size_t n = std::min(ra_run.requests.size(), rb_run.requests.size());
   for (std::size_t i = 0; i < n; ++i) {
-    const auto& ra = a.run.requests[i];
-    if (!ra.dropped_at || !b.run.requests[i].completed_at) continue;
+    const auto& ra = ra_run.requests[i];
+    if (!ra.dropped_at || !rb_run.requests[i].completed_at) continue;
     ++a.exclusive;
     if (a.examples.size() < 5) a.examples.push_back(ra.id);
     if (a.first_exclusive_drop < 0) a.first_exclusive_drop = *ra.dropped_at;
@@ -103,59 +137,175 @@ void count_exclusive(Side& a, const Side& b) {
   }
 }
 
-Analysis analyse(const Json& def, std::uint64_t seed) {
+void pick_worse(Analysis& an) {
+  an.worse = an.other = nullptr;
+  if (an.first.exclusive == 0 && an.second.exclusive == 0) return;
+  an.worse = an.first.exclusive >= an.second.exclusive ? &an.first : &an.second;
+  an.other = an.worse == &an.first ? &an.second : &an.first;
+}
+
+void pick_dominant(Analysis& an) {
+  an.dominant.clear();
+  std::size_t best = 0;
+  for (const char* m : kMechanisms) {
+    auto it = an.evidence.find(m);
+    if (it == an.evidence.end() || it->second.empty()) continue;
+    if (it->second.size() > best) {
+      best = it->second.size();
+      an.dominant.clear();
+    }
+    if (it->second.size() == best) an.dominant.push_back(m);
+  }
+  if (an.dominant.empty()) an.dominant.push_back("no_difference");
+}
+
+Analysis simulate_analysis(const Json& def, std::uint64_t seed, const GradeContext& context) {
   Analysis an;
   an.params = derived_params(def, seed);
   an.first.name = def.at("compare").at("first").get<std::string>();
   an.second.name = def.at("compare").at("second").get<std::string>();
+  Scenario scenarios[2];
+  RunResult runs[2];
+  int index = 0;
   for (Side* side : {&an.first, &an.second}) {
-    side->scenario = parse_scenario(scenario_for(def, an.params, seed, side->name));
-    side->scenario.output.decisions = true;
-    side->run = run_simulation(side->scenario);
+    Scenario& sc = scenarios[index];
+    sc = parse_scenario(scenario_for(def, an.params, seed, side->name));
+    sc.output.decisions = true;
+    const double duration = sc.duration_s;
+    const std::string label = def.at("runs").at(side->name).at("label").get<std::string>();
+    runs[index] = run_simulation(sc, {},
+                                 progress_share(context.progress, index, 2, duration, duration / 10,
+                                                [label, duration](double t) { return label + ": " + clock_text(t, duration); }));
+    const Summary& sum = runs[index].summary;
+    side->num_requests = sum.num_requests;
+    side->num_dropped = sum.num_dropped;
+    side->peak_replicas = sum.peak_replicas;
+    side->gpu_hours = sum.gpu_hours;
+    side->idle_gpu_minutes = sum.idle_gpu_minutes;
+    ++index;
   }
   // Same seed, same arrivals: request i is the same request in both runs.
-  count_exclusive(an.first, an.second);
-  count_exclusive(an.second, an.first);
-
-  an.mechanism = "no_difference";
-  if (an.first.exclusive == 0 && an.second.exclusive == 0) return an;
-  an.worse = an.first.exclusive >= an.second.exclusive ? &an.first : &an.second;
-  an.other = an.worse == &an.first ? &an.second : &an.first;
+  count_exclusive(an.first, runs[0], runs[1]);
+  count_exclusive(an.second, runs[1], runs[0]);
+  pick_worse(an);
+  if (!an.worse) {
+    pick_dominant(an);
+    return an;
+  }
+  const int wi = an.worse == &an.first ? 0 : 1;
   const Side& w = *an.worse;
+  const Scenario& ws = scenarios[wi];
+  const RunResult& wr = runs[wi];
 
   // The capacity that met the first lost request was decided one cold start (plus the client's
   // patience) earlier; the lost requests keep coming until the last one.
-  const ColdStartConfig& cs = w.scenario.cold_start;
+  const ColdStartConfig& cs = ws.cold_start;
   const double cold = (cs.warm_nodes ? 0 : cs.node_provisioning_s) + cs.model_load_s + cs.warmup_s;
-  an.window_start = std::max(0.0, w.first_exclusive_drop - cold - w.scenario.workload.timeout_s);
+  an.window_start = std::max(0.0, w.first_exclusive_drop - cold - ws.workload.timeout_s);
   an.window_end = w.last_exclusive_drop;
 
   std::map<double, std::int32_t> other_desired;
-  for (const auto& d : an.other->run.decisions) {
+  for (const auto& d : runs[1 - wi].decisions) {
     if (d.controller == "hpa") other_desired[d.t_s] = d.desired_replicas;
   }
-  const std::string metric = hpa_metric_name(w.scenario);
-  for (std::size_t i = 0; i < w.run.decisions.size(); ++i) {
-    const DecisionRecord& d = w.run.decisions[i];
+  const std::string metric = hpa_metric_name(ws);
+  for (std::size_t i = 0; i < wr.decisions.size(); ++i) {
+    const DecisionRecord& d = wr.decisions[i];
     if (d.t_s < an.window_start || d.t_s > an.window_end) continue;
     if (d.controller == "lifecycle" && d.explanation.find("requests lost") != std::string::npos) {
-      an.evidence["scale_down_drain"].push_back(i);
+      an.evidence["scale_down_drain"].push_back({i, d.t_s});
       continue;
     }
     if (d.controller != "hpa") continue;
     auto it = other_desired.find(d.t_s);
     if (it == other_desired.end() || it->second <= d.desired_replicas) continue;
-    an.evidence[classify(d, metric, w.scenario.pools.front().autoscaler.tolerance)].push_back(i);
+    an.evidence[classify(d, metric, ws.pools.front().autoscaler.tolerance)].push_back({i, d.t_s});
   }
-  std::size_t best = 0;
-  for (const char* m : kMechanisms) {
-    auto it = an.evidence.find(m);
-    if (it != an.evidence.end() && it->second.size() > best) {
-      best = it->second.size();
-      an.mechanism = m;
+  pick_dominant(an);
+  auto dom = an.evidence.find(an.dominant.front());
+  if (dom != an.evidence.end()) an.example_explanation = wr.decisions[dom->second.front().index].explanation;
+  return an;
+}
+
+Json side_json(const Side& s) {
+  return {{"exclusive", s.exclusive},       {"first_exclusive_drop", s.first_exclusive_drop},
+          {"last_exclusive_drop", s.last_exclusive_drop}, {"examples", s.examples},
+          {"num_requests", s.num_requests}, {"num_dropped", s.num_dropped},
+          {"peak_replicas", s.peak_replicas}, {"gpu_hours", s.gpu_hours},
+          {"idle_gpu_minutes", s.idle_gpu_minutes}};
+}
+
+Json simulated_json(const Analysis& an) {
+  Json evidence = Json::object();
+  for (const auto& [m, entries] : an.evidence) {
+    Json list = Json::array();
+    for (const Entry& e : entries) list.push_back({e.index, e.t_s});
+    evidence[m] = list;
+  }
+  return {{"first", side_json(an.first)},
+          {"second", side_json(an.second)},
+          {"window_s", {an.window_start, an.window_end}},
+          {"evidence", evidence},
+          {"example_explanation", an.example_explanation}};
+}
+
+Side read_side(const Json& j, const std::string& path, const std::string& name) {
+  ObjectReader r(j, path);
+  Side s;
+  s.name = name;
+  s.exclusive = r.require_int("exclusive", 0, 10'000'000);
+  s.first_exclusive_drop = r.get_number("first_exclusive_drop", -1, -1, 1e7);
+  s.last_exclusive_drop = r.get_number("last_exclusive_drop", -1, -1, 1e7);
+  const Json* ex = r.raw("examples");
+  if (!ex || !ex->is_array() || ex->size() > 5) throw InputError(r.child_path("examples"), "expected up to 5 request ids");
+  for (const auto& v : *ex) {
+    if (!v.is_number_integer()) throw InputError(r.child_path("examples"), "expected whole request ids");
+    s.examples.push_back(v.get<std::int64_t>());
+  }
+  s.num_requests = r.require_int("num_requests", 0, 10'000'000);
+  s.num_dropped = r.require_int("num_dropped", 0, 10'000'000);
+  s.peak_replicas = r.require_int("peak_replicas", 0, 100'000);
+  s.gpu_hours = r.get_number("gpu_hours", 0, 0, 1e9);
+  s.idle_gpu_minutes = r.get_number("idle_gpu_minutes", 0, 0, 1e12);
+  r.finish();
+  return s;
+}
+
+// The figures of an earlier grade or explanation of this variant (simulated_json), read strictly.
+Analysis read_simulated(const Json& def, std::uint64_t seed, const Json& data) {
+  const std::string at = "/context/simulated/data";
+  Analysis an;
+  an.params = derived_params(def, seed);
+  ObjectReader r(data, at);
+  r.only_keys({"first", "second", "window_s", "evidence", "example_explanation"});
+  an.first = read_side(r.require("first", "the duty-cycle run's figures"), at + "/first", def.at("compare").at("first").get<std::string>());
+  an.second = read_side(r.require("second", "the queue-depth run's figures"), at + "/second", def.at("compare").at("second").get<std::string>());
+  const Json& w = r.require("window_s", "[start, end]");
+  if (!w.is_array() || w.size() != 2 || !w[0].is_number() || !w[1].is_number()) throw InputError(at + "/window_s", "expected [start, end] in seconds");
+  an.window_start = w[0].get<double>();
+  an.window_end = w[1].get<double>();
+  const Json& ev = r.require("evidence", "mechanism → [[index, t_s], …]");
+  if (!ev.is_object()) throw InputError(at + "/evidence", "expected an object");
+  for (auto it = ev.begin(); it != ev.end(); ++it) {
+    const std::string path = at + "/evidence/" + it.key();
+    if (std::find_if(std::begin(kMechanisms), std::end(kMechanisms), [&](const char* m) { return it.key() == m; }) == std::end(kMechanisms)) {
+      throw InputError(path, "is not a mechanism the grader knows");
+    }
+    if (!it.value().is_array() || it.value().size() > 100000) throw InputError(path, "expected an array of [index, t_s]");
+    for (const auto& e : it.value()) {
+      if (!e.is_array() || e.size() != 2 || !e[0].is_number_integer() || e[0].get<std::int64_t>() < 0 || !e[1].is_number()) throw InputError(path, "expected [index, t_s] pairs");
+      an.evidence[it.key()].push_back({e[0].get<std::size_t>(), e[1].get<double>()});
     }
   }
+  an.example_explanation = r.get_string("example_explanation", "", 100000);
+  r.finish();
+  pick_worse(an);
+  pick_dominant(an);
   return an;
+}
+
+Analysis analyse(const Json& def, std::uint64_t seed, const GradeContext& context = {}) {
+  return context.simulated ? read_simulated(def, seed, *context.simulated) : simulate_analysis(def, seed, context);
 }
 
 Json public_questions(const Json& def) {
@@ -172,11 +322,10 @@ Json public_questions(const Json& def) {
   return qs;
 }
 
-Json refs(const Side& side, const std::vector<std::size_t>& indices, std::size_t max) {
+Json refs(const Side& side, const std::vector<Entry>& entries, std::size_t max) {
   Json out = Json::array();
-  for (std::size_t k = 0; k < indices.size() && k < max; ++k) {
-    const auto& d = side.run.decisions[indices[k]];
-    out.push_back({{"run", side.name}, {"index", indices[k]}, {"t_s", d.t_s}});
+  for (std::size_t k = 0; k < entries.size() && k < max; ++k) {
+    out.push_back({{"run", side.name}, {"index", entries[k].index}, {"t_s", entries[k].t_s}});
   }
   return out;
 }
@@ -201,12 +350,18 @@ Json text_params(const Json& def, const Analysis& an) {
   const Json& runs = def.at("runs");
   p["first_label"] = runs.at(an.first.name).at("label");
   p["second_label"] = runs.at(an.second.name).at("label");
-  p["requests"] = an.first.run.summary.num_requests;
-  p["dropped_first"] = an.first.run.summary.num_dropped;
-  p["dropped_second"] = an.second.run.summary.num_dropped;
+  p["requests"] = an.first.num_requests;
+  p["dropped_first"] = an.first.num_dropped;
+  p["dropped_second"] = an.second.num_dropped;
   p["exclusive_first"] = an.first.exclusive;
   p["exclusive_second"] = an.second.exclusive;
-  p["mechanism"] = an.mechanism;
+  std::string mechanisms;
+  for (std::size_t i = 0; i < an.dominant.size(); ++i) {
+    mechanisms += (i == 0 ? "" : i + 1 == an.dominant.size() ? " and " : ", ") + an.dominant[i];
+  }
+  p["mechanism"] = mechanisms;
+  p["dominant_count"] = an.dominant_count();
+  p["decisive_count"] = an.decisive();
   p["worse_label"] = an.worse ? runs.at(an.worse->name).at("label") : Json("neither run");
   p["other_label"] = an.other ? runs.at(an.other->name).at("label") : Json("neither run");
   p["window_start"] = num(an.window_start, 0);
@@ -222,8 +377,8 @@ Json grade_count(const Json& def, const std::string& id, std::optional<std::int6
   params["dropping_label"] = def.at("runs").at(dropping.name).at("label");
   params["serving_label"] = def.at("runs").at(serving.name).at("label");
   params["count"] = dropping.exclusive;
-  params["dropping_total"] = dropping.run.summary.num_dropped;
-  params["serving_total"] = serving.run.summary.num_dropped;
+  params["dropping_total"] = dropping.num_dropped;
+  params["serving_total"] = serving.num_dropped;
   params["first_drop_t"] = dropping.first_exclusive_drop < 0 ? std::string("(none)") : num(dropping.first_exclusive_drop, 0);
   if (!given) {
     q["correct"] = false;
@@ -236,10 +391,11 @@ Json grade_count(const Json& def, const std::string& id, std::optional<std::int6
     return q;
   }
   q["correct"] = false;
-  const std::int64_t totals = dropping.run.summary.num_dropped - serving.run.summary.num_dropped;
+  // Never "too high" or "too low": that would let a learner bisect the exact count.
+  const std::int64_t totals = dropping.num_dropped - serving.num_dropped;
   const char* key = (*given == totals && totals != dropping.exclusive) ? "count_difference_of_totals"
-                    : (*given > dropping.exclusive)                    ? "count_too_high"
-                                                                       : "count_too_low";
+                    : *given == dropping.num_dropped                   ? "count_total"
+                                                                       : "count_wrong";
   q["feedback"] = fill_template(hints.at(key).get<std::string>(), params);
   q["hint"] = fill_template(hints.at(dropping.exclusive > 0 ? "count_where" : "count_where_none").get<std::string>(), params);
   if (dropping.first_exclusive_drop >= 0) {
@@ -280,8 +436,9 @@ Json solve(const Json& def, std::uint64_t seed) {
   Analysis an = analyse(def, seed);
   Json evidence = Json::object();
   for (const auto& [m, idx] : an.evidence) evidence[m] = idx.size();
-  return {{"answers", {{"a", an.first.exclusive}, {"b", an.mechanism}, {"c", an.second.exclusive}}},
-          {"dropped", {{an.first.name, an.first.run.summary.num_dropped}, {an.second.name, an.second.run.summary.num_dropped}}},
+  return {{"answers", {{"a", an.first.exclusive}, {"b", an.dominant.front()}, {"c", an.second.exclusive}}},
+          {"accepted", {{"b", an.dominant}}},
+          {"dropped", {{an.first.name, an.first.num_dropped}, {an.second.name, an.second.num_dropped}}},
           {"worse", an.worse ? Json(an.worse->name) : Json(nullptr)},
           {"evidence", evidence},
           {"window_s", {an.window_start, an.window_end}},
@@ -306,13 +463,13 @@ Answer parse_answer(const Json& def, const Json& answer) {
   return out;
 }
 
-Json grade(const Json& def, std::uint64_t seed, const Json& answer) {
+Json grade(const Json& def, std::uint64_t seed, const Json& answer, const GradeContext& context) {
   const Answer given = parse_answer(def, answer);
   const std::optional<std::int64_t>& a = given.a;
   const std::optional<std::string>& b = given.b;
   const std::optional<std::int64_t>& c = given.c;
 
-  Analysis an = analyse(def, seed);
+  Analysis an = analyse(def, seed, context);
   const Json& hints = def.at("hints");
   Json params = text_params(def, an);
   Json qa = grade_count(def, "a", a, an.first, an.second, params);
@@ -322,9 +479,10 @@ Json grade(const Json& def, std::uint64_t seed, const Json& answer) {
   if (!b) {
     qb["correct"] = false;
     qb["feedback"] = "No answer yet.";
-  } else if (*b == an.mechanism) {
+  } else if (an.accepts(*b)) {
     qb["correct"] = true;
-    qb["feedback"] = fill_template(hints.at(an.worse ? "b_correct" : "b_correct_none").get<std::string>(), params);
+    const char* key = !an.worse ? "b_correct_none" : an.dominant.size() > 1 ? "b_correct_tie" : "b_correct";
+    qb["feedback"] = fill_template(hints.at(key).get<std::string>(), params);
   } else {
     qb["correct"] = false;
     auto own = an.evidence.find(*b);
@@ -332,7 +490,7 @@ Json grade(const Json& def, std::uint64_t seed, const Json& answer) {
     const char* key = !an.worse ? "b_none" : (own != an.evidence.end() ? "b_present_not_dominant" : "b_absent");
     qb["feedback"] = fill_template(hints.at(key).get<std::string>(), params);
     if (an.worse) {
-      auto dom = an.evidence.find(an.mechanism);
+      auto dom = an.evidence.find(an.dominant.front());
       Json r3 = dom == an.evidence.end() ? Json::array() : refs(*an.worse, dom->second, 3);
       params["evidence_times"] = r3.empty() ? std::string("(none)") : times_text(r3);
       qb["hint"] = fill_template(hints.at("b_where").get<std::string>(), params);
@@ -342,18 +500,18 @@ Json grade(const Json& def, std::uint64_t seed, const Json& answer) {
   Json questions = Json::array({qa, qb, qc});
   int right = 0;
   for (const auto& q : questions) right += q["correct"].get<bool>() ? 1 : 0;
-  return {{"score", right / 3.0}, {"correct", right == 3}, {"questions", questions}};
+  return {{"score", right / 3.0}, {"correct", right == 3}, {"questions", questions}, {"simulated", simulated_json(an)}};
 }
 
-Json explain(const Json& def, std::uint64_t seed) {
-  Analysis an = analyse(def, seed);
+Json explain(const Json& def, std::uint64_t seed, const GradeContext& context) {
+  Analysis an = analyse(def, seed, context);
   Json params = text_params(def, an);
-  params["peak_first"] = an.first.run.summary.peak_replicas;
-  params["peak_second"] = an.second.run.summary.peak_replicas;
-  params["gpu_hours_first"] = num(an.first.run.summary.gpu_hours, 1);
-  params["gpu_hours_second"] = num(an.second.run.summary.gpu_hours, 1);
-  params["idle_first"] = num(an.first.run.summary.idle_gpu_minutes, 0);
-  params["idle_second"] = num(an.second.run.summary.idle_gpu_minutes, 0);
+  params["peak_first"] = an.first.peak_replicas;
+  params["peak_second"] = an.second.peak_replicas;
+  params["gpu_hours_first"] = num(an.first.gpu_hours, 1);
+  params["gpu_hours_second"] = num(an.second.gpu_hours, 1);
+  params["idle_first"] = num(an.first.idle_gpu_minutes, 0);
+  params["idle_second"] = num(an.second.idle_gpu_minutes, 0);
   std::string counts;
   for (const char* m : kMechanisms) {
     auto it = an.evidence.find(m);
@@ -363,15 +521,19 @@ Json explain(const Json& def, std::uint64_t seed) {
   params["mechanism_counts"] = counts.empty() ? std::string("none") : counts;
   std::string text = fill_template(def.at("explanation").get<std::string>(), params);
   const Json& mech = def.at("mechanisms");
-  if (mech.contains(an.mechanism)) text += "\n\n" + fill_template(mech[an.mechanism].get<std::string>(), params);
+  for (const std::string& m : an.dominant) {
+    if (mech.contains(m)) text += "\n\n" + fill_template(mech[m].get<std::string>(), params);
+  }
   // One representative sync, with the controller's own arithmetic.
-  auto dom = an.evidence.find(an.mechanism);
+  auto dom = an.evidence.find(an.dominant.front());
   if (an.worse && dom != an.evidence.end() && !dom->second.empty()) {
-    const auto& d = an.worse->run.decisions[dom->second.front()];
-    text += "\n\nAt t = " + num(d.t_s, 0) + " s, " + params["worse_label"].get<std::string>() + ":\n" + d.explanation;
+    text += "\n\nAt t = " + num(dom->second.front().t_s, 0) + " s, " + params["worse_label"].get<std::string>() + ":\n" + an.example_explanation;
   }
   text += "\n\n" + fill_template(def.at("lesson_note").get<std::string>(), params);
-  return {{"text", text}, {"answers", {{"a", an.first.exclusive}, {"b", an.mechanism}, {"c", an.second.exclusive}}}};
+  return {{"text", text},
+          {"answers", {{"a", an.first.exclusive}, {"b", an.dominant.front()}, {"c", an.second.exclusive}}},
+          {"accepted", {{"b", an.dominant}}},
+          {"simulated", simulated_json(an)}};
 }
 
 }  // namespace gpuscale::exercise1

@@ -54,16 +54,33 @@ Json def_scenario_without_gpu_pool(const Json& def, const Json& params, std::uin
 struct Outcome {
   Summary summary;
   bool replicas_blocked = false;  // no replica was ever Ready: the pool's taint or requirements keep them off
+  std::string launch_failure;     // then: Karpenter's own event for the first replica pod no NodePool could take
 };
 
-Outcome simulate(const Json& scenario) {
+Outcome simulate(const Json& scenario, const ProgressReport& progress) {
   Scenario s = parse_scenario(scenario);
-  s.output.decisions = false;
-  RunResult r = run_simulation(s);
+  // The log, for Karpenter's events (a pool that cannot launch the replicas' GPUs).
+  s.output.decisions = true;
+  RunResult r = run_simulation(s, {}, progress);
   Outcome o;
   o.summary = r.summary;
   o.replicas_blocked = std::all_of(r.series.ready_replicas.begin(), r.series.ready_replicas.end(), [](std::int32_t n) { return n == 0; });
+  const std::string pool = s.cluster.nodepools.front().name;
+  for (const DecisionRecord& d : r.decisions) {
+    if (d.controller != "karpenter.provisioner") continue;
+    if (o.launch_failure.empty() && d.reason == "NoCompatibleNodePool" && d.explanation.find("(vllm") != std::string::npos) {
+      o.launch_failure = d.explanation.substr(0, 600);
+    }
+  }
   return o;
+}
+
+// Whether a taint of the pool keeps off pods that tolerate only nvidia.com/gpu (ExtendedResourceToleration).
+bool has_blocking_taint(const NodePool& pool) {
+  for (const auto& t : pool.taints) {
+    if (t.effect != TaintEffect::PreferNoSchedule && t.key != "nvidia.com/gpu") return true;
+  }
+  return false;
 }
 
 Json criterion(const Json& def, const char* id, bool ok, double fraction, const std::string& feedback) {
@@ -119,7 +136,7 @@ Answer parse_answer(const Json& answer) {
   return out;
 }
 
-Json grade(const Json& def, std::uint64_t seed, const Json& answer) {
+Json grade(const Json& def, std::uint64_t seed, const Json& answer, const GradeContext& context) {
   const Answer given = parse_answer(answer);
   Json params = params_for(def, seed);
   Json criteria = Json::array();
@@ -166,14 +183,23 @@ Json grade(const Json& def, std::uint64_t seed, const Json& answer) {
   }
 
   // The rest by simulation: the learner's pool and the reference pool on the same day.
-  const Outcome mine = simulate(scenario_for(def, params, seed, given.nodepool));
-  const Outcome ref = simulate(scenario_for(def, params, seed, def.at("reference_nodepool")));
+  const double duration = def.at("base_scenario").at("duration_s").get<double>();
+  const auto report = [&](int index, const char* what) {
+    return progress_share(context.progress, index, 2, duration, duration / 12,
+                          [what, duration](double t) { return std::string(what) + ": " + clock_text(t, duration); });
+  };
+  const Outcome mine = simulate(scenario_for(def, params, seed, given.nodepool), report(0, "your pool's day"));
+  const Outcome ref = simulate(scenario_for(def, params, seed, def.at("reference_nodepool")), report(1, "the reference pool's day"));
   const Summary& s = mine.summary;
   params["non_gpu"] = s.cluster.non_gpu_pods_on_gpu_nodes;
   params["pending"] = "all";
   bool has_taint = false;
   for (const auto& t : pool.taints) has_taint = has_taint || t.effect != TaintEffect::PreferNoSchedule;
-  if (mine.replicas_blocked) {
+  params["karpenter_event"] = mine.launch_failure;
+  const bool cannot_launch = mine.replicas_blocked && mine.launch_failure.find(pool.name + " (weight") != std::string::npos && !has_blocking_taint(pool);
+  if (cannot_launch) {
+    criteria.push_back(criterion(def, "taint", false, 0, message(def, "pool_cannot_launch", params)));
+  } else if (mine.replicas_blocked) {
     criteria.push_back(criterion(def, "taint", false, 0, message(def, "taint_blocks_replicas", params)));
   } else if (!has_taint) {
     criteria.push_back(criterion(def, "taint", false, 0, message(def, "taint_missing", params)));
@@ -212,7 +238,7 @@ Json grade(const Json& def, std::uint64_t seed, const Json& answer) {
   Json run{{"num_requests", s.num_requests},          {"num_dropped", s.num_dropped},
            {"slo_attainment", s.slo_attainment},      {"ttft_p99_s", s.ttft_p99_s},
            {"node_cost_usd", s.cluster.node_cost_usd},        {"num_replica_evictions", s.num_replica_evictions},
-           {"non_gpu_pods_on_gpu_nodes", s.cluster.non_gpu_pods_on_gpu_nodes}, {"nodes_launched", s.cluster.nodes_launched}};
+           {"non_gpu_pods_on_gpu_nodes", s.cluster.non_gpu_pods_on_gpu_nodes}, {"nodes_launched", s.cluster.nodes_launched}, {"karpenter_event", mine.launch_failure}};
   return {{"score", max_points > 0 ? points / max_points : 0.0},
           {"correct", all},
           {"criteria", criteria},
@@ -221,7 +247,7 @@ Json grade(const Json& def, std::uint64_t seed, const Json& answer) {
           {"scenario", scenario_for(def, params, seed, given.nodepool)}};
 }
 
-Json explain(const Json& def, std::uint64_t seed) {
+Json explain(const Json& def, std::uint64_t seed, const GradeContext& /*context*/) {
   Json params = params_for(def, seed);
   std::string text =
       "A reference answer: on-demand capacity" + std::string(params.at("batch").get<bool>() ? " (spot would also do for this batch SLO)" : "") +

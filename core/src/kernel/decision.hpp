@@ -25,6 +25,11 @@ struct DecisionRecord {
   std::optional<double> rebalanced_ratio;  // after filling missing / unready pods with 0 or target
   std::int32_t metric_proposal = -1;       // that metric's proposal, before stabilization and limits
   std::int32_t ready_pods = 0, unready_pods = 0, missing_pods = 0;
+  // Pods metrics: pods not (yet) Ready whose sample entered the average anyway (the HPA sets unready
+  // pods aside only for CPU), and the sum of those samples, metric units. A loading replica's GPU
+  // reads a 0 % duty cycle.
+  std::int32_t not_ready_in_average = 0;
+  double not_ready_sum = 0;
   // Set by the decision log once it folds: identical records after this one, and the last one's time.
   std::int64_t repeats = 0;
   double last_t_s = 0;

@@ -30,7 +30,7 @@ bool DecisionLog::same_content(const DecisionRecord& a, const DecisionRecord& b)
          a.current_replicas == b.current_replicas && a.desired_replicas == b.desired_replicas && a.detail == b.detail &&
          a.metric_value == b.metric_value && a.ratio == b.ratio && a.rebalanced_ratio == b.rebalanced_ratio &&
          a.metric_proposal == b.metric_proposal && a.ready_pods == b.ready_pods && a.unready_pods == b.unready_pods &&
-         a.missing_pods == b.missing_pods;
+         a.missing_pods == b.missing_pods && a.not_ready_in_average == b.not_ready_in_average && a.not_ready_sum == b.not_ready_sum;
 }
 
 void DecisionLog::index(std::size_t i) { by_content_[content_hash(records_[i])].push_back(i); }

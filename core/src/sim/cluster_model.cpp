@@ -25,13 +25,15 @@ std::string fmt_s(Micros t) {
 
 // Without initial_nodes, the cluster starts with enough nodes for the starting replicas: of the cheapest
 // on-demand type the first NodePool allows that holds a replica's pod, or of the first node group's type.
+// A NodePool that allows no type holding the pod starts with no node for it: the replicas then wait
+// on Karpenter's own provisioning, which logs why it cannot launch (never a node the pool forbids).
 std::vector<InitialNodes> derived_initial_nodes(const Scenario& s, const std::vector<std::int32_t>& starting) {
   const ClusterConfig& c = s.cluster;
   std::vector<InitialNodes> out;
   for (std::size_t p = 0; p < s.pools.size() && p < starting.size(); ++p) {
     const PodTemplate& pod = s.pools[p].pod;
     if (starting[p] <= 0) continue;
-    std::string type = "p5.48xlarge";  // when no type fits (the replicas then wait on it)
+    std::string type;
     InitialNodes n;
     if (c.provisioner == ProvisionerKind::Karpenter) {
       const NodePool& np = c.nodepools.front();
@@ -51,6 +53,7 @@ std::vector<InitialNodes> derived_initial_nodes(const Scenario& s, const std::ve
       type = g.instance_type;
       n.capacity_type = g.capacity_type;
     }
+    if (type.empty()) continue;  // no type of the pool fits: no starting node
     const InstanceType* t = find_instance_type(c.instance_types, type);
     if (!t) throw InputError("/cluster/instance_types", "the starting replicas need a node, and no type of the catalogue fits the first NodePool");
     n.type_index = static_cast<int>(t - c.instance_types.data());

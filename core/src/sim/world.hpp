@@ -104,6 +104,7 @@ class World : public ClusterEvents {
  public:
   World(const Scenario& s, const WorkLimits& limits);
   RunResult run();
+  void report_progress(const ProgressReport& progress) { progress_ = &progress; }
   void file(Micros time, EventClass cls, const ClusterEvent& event) override;
   static WorkMeter::Kind meter_kind(EventKind k);
 
@@ -179,6 +180,7 @@ class World : public ClusterEvents {
 
   EventQueue<Payload> queue_;
   Micros now_ = 0;
+  const ProgressReport* progress_ = nullptr;  // reported from the event loop (run())
   Request pending_arrival_;            // open loop: the next arrival, filed
   std::vector<std::uint32_t> client_of_;  // closed loop: request id → the client that sent it
   std::vector<EngineEvent> engine_events_;
