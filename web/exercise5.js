@@ -232,7 +232,11 @@ export class Exercise5Panel extends ExercisePanel {
       });
       this.gradeProgress.hide();
       const timing = this.client.timings.get('ex5-grade');
-      if (timing) this.root.dataset.gradeMs = String(Math.round(timing.ms));
+      if (timing) {
+        // How long the module took, and whether it simulated (sent progress): the tests read these.
+        this.root.dataset.gradeMs = String(Math.round(timing.ms));
+        this.root.dataset.gradeSimulated = String(timing.progressed > 0);
+      }
       if (!result) return;
       this.progress.data.graded = { answers: typed, result };
       this.progress.save();

@@ -27,7 +27,7 @@
 // variant that does not carry one, so the weeks are simulated once per variant and worker.
 //   page → worker  {id, op: "stats"}                   answered at once (never queued) with
 //   worker → page  {id, type: "result", value: {calls: {op: n}, progressed_calls: {op: n},
-//                   simulated_injected: n, simulated_kept: n}}
+//                   channels: {channel: {calls, progressed_calls}}, simulated_injected: n, simulated_kept: n}}
 // A WASM call is synchronous, so requests that arrive while one runs queue up; when it ends the
 // worker yields once to let them in, keeps only the newest per channel, and runs the oldest channel.
 //
@@ -56,7 +56,7 @@ const PROGRESS_OPS = new Set(['run', 'grade', 'explain']);
 let sim = null;
 let version = '';
 const simulatedCache = new Map();  // "<exercise id>|<seed>|<version>" → the grader's simulated object
-const stats = { calls: {}, progressed_calls: {}, simulated_injected: 0, simulated_kept: 0 };
+const stats = { calls: {}, progressed_calls: {}, channels: {}, simulated_injected: 0, simulated_kept: 0 };
 let busy = false;
 let broken = null;          // the fatal message once no instance could be loaded
 const pending = new Map();  // channel → newest request not yet started (Map keeps arrival order)
@@ -95,7 +95,7 @@ function schedule() {
 }
 
 function step() {
-  const [channel, req] = pending.entries().next().value;
+  const [channel, req] = pending.entries().next().value;  // channel: also the key of its stats
   pending.delete(channel);
   self.postMessage({ id: req.id, type: 'working' });
   let answer;
@@ -116,6 +116,9 @@ function step() {
   }
   stats.calls[req.op] = (stats.calls[req.op] ?? 0) + 1;
   if (progressed) stats.progressed_calls[req.op] = (stats.progressed_calls[req.op] ?? 0) + 1;
+  const perChannel = (stats.channels[channel] ??= { calls: 0, progressed_calls: 0 });
+  perChannel.calls += 1;
+  if (progressed) perChannel.progressed_calls += 1;
   if (answer.type === 'result') keepSimulation(req.op, args, answer.value);
   self.postMessage({ id: req.id, ...answer, ms: performance.now() - started, progressed });
   busy = false;
