@@ -225,7 +225,7 @@ test('exercise 1: the request comparison joins both runs by request id, with dro
   assert.equal(cells[5], 'completed');
 
   // From the keyboard: the filter (a labelled select) and a matrix cell (a button).
-  const filter = page.getByLabel('List the requests');
+  const filter = page.getByLabel('List the requests', { exact: true });
   await filter.focus();
   await filter.selectOption('dropped-both');
   assert.equal(await page.getAttribute(list, 'data-count'), String(expect('dropped', 'dropped')));

@@ -69,6 +69,7 @@ export class ExercisePanel {
     this.root.dataset.ready = 'false';
     this.root.dataset.seed = String(seed);
     delete this.root.dataset.graded;
+    delete this.root.dataset.explain;
     this._reset();
     this._status(`Loading variant ${seed}…`);
     try {
