@@ -159,7 +159,7 @@ export class Exercise5Panel extends ExercisePanel {
           scenario.output = { ...(scenario.output ?? {}), decisions: false, requests: false };
           const started = performance.now();
           const result = await this.client.call('run', [JSON.stringify(scenario)], {
-            channel: `ex5-week-${name}`, onProgress: (fraction, label) => this.weeksProgress.show(fraction, label ? `${week}: ${label}` : week),
+            channel: `ex5-week-${name}`, onProgress: (fraction, label) => this.weeksProgress.show(fraction, label ? `Week ${i + 1} of ${this.runNames.length}: ${label}` : week),
           });
           if (generation !== this.generation) return;
           times.push((performance.now() - started) / 1000);
