@@ -75,7 +75,11 @@ test('exercise 1: the explanation is gated by the policy, the history is kept, e
   assert.equal(await page.getAttribute('#ex1', 'data-explain'), 'locked', `policy ${JSON.stringify(policy)}: locked before an attempt`);
   assert.ok(await page.isDisabled('#ex1-explain'), 'the Explain button is disabled while locked');
   const note = await page.textContent('#ex1-gate-note');
-  assert.match(note, /^Locked: .*unlock/i, `the page says when it unlocks: ${note}`);
+  const locked = await cli('explain', 1, '--seed', SEED);
+  assert.equal(locked.locked, true, 'the CLI, given no history, keeps it locked too');
+  assert.match(note, /^Locked: /, note);
+  assert.ok(note.toLowerCase().includes(String(locked.unlocks).replace(/\.$/, '').toLowerCase()),
+            `the page says when it unlocks, in the core's words: "${note}" / "${locked.unlocks}"`);
   assert.equal(await page.getAttribute('#ex1-explain', 'aria-describedby'), 'ex1-gate-note', 'the button is described by that sentence');
   assert.ok(await page.locator('#ex1-new-variant').isHidden(), 'no New variant before the answers are shown');
   assert.equal(await page.locator('#ex1 .explanation-box[data-shown="true"]').count(), 0);
@@ -151,9 +155,11 @@ test('exercise 1: the explanation is gated by the policy, the history is kept, e
   const checked = await cliRaw('grade', 1, '--seed', SEED, '--history', file);
   t.diagnostic(`gpuscale grade 1 --seed ${SEED} --history: exit ${checked.code}\n${checked.stdout}${checked.stderr}`);
   assert.equal(checked.code, 0, `the CLI accepts the exported history: ${checked.stderr}`);
-  const lines = checked.stdout.trim().split('\n').filter((l) => l.trim() !== '');
-  assert.ok(lines.length >= exported.attempts.length, 'one report line per attempt at least');
-  assert.doesNotMatch(checked.stdout, /\b(mismatch|differs|does not match)\b/i, 'every recorded score matches the recomputed one');
+  const report = JSON.parse(checked.stdout);
+  assert.equal(report.attempts.length, exported.attempts.length, 'one report row per attempt');
+  assert.equal(report.all_match, true, `every recorded score matches the recomputed one: ${checked.stdout}`);
+  assert.deepEqual(report.attempts.map((a) => a.revealed_before), exported.attempts.map((a) => a.revealed_before));
+  assert.equal(report.attempts.at(-1).credit, 0, 'the attempt after the answers were shown earns no credit');
 
   // New variant: another seed, locked again, its own (empty) history.
   await page.click('#ex1-new-variant');
