@@ -26,8 +26,12 @@ const char* kUsage =
     "  gpuscale nodepool check FILE          validate and lint a karpenter.sh/v1 NodePool, YAML or JSON\n"
     "                                        ('-' reads stdin; docs/nodepool.md)\n"
     "  gpuscale exercise ID --seed N         print the learner's variant of exercise ID\n"
-    "  gpuscale grade ID ANSWER.json --seed N  grade an answer ('-' reads stdin)\n"
-    "  gpuscale explain ID --seed N          the full explanation of a variant\n"
+    "  gpuscale grade ID ANSWER.json --seed N [--context FILE]\n"
+    "                                        grade an answer ('-' reads stdin); FILE: {history, simulated}\n"
+    "  gpuscale grade ID --seed N --history FILE\n"
+    "                                        re-grade every attempt of an attempt history (exported by the page)\n"
+    "  gpuscale explain ID --seed N [--context FILE]\n"
+    "                                        the full explanation of a variant (locked until the policy allows)\n"
     "  gpuscale solve ID --seed N            the right answers of a variant (for teachers and tests)\n"
     "  gpuscale schema                       the scenario knobs the page builds controls from\n"
     "  gpuscale bench [--repeat K] [FILE...] time the benchmark scenarios (or the given ones: events,\n"
@@ -148,7 +152,7 @@ int bench(const fs::path& ex_dir, int repeat) {
 
 int main(int argc, char** argv) {
   std::vector<std::string> args;
-  std::string seed_text, ex_flag;
+  std::string seed_text, ex_flag, history_file, context_file;
   bool seed_given = false;  // --seed '' is a seed (an empty one, refused with its path), not a missing flag
   bool pretty = false;
   int repeat = 3;
@@ -157,6 +161,10 @@ int main(int argc, char** argv) {
     if (a == "--seed" && i + 1 < argc) {
       seed_text = argv[++i];
       seed_given = true;
+    } else if (a == "--history" && i + 1 < argc) {
+      history_file = argv[++i];
+    } else if (a == "--context" && i + 1 < argc) {
+      context_file = argv[++i];
     } else if (a == "--exercises" && i + 1 < argc) {
       ex_flag = argv[++i];
     } else if (a == "--repeat" && i + 1 < argc) {
@@ -201,11 +209,17 @@ int main(int argc, char** argv) {
     } else if (cmd == "exercise" || cmd == "explain" || cmd == "solve") {
       need(2);
       std::string def = exercise_definition(exercises_dir(ex_flag, argv[0]), args[1]);
-      out = cmd == "exercise" ? api::exercise(def, seed()) : cmd == "explain" ? api::explain(def, seed()) : api::solve(def, seed());
+      const std::string context = context_file.empty() ? "" : read_file(context_file);
+      out = cmd == "exercise" ? api::exercise(def, seed()) : cmd == "explain" ? api::explain(def, seed(), context) : api::solve(def, seed());
+    } else if (cmd == "grade" && !history_file.empty()) {
+      need(2);
+      std::string def = exercise_definition(exercises_dir(ex_flag, argv[0]), args[1]);
+      out = api::grade_history(def, seed(), read_file(history_file));
     } else if (cmd == "grade") {
       need(3);
       std::string def = exercise_definition(exercises_dir(ex_flag, argv[0]), args[1]);
-      out = api::grade(def, seed(), read_file(args[2]));
+      const std::string context = context_file.empty() ? "" : read_file(context_file);
+      out = api::grade(def, seed(), read_file(args[2]), context);
     } else if (cmd == "schema") {
       need(1);
       out = api::schema();

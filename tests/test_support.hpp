@@ -9,6 +9,7 @@
 #include <string>
 
 #include "gpuscale/errors.hpp"
+#include "exercises/exercise.hpp"
 #include "io/json_reader.hpp"
 
 namespace gpuscale::testing {
@@ -44,7 +45,7 @@ InputError input_error(F&& operation) {
 template <typename Grade>
 void check_grade_error(Grade&& grade, const Json& definition, const Json& answer, const std::string& path) {
   try {
-    grade(definition, 1, answer);
+    grade(definition, 1, answer, GradeContext{});
     FAIL("grade accepted " << answer.dump());
   } catch (const InputError& e) {
     INFO(answer.dump() << " → " << e.what());

@@ -24,8 +24,17 @@ val envelope(F&& operation) {
                                          text.size(), reinterpret_cast<const unsigned char*>(text.data()))));
 }
 
+// The optional last argument of run, grade and explain: a JS function (fraction, label), called
+// synchronously while the core simulates. Anything that is not a function reports nothing. An
+// exception the function throws propagates to the caller, as from any JS callback.
+api::Progress progress_of(const val& fn) {
+  if (fn.typeOf().as<std::string>() != "function") return {};
+  return [fn](double fraction, const std::string& label) { fn(val(fraction), val(label)); };
+}
+
 val version_json() { return envelope([] { return Json{{"version", api::version()}}; }); }
 val run(const std::string& scenario) { return envelope([&] { return api::run(scenario); }); }
+val run_p(const std::string& scenario, val progress) { return envelope([&] { return api::run(scenario, progress_of(progress)); }); }
 val hpa(const std::string& doc) { return envelope([&] { return api::hpa(doc); }); }
 val exercise(const std::string& def, const std::string& seed) {
   return envelope([&] { return api::exercise(def, api::parse_seed(seed)); });
@@ -33,8 +42,20 @@ val exercise(const std::string& def, const std::string& seed) {
 val grade(const std::string& def, const std::string& seed, const std::string& answer) {
   return envelope([&] { return api::grade(def, api::parse_seed(seed), answer); });
 }
+val grade_c(const std::string& def, const std::string& seed, const std::string& answer, const std::string& context) {
+  return envelope([&] { return api::grade(def, api::parse_seed(seed), answer, context); });
+}
+val grade_cp(const std::string& def, const std::string& seed, const std::string& answer, const std::string& context, val progress) {
+  return envelope([&] { return api::grade(def, api::parse_seed(seed), answer, context, progress_of(progress)); });
+}
 val explain(const std::string& def, const std::string& seed) {
   return envelope([&] { return api::explain(def, api::parse_seed(seed)); });
+}
+val explain_c(const std::string& def, const std::string& seed, const std::string& context) {
+  return envelope([&] { return api::explain(def, api::parse_seed(seed), context); });
+}
+val explain_cp(const std::string& def, const std::string& seed, const std::string& context, val progress) {
+  return envelope([&] { return api::explain(def, api::parse_seed(seed), context, progress_of(progress)); });
 }
 val schema() { return envelope([] { return api::schema(); }); }
 val nodepool_check(const std::string& doc) { return envelope([&] { return api::nodepool_check(doc); }); }
@@ -67,11 +88,17 @@ val debug_trap(const std::string& kind) {
 
 EMSCRIPTEN_BINDINGS(gpuscale) {
   emscripten::function("version", &version_json);
+  // Embind overloads by the number of arguments: the context and the progress function are optional.
   emscripten::function("run", &run);
+  emscripten::function("run", &run_p);
   emscripten::function("hpa", &hpa);
   emscripten::function("exercise", &exercise);
   emscripten::function("grade", &grade);
+  emscripten::function("grade", &grade_c);
+  emscripten::function("grade", &grade_cp);
   emscripten::function("explain", &explain);
+  emscripten::function("explain", &explain_c);
+  emscripten::function("explain", &explain_cp);
   emscripten::function("schema", &schema);
   emscripten::function("nodepool_check", &nodepool_check);
   emscripten::function("debug_trap", &debug_trap);

@@ -1,6 +1,9 @@
 // The JSON operations shared by the CLI and the WASM module.
 #include "gpuscale/api.hpp"
 
+#include <cmath>
+#include <optional>
+
 #include "exercises/exercise.hpp"
 #include "autoscaling/hpa_json.hpp"
 #include "provisioning/karpenter/nodepool.hpp"
@@ -10,9 +13,11 @@ namespace gpuscale::api {
 
 const char* version() { return "0.1.0"; }
 
-Json run(const std::string& scenario_json) {
+Json run(const std::string& scenario_json, const Progress& progress) {
   Scenario s = parse_scenario_text(scenario_json);
-  return result_to_json(run_simulation(s), s);
+  const ProgressReport report = progress_share(progress, 0, 1, s.duration_s, s.duration_s / 20,
+                                               [d = s.duration_s](double t) { return "simulating: " + clock_text(t, d); });
+  return result_to_json(run_simulation(s, {}, report), s);
 }
 
 Json hpa(const std::string& document_json) { return Json::parse(hpa::evaluate_hpa_document(document_json)); }
@@ -87,15 +92,138 @@ Json exercise(const std::string& definition_json, std::uint64_t seed) {
   return guarded([&] { return l.ops->variant(l.definition, seed); });
 }
 
-Json grade(const std::string& definition_json, std::uint64_t seed, const std::string& answer_json) {
-  Loaded l = load(definition_json);
-  Json answer = parse_json_text(answer_json, 64 * 1024);
-  return guarded([&] { return l.ops->grade(l.definition, seed, answer); });
+namespace {
+
+// The context of a grade or explanation, read strictly (errors at /context/...).
+struct Context {
+  std::optional<AttemptHistory> history;
+  Json simulated;  // the "data" of a matching "simulated" object, or null
+};
+
+// The key a "simulated" object carries: figures are reused only for the same exercise, seed and
+// lab version (another version may simulate differently).
+Json simulated_key(const Loaded& l, std::uint64_t seed) { return {{"exercise", l.id}, {"seed", seed}, {"lab_version", version()}}; }
+
+Context read_context(const std::string& context_json, const Loaded& l, std::uint64_t seed) {
+  Context c;
+  if (context_json.empty()) return c;
+  // A history of 1,000 attempts and an exercise's figures fit in well under 4 MB.
+  const Json j = parse_json_text(context_json, 4 << 20);
+  ObjectReader r(j, "/context");
+  if (const Json* h = r.raw("history"); h && !h->is_null()) {
+    c.history = parse_history(*h, "/context/history");
+    if (c.history->exercise != l.id) {
+      throw InputError("/context/history/exercise", "is \"" + c.history->exercise + "\", but this is exercise \"" + l.id + "\"");
+    }
+    if (c.history->seed != seed) {
+      throw InputError("/context/history/seed", "is " + std::to_string(c.history->seed) + ", but this variant's seed is " + std::to_string(seed));
+    }
+  }
+  if (const Json* s = r.raw("simulated"); s && !s->is_null()) {
+    ObjectReader sr(*s, "/context/simulated");
+    sr.only_keys({"exercise", "seed", "lab_version", "data"});
+    const Json key{{"exercise", sr.require_string("exercise", "the exercise id", 32)},
+                   {"seed", sr.require_int("seed", 0, std::int64_t(1) << 53)},
+                   {"lab_version", sr.require_string("lab_version", "the lab version", 32)}};
+    const Json& data = sr.require("data", "the simulated figures");
+    sr.finish();
+    // Figures of another variant or lab version are not an error: they are set aside and simulated anew.
+    if (key == simulated_key(l, seed)) c.simulated = data;
+  }
+  r.finish();
+  return c;
 }
 
-Json explain(const std::string& definition_json, std::uint64_t seed) {
+std::vector<double> scores_of(const std::optional<AttemptHistory>& h) {
+  std::vector<double> out;
+  if (h) {
+    for (const Attempt& a : h->attempts) out.push_back(a.score);
+  }
+  return out;
+}
+
+GradeContext grade_context(const Context& c, const Progress& progress) {
+  GradeContext g;
+  g.simulated = c.simulated.is_null() ? nullptr : &c.simulated;
+  g.progress = progress;
+  return g;
+}
+
+// Wraps the exercise's figures in their key.
+void key_simulated(Json& out, const Loaded& l, std::uint64_t seed) {
+  Json data = out.contains("simulated") ? std::move(out["simulated"]) : Json::object();
+  Json keyed = simulated_key(l, seed);
+  keyed["data"] = std::move(data);
+  out["simulated"] = std::move(keyed);
+}
+
+}  // namespace
+
+Json grade(const std::string& definition_json, std::uint64_t seed, const std::string& answer_json, const std::string& context_json,
+           const Progress& progress) {
   Loaded l = load(definition_json);
-  return guarded([&] { return l.ops->explain(l.definition, seed); });
+  Json answer = parse_json_text(answer_json, 64 * 1024);
+  const Context c = read_context(context_json, l, seed);
+  Json out = guarded([&] { return l.ops->grade(l.definition, seed, answer, grade_context(c, progress)); });
+  std::vector<double> scores = scores_of(c.history);
+  scores.push_back(out.at("score").get<double>());
+  out["revealed"] = policy_reveals(parse_policy(l.definition), scores);
+  key_simulated(out, l, seed);
+  return out;
+}
+
+Json explain(const std::string& definition_json, std::uint64_t seed, const std::string& context_json, const Progress& progress) {
+  Loaded l = load(definition_json);
+  const Context c = read_context(context_json, l, seed);
+  const RevealPolicy policy = parse_policy(l.definition);
+  const std::vector<double> scores = scores_of(c.history);
+  if (!policy_reveals(policy, scores)) return Json{{"locked", true}, {"unlocks", unlock_sentence(policy, scores)}};
+  Json out = guarded([&] { return l.ops->explain(l.definition, seed, grade_context(c, progress)); });
+  out["locked"] = false;
+  key_simulated(out, l, seed);
+  return out;
+}
+
+Json grade_history(const std::string& definition_json, std::uint64_t seed, const std::string& history_json) {
+  Loaded l = load(definition_json);
+  const AttemptHistory h = parse_history(parse_json_text(history_json, 4 << 20), "");
+  if (h.exercise != l.id) throw InputError("/exercise", "is \"" + h.exercise + "\", but this is exercise \"" + l.id + "\"");
+  if (h.seed != seed) throw InputError("/seed", "is " + std::to_string(h.seed) + ", but --seed is " + std::to_string(seed));
+  const RevealPolicy policy = parse_policy(l.definition);
+  Json rows = Json::array();
+  std::vector<double> scores;
+  Json simulated;  // simulated by the first re-grade, reused by the others (never the file's)
+  bool all_match = true;
+  for (std::size_t i = 0; i < h.attempts.size(); ++i) {
+    const Attempt& a = h.attempts[i];
+    GradeContext g;
+    g.simulated = simulated.is_null() ? nullptr : &simulated;
+    Json graded;
+    try {
+      graded = guarded([&] { return l.ops->grade(l.definition, seed, a.answer, g); });
+    } catch (const InputError& e) {
+      throw InputError("/attempts/" + std::to_string(i) + "/answer" + e.path(), e.message());
+    }
+    if (simulated.is_null() && graded.contains("simulated")) simulated = graded["simulated"];
+    const double score = graded.at("score").get<double>();
+    const bool matches = std::fabs(score - a.score) <= 1e-9;
+    all_match = all_match && matches;
+    rows.push_back({{"at", a.at},
+                    {"score", score},
+                    {"recorded_score", a.score},
+                    {"matches", matches},
+                    {"revealed_before", a.revealed_before},
+                    {"policy_revealed_before", policy_reveals(policy, scores)},
+                    {"credit", a.revealed_before ? 0.0 : score}});
+    scores.push_back(score);
+  }
+  return {{"exercise", l.id},
+          {"seed", seed},
+          {"lab_version", version()},
+          {"recorded_lab_version", h.lab_version},
+          {"attempts", rows},
+          {"all_match", all_match},
+          {"revealed", policy_reveals(policy, scores)}};
 }
 
 Json solve(const std::string& definition_json, std::uint64_t seed) {

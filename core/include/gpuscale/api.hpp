@@ -2,20 +2,36 @@
 // for bad input; the fronts turn that into exit code 2 (CLI) or {"ok":false,...} (WASM).
 #pragma once
 #include <cstdint>
-#include <string>
-
+#include <functional>
 #include <memory>
+#include <string>
 
 #include "gpuscale/json.hpp"
 
 namespace gpuscale::api {
 
+// Progress while simulating: the share done (0 … 1) and what runs ("trap week: day 3 of 7"), called
+// synchronously from inside the simulation, at most about 20 times per simulated run. May be empty.
+using Progress = std::function<void(double fraction, const std::string& label)>;
+
 const char* version();
-Json run(const std::string& scenario_json);
+Json run(const std::string& scenario_json, const Progress& progress = {});
 Json hpa(const std::string& document_json);
 Json exercise(const std::string& definition_json, std::uint64_t seed);
-Json grade(const std::string& definition_json, std::uint64_t seed, const std::string& answer_json);
-Json explain(const std::string& definition_json, std::uint64_t seed);
+// context_json: "" or "{}" or {"history": <attempt history or null>, "simulated": <an earlier result's
+// "simulated" or null>} (docs/wasm-api.md). The result adds "revealed" (whether the exercise's policy,
+// counting this attempt, now shows the explanation) and "simulated" (the figures it simulated, to be
+// given back so that a later call of the same exercise, seed and lab version does not simulate again).
+Json grade(const std::string& definition_json, std::uint64_t seed, const std::string& answer_json,
+           const std::string& context_json = "", const Progress& progress = {});
+// {"locked": true, "unlocks": sentence} while the policy keeps the explanation closed (judged from the
+// context's history); otherwise the explanation, "locked": false and "simulated".
+Json explain(const std::string& definition_json, std::uint64_t seed, const std::string& context_json = "",
+             const Progress& progress = {});
+// Re-grades every attempt of an attempt history (the CLI's `grade --history`), never trusting its
+// recorded scores: per attempt its time, the recomputed score, whether it matches the recorded one,
+// whether the answers had been revealed before it (as recorded) and whether the policy allowed it.
+Json grade_history(const std::string& definition_json, std::uint64_t seed, const std::string& history_json);
 // Teacher's view: the right answers for a variant (the CLI's `solve`; never sent to the page).
 Json solve(const std::string& definition_json, std::uint64_t seed);
 Json schema();

@@ -1,6 +1,7 @@
 // Shared exercise machinery: seeded variant parameters, text templates, JSON merging.
 #include "exercises/exercise.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -80,6 +81,96 @@ void merge_json(Json& base, const Json& patch) {
   }
 }
 
+ProgressReport progress_share(const ProgressFn& progress, int index, int count, double duration_s, double every_s,
+                              std::function<std::string(double t_s)> label) {
+  ProgressReport r;
+  if (!progress || duration_s <= 0 || count <= 0) return r;
+  r.every_s = every_s;
+  r.at = [progress, index, count, duration_s, label = std::move(label)](double t_s) {
+    progress((index + std::min(1.0, t_s / duration_s)) / count, label(t_s));
+  };
+  return r;
+}
+
+std::string clock_text(double t_s, double duration_s) {
+  const double unit = duration_s >= 2 * 86400 ? 86400 : duration_s >= 3 * 3600 ? 3600 : 60;
+  const char* name = unit == 86400 ? "day " : unit == 3600 ? "hour " : "minute ";
+  const auto whole = [](double v) { return std::to_string(static_cast<long long>(std::ceil(v - 1e-9))); };
+  return name + whole(std::max(1.0, t_s / unit)) + " of " + whole(duration_s / unit);
+}
+
+RevealPolicy parse_policy(const Json& definition) {
+  if (!definition.contains("policy")) throw InputError("/policy", "is required: when the explanation and answers may be shown");
+  ObjectReader r(definition.at("policy"), "/policy");
+  RevealPolicy p;
+  const std::string when = r.require_enum("reveal", {"after_attempt", "after_correct", "after_attempts"});
+  p.when = when == "after_attempt" ? RevealPolicy::When::AfterAttempt
+           : when == "after_correct" ? RevealPolicy::When::AfterCorrect
+                                     : RevealPolicy::When::AfterAttempts;
+  if (p.when == RevealPolicy::When::AfterAttempts) {
+    p.attempts = static_cast<int>(r.require_int("attempts", 1, 100));
+  } else if (r.has("attempts")) {
+    throw InputError("/policy/attempts", "only \"after_attempts\" takes a number of attempts");
+  }
+  r.finish();
+  return p;
+}
+
+bool policy_reveals(const RevealPolicy& policy, const std::vector<double>& scores) {
+  const bool solved = std::any_of(scores.begin(), scores.end(), [](double s) { return s >= 1.0 - 1e-9; });
+  switch (policy.when) {
+    case RevealPolicy::When::AfterAttempt: return !scores.empty();
+    case RevealPolicy::When::AfterCorrect: return solved;
+    case RevealPolicy::When::AfterAttempts: return solved || static_cast<int>(scores.size()) >= policy.attempts;
+  }
+  return false;
+}
+
+std::string unlock_sentence(const RevealPolicy& policy, const std::vector<double>& scores) {
+  switch (policy.when) {
+    case RevealPolicy::When::AfterAttempt: return "The explanation and the answers open after your first attempt.";
+    case RevealPolicy::When::AfterCorrect: return "The explanation and the answers open once you have answered every part correctly.";
+    case RevealPolicy::When::AfterAttempts: {
+      const int left = policy.attempts - static_cast<int>(scores.size());
+      return "The explanation and the answers open after " + std::to_string(policy.attempts) + " attempts (" + std::to_string(std::max(0, left)) +
+             " more) or once you have answered every part correctly.";
+    }
+  }
+  return "";
+}
+
+AttemptHistory parse_history(const Json& history, const std::string& path) {
+  ObjectReader r(history, path);
+  r.only_keys({"format", "exercise", "seed", "lab_version", "attempts"});
+  AttemptHistory h;
+  const std::string format = r.require_string("format");
+  if (format != "gpuscale-attempts/1") throw InputError(r.child_path("format"), "is \"" + format.substr(0, 40) + "\"; allowed: \"gpuscale-attempts/1\"");
+  h.exercise = r.require_string("exercise", "the exercise id", 32);
+  h.seed = static_cast<std::uint64_t>(r.require_int("seed", 0, std::int64_t(1) << 53));
+  h.lab_version = r.require_string("lab_version", "the lab version that recorded it", 32);
+  const Json& list = r.require("attempts", "the list of attempts");
+  const std::string list_path = r.child_path("attempts");
+  if (!list.is_array()) throw InputError(list_path, std::string("expected an array, found ") + type_name(list));
+  if (list.size() > 1000) throw InputError(list_path, "holds " + std::to_string(list.size()) + " attempts; at most 1000");
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    ObjectReader a(list[i], list_path + "/" + std::to_string(i));
+    a.only_keys({"at", "answer", "score", "revealed_before"});
+    Attempt at;
+    at.at = a.require_string("at", "an ISO-8601 time", 40);
+    const Json& answer = a.require("answer", "the answer object as sent to grade");
+    if (!answer.is_object()) throw InputError(a.child_path("answer"), std::string("expected an object, found ") + type_name(answer));
+    at.answer = answer;
+    if (!a.has("score")) throw InputError(a.child_path("score"), "is required (the score recorded, 0 to 1)");
+    at.score = a.get_number("score", 0, 0, 1);
+    if (!a.has("revealed_before")) throw InputError(a.child_path("revealed_before"), "is required (true or false)");
+    at.revealed_before = a.get_bool("revealed_before", false);
+    a.finish();
+    h.attempts.push_back(std::move(at));
+  }
+  r.finish();
+  return h;
+}
+
 namespace {
 
 // The exercises that have graders: one row each.
@@ -88,7 +179,7 @@ struct Registered {
   ExerciseOps ops;
 };
 // What every definition holds, then each exercise's own fields (exercises/ex*.json).
-#define GPUSCALE_COMMON_FIELDS {"/title", 's'}, {"/text", 's'}, {"/variant", 'o'}, {"/base_scenario", 'o'}
+#define GPUSCALE_COMMON_FIELDS {"/title", 's'}, {"/policy", 'o'}, {"/text", 's'}, {"/variant", 'o'}, {"/base_scenario", 'o'}
 const Registered kExercises[] = {
     {"1",
      {exercise1::variant, exercise1::grade, exercise1::explain, exercise1::solve,
@@ -119,6 +210,7 @@ const ExerciseOps* find_exercise(const std::string& id) {
 
 void check_definition(const Json& definition, const ExerciseOps& ops) {
   draw_variant_params(definition, 0);  // the variant ranges first: each is checked as it is drawn
+  parse_policy(definition);
   for (const DefinitionField& f : ops.required) {
     const Json::json_pointer at(f.pointer);
     const std::string where = f.pointer;

@@ -2,6 +2,7 @@
 // compare the learner's answer with what the simulation of that variant produced.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -10,8 +11,60 @@
 #include "io/json_reader.hpp"
 #include "provisioning/karpenter/nodepool.hpp"
 #include "scenario/scenario.hpp"
+#include "sim/simulation.hpp"
 
 namespace gpuscale {
+
+// Progress while a grader simulates: the share of its simulations done (0 … 1) and what runs now
+// ("trap week: day 3 of 7"). Called from inside the simulation loop.
+using ProgressFn = std::function<void(double fraction, const std::string& label)>;
+
+// What a grade or explanation may be given besides the answer (api::grade's `context`).
+struct GradeContext {
+  // The exercise's own figures from an earlier result's "simulated" object of this exercise, seed and
+  // lab version (api.cpp checks that key), or null: the grader then simulates. Each exercise reads
+  // it strictly (an InputError at /context/simulated/data/...) and puts what it simulated in its
+  // result's "simulated".
+  const Json* simulated = nullptr;
+  ProgressFn progress;  // may be empty
+};
+
+// A ProgressReport for simulation `index` (0-based) of `count` that one grade runs: the fraction is
+// (index + t / duration) / count and the label label(t). Reports every every_s simulated seconds.
+ProgressReport progress_share(const ProgressFn& progress, int index, int count, double duration_s, double every_s,
+                              std::function<std::string(double t_s)> label);
+
+// Where a run of `duration_s` is at t_s, in its natural unit: "day 3 of 7", "hour 6 of 24", "minute 12 of 60".
+std::string clock_text(double t_s, double duration_s);
+
+// When a variant's explanation and answers may be shown (definition["policy"]):
+//   {"reveal": "after_attempt" | "after_correct" | "after_attempts", "attempts": N}  (N only for after_attempts)
+// after_attempts reveals after N attempts, or at the first correct one.
+struct RevealPolicy {
+  enum class When { AfterAttempt, AfterCorrect, AfterAttempts } when = When::AfterAttempt;
+  int attempts = 1;
+};
+RevealPolicy parse_policy(const Json& definition);  // InputError at /policy/...
+// Whether the policy reveals after attempts with these scores (0 … 1; 1 is correct), in order.
+bool policy_reveals(const RevealPolicy& policy, const std::vector<double>& scores);
+// A plain sentence for a locked explanation: "after your first attempt", "once you have answered correctly", ...
+std::string unlock_sentence(const RevealPolicy& policy, const std::vector<double>& scores);
+
+// The attempt history the page keeps (format "gpuscale-attempts/1", docs/wasm-api.md).
+struct Attempt {
+  std::string at;  // ISO-8601 time, as recorded
+  Json answer;     // the answer object as sent to grade
+  double score = 0;
+  bool revealed_before = false;  // made after this variant's answers were shown
+};
+struct AttemptHistory {
+  std::string exercise;
+  std::uint64_t seed = 0;
+  std::string lab_version;
+  std::vector<Attempt> attempts;
+};
+// Reads a history object strictly; errors name `path` + the field. At most 1,000 attempts.
+AttemptHistory parse_history(const Json& history, const std::string& path);
 
 // Draws the variant's parameters: for each entry {min, max, step} of definition["variant"], a value
 // min + step × k with k uniform in [0, (max − min) / step], from the stream "exercise.<id>.variant".
@@ -31,10 +84,12 @@ struct DefinitionField {
   char type;
 };
 
+// grade and explain return, besides their verdicts and text, "simulated": the figures they read from
+// simulations, which a later call may be given back (GradeContext::simulated) instead of simulating.
 struct ExerciseOps {
   Json (*variant)(const Json& definition, std::uint64_t seed);
-  Json (*grade)(const Json& definition, std::uint64_t seed, const Json& answer);
-  Json (*explain)(const Json& definition, std::uint64_t seed);
+  Json (*grade)(const Json& definition, std::uint64_t seed, const Json& answer, const GradeContext& context);
+  Json (*explain)(const Json& definition, std::uint64_t seed, const GradeContext& context);
   Json (*solve)(const Json& definition, std::uint64_t seed);
   std::vector<DefinitionField> required;  // what the four read; check_definition() checks it first
 };
@@ -57,8 +112,8 @@ struct Answer {
 // Reads {"a"?, "b"?, "c"?}; throws InputError (with the path) for anything else. grade() reads it so.
 Answer parse_answer(const Json& definition, const Json& answer);
 Json variant(const Json& definition, std::uint64_t seed);   // what the learner sees
-Json grade(const Json& definition, std::uint64_t seed, const Json& answer);
-Json explain(const Json& definition, std::uint64_t seed);
+Json grade(const Json& definition, std::uint64_t seed, const Json& answer, const GradeContext& context = {});
+Json explain(const Json& definition, std::uint64_t seed, const GradeContext& context = {});
 Json solve(const Json& definition, std::uint64_t seed);     // the answers (teachers, tests)
 }  // namespace exercise1
 
@@ -74,8 +129,8 @@ struct Answer {
 // Throws InputError when the answer is not {"nodepool": ...}. grade() reads it so.
 Answer parse_answer(const Json& answer);
 Json variant(const Json& definition, std::uint64_t seed);
-Json grade(const Json& definition, std::uint64_t seed, const Json& answer);
-Json explain(const Json& definition, std::uint64_t seed);
+Json grade(const Json& definition, std::uint64_t seed, const Json& answer, const GradeContext& context = {});
+Json explain(const Json& definition, std::uint64_t seed, const GradeContext& context = {});
 Json solve(const Json& definition, std::uint64_t seed);
 }  // namespace exercise2
 
@@ -89,8 +144,8 @@ struct Answer {
 // Reads {"daily_usd"?, "monthly_usd"?}; throws InputError for anything else. grade() reads it so.
 Answer parse_answer(const Json& answer);
 Json variant(const Json& definition, std::uint64_t seed);
-Json grade(const Json& definition, std::uint64_t seed, const Json& answer);
-Json explain(const Json& definition, std::uint64_t seed);
+Json grade(const Json& definition, std::uint64_t seed, const Json& answer, const GradeContext& context = {});
+Json explain(const Json& definition, std::uint64_t seed, const GradeContext& context = {});
 Json solve(const Json& definition, std::uint64_t seed);
 }  // namespace exercise5
 

@@ -103,15 +103,20 @@ void count_exclusive(Side& a, const Side& b) {
   }
 }
 
-Analysis analyse(const Json& def, std::uint64_t seed) {
+Analysis analyse(const Json& def, std::uint64_t seed, const GradeContext& context = {}) {
   Analysis an;
   an.params = derived_params(def, seed);
   an.first.name = def.at("compare").at("first").get<std::string>();
   an.second.name = def.at("compare").at("second").get<std::string>();
+  int index = 0;
   for (Side* side : {&an.first, &an.second}) {
     side->scenario = parse_scenario(scenario_for(def, an.params, seed, side->name));
     side->scenario.output.decisions = true;
-    side->run = run_simulation(side->scenario);
+    const double duration = side->scenario.duration_s;
+    const std::string label = def.at("runs").at(side->name).value("short", side->name);
+    side->run = run_simulation(side->scenario, {},
+                               progress_share(context.progress, index++, 2, duration, duration / 10,
+                                              [label, duration](double t) { return label + ": " + clock_text(t, duration); }));
   }
   // Same seed, same arrivals: request i is the same request in both runs.
   count_exclusive(an.first, an.second);
@@ -306,13 +311,13 @@ Answer parse_answer(const Json& def, const Json& answer) {
   return out;
 }
 
-Json grade(const Json& def, std::uint64_t seed, const Json& answer) {
+Json grade(const Json& def, std::uint64_t seed, const Json& answer, const GradeContext& context) {
   const Answer given = parse_answer(def, answer);
   const std::optional<std::int64_t>& a = given.a;
   const std::optional<std::string>& b = given.b;
   const std::optional<std::int64_t>& c = given.c;
 
-  Analysis an = analyse(def, seed);
+  Analysis an = analyse(def, seed, context);
   const Json& hints = def.at("hints");
   Json params = text_params(def, an);
   Json qa = grade_count(def, "a", a, an.first, an.second, params);
@@ -345,8 +350,8 @@ Json grade(const Json& def, std::uint64_t seed, const Json& answer) {
   return {{"score", right / 3.0}, {"correct", right == 3}, {"questions", questions}};
 }
 
-Json explain(const Json& def, std::uint64_t seed) {
-  Analysis an = analyse(def, seed);
+Json explain(const Json& def, std::uint64_t seed, const GradeContext& context) {
+  Analysis an = analyse(def, seed, context);
   Json params = text_params(def, an);
   params["peak_first"] = an.first.run.summary.peak_replicas;
   params["peak_second"] = an.second.run.summary.peak_replicas;

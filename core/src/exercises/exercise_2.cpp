@@ -56,10 +56,10 @@ struct Outcome {
   bool replicas_blocked = false;  // no replica was ever Ready: the pool's taint or requirements keep them off
 };
 
-Outcome simulate(const Json& scenario) {
+Outcome simulate(const Json& scenario, const ProgressReport& progress) {
   Scenario s = parse_scenario(scenario);
   s.output.decisions = false;
-  RunResult r = run_simulation(s);
+  RunResult r = run_simulation(s, {}, progress);
   Outcome o;
   o.summary = r.summary;
   o.replicas_blocked = std::all_of(r.series.ready_replicas.begin(), r.series.ready_replicas.end(), [](std::int32_t n) { return n == 0; });
@@ -119,7 +119,7 @@ Answer parse_answer(const Json& answer) {
   return out;
 }
 
-Json grade(const Json& def, std::uint64_t seed, const Json& answer) {
+Json grade(const Json& def, std::uint64_t seed, const Json& answer, const GradeContext& context) {
   const Answer given = parse_answer(answer);
   Json params = params_for(def, seed);
   Json criteria = Json::array();
@@ -166,8 +166,13 @@ Json grade(const Json& def, std::uint64_t seed, const Json& answer) {
   }
 
   // The rest by simulation: the learner's pool and the reference pool on the same day.
-  const Outcome mine = simulate(scenario_for(def, params, seed, given.nodepool));
-  const Outcome ref = simulate(scenario_for(def, params, seed, def.at("reference_nodepool")));
+  const double duration = def.at("base_scenario").at("duration_s").get<double>();
+  const auto report = [&](int index, const char* what) {
+    return progress_share(context.progress, index, 2, duration, duration / 12,
+                          [what, duration](double t) { return std::string(what) + ": " + clock_text(t, duration); });
+  };
+  const Outcome mine = simulate(scenario_for(def, params, seed, given.nodepool), report(0, "your pool's day"));
+  const Outcome ref = simulate(scenario_for(def, params, seed, def.at("reference_nodepool")), report(1, "the reference pool's day"));
   const Summary& s = mine.summary;
   params["non_gpu"] = s.cluster.non_gpu_pods_on_gpu_nodes;
   params["pending"] = "all";
@@ -221,7 +226,7 @@ Json grade(const Json& def, std::uint64_t seed, const Json& answer) {
           {"scenario", scenario_for(def, params, seed, given.nodepool)}};
 }
 
-Json explain(const Json& def, std::uint64_t seed) {
+Json explain(const Json& def, std::uint64_t seed, const GradeContext& /*context*/) {
   Json params = params_for(def, seed);
   std::string text =
       "A reference answer: on-demand capacity" + std::string(params.at("batch").get<bool>() ? " (spot would also do for this batch SLO)" : "") +

@@ -4,6 +4,7 @@
 // and per pool.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -88,8 +89,16 @@ struct RunResult {
   WorkCounts work;                       // what the work budget counted (sim/budget.hpp; benchmarks, not in the JSON)
 };
 
+// Progress from inside a run: `at` is called with the simulated time (seconds) each time the clock
+// passes a multiple of every_s (not at 0; at most 1,000 calls a run). Empty `at`: no reports. It
+// observes only; the run is the same with or without it.
+struct ProgressReport {
+  double every_s = 0;
+  std::function<void(double t_s)> at;
+};
+
 // Refuses (InputError) a scenario past the work budget, before and while it runs (sim/budget.hpp).
-RunResult run_simulation(const Scenario& scenario, const WorkLimits& limits = {});
+RunResult run_simulation(const Scenario& scenario, const WorkLimits& limits = {}, const ProgressReport& progress = {});
 Json result_to_json(const RunResult& result, const Scenario& scenario);
 
 }  // namespace gpuscale

@@ -111,9 +111,19 @@ RunResult World::run() {
   }
   queue_.push(end_, EventClass::Control, {EventKind::End});
 
+  // The next simulated time to report progress at (never, without a reporter).
+  Micros report_every = 0, next_report = -1;
+  if (progress_ && progress_->at && progress_->every_s > 0) {
+    report_every = std::max(seconds_to_micros(progress_->every_s), std::max<Micros>(1, end_ / 1000));
+    next_report = report_every;
+  }
   while (!queue_.empty()) {
     auto ev = queue_.pop();
     ++result_.num_events;
+    while (next_report > 0 && next_report <= std::min(ev.time, end_)) {
+      progress_->at(micros_to_seconds(next_report));
+      next_report += report_every;
+    }
     meter_.event(meter_kind(ev.payload.kind), ev.time);
     advance_clock(ev.time);
     if (ev.payload.kind == EventKind::End) break;
@@ -391,9 +401,11 @@ void World::log_lifecycle(const Pool& p, const Replica& r, std::string text) {
 
 }  // namespace sim
 
-RunResult run_simulation(const Scenario& scenario, const WorkLimits& limits) {
+RunResult run_simulation(const Scenario& scenario, const WorkLimits& limits, const ProgressReport& progress) {
   check_work_budget(scenario, limits);
-  return sim::World(scenario, limits).run();
+  sim::World world(scenario, limits);
+  world.report_progress(progress);
+  return world.run();
 }
 
 }  // namespace gpuscale

@@ -90,6 +90,7 @@ class World : public ClusterEvents {
  public:
   World(const Scenario& s, const WorkLimits& limits);
   RunResult run();
+  void report_progress(const ProgressReport& progress) { progress_ = &progress; }
   void file(Micros time, EventClass cls, const ClusterEvent& event) override;
   static WorkMeter::Kind meter_kind(EventKind k);
 
@@ -148,6 +149,7 @@ class World : public ClusterEvents {
 
   EventQueue<Payload> queue_;
   Micros now_ = 0;
+  const ProgressReport* progress_ = nullptr;  // reported from the event loop (run())
   Request pending_arrival_;
   std::vector<EngineEvent> engine_events_;
   WindowedQuantile ttft_window_;  // every pool's first tokens, for the total series
