@@ -130,7 +130,8 @@ export class ExercisePanel {
       history.record(answer, result.score, Boolean(this.progress.data.revealed));
       if (result.simulated) await this.simCache.put('simulated', result.simulated);
       this._renderHistory();
-      if (result.revealed && this.root.dataset.explain === 'locked') this._refreshGate(() => seed !== this.seed);
+      // While locked, ask again: it may open now, or its sentence ("2 more attempts") changes.
+      if (this.root.dataset.explain === 'locked') this._refreshGate(() => seed !== this.seed);
       return result;
     } catch (error) {
       if (error.name !== 'Superseded') {
