@@ -113,12 +113,13 @@ test('exercise 2: the NodePool editor checks, grades and restores the learner\'s
   assert.deepEqual(problems, [], 'no console errors, page errors or foreign requests');
 });
 
-test('exercise 5: the two weeks, a wrong then a right cost, the formula and the explanation', { timeout: 600_000 }, async (t) => {
+test('exercise 5: the two weeks, a wrong then a right cost, the formula and the explanation; simulated once, cached', { timeout: 600_000 }, async (t) => {
   const solved = await cli('solve', 5, '--seed', 0);
   const { page, problems, url } = await openSite(t);
+  const stats = () => page.evaluate(() => window.__labDebug.client.stats());
 
   const started = performance.now();
-  await page.goto(url('#seed=0'), WAIT);
+  await page.goto(url('?debug=1#seed=0'), WAIT);
   await waitForPanel(page, 'ex5');
   assert.equal(await page.getAttribute('#ex5', 'data-seed'), '0');
 
@@ -126,6 +127,12 @@ test('exercise 5: the two weeks, a wrong then a right cost, the formula and the 
   let clock = performance.now();
   await page.click('#ex5-run');
   await page.waitForSelector('#ex5[data-weeks="running"]', WAIT);
+  // Progress inside each week: the bar moves and says where the simulation is.
+  await page.waitForSelector('#ex5 [data-part="ex5-weeks-progress"]:not([hidden])', WAIT);
+  await page.waitForFunction(() => Number(document.querySelector('#ex5 [data-part="ex5-weeks-progress"]').dataset.updates) > 2, null, WEEKS_WAIT);
+  const progressLabel = await page.textContent('#ex5-weeks-progress-label');
+  t.diagnostic(`progress inside a week: ${progressLabel}`);
+  assert.match(progressLabel, /^Week 1 of 2: .*: .+\(\d+ %\)$/, 'the core\'s label inside the week');
   await page.waitForSelector('#ex5[data-weeks="done"], #ex5[data-weeks="error"]', WEEKS_WAIT);
   assert.equal(await page.getAttribute('#ex5', 'data-weeks'), 'done', await page.textContent('#ex5 [data-part="weeks-status"]'));
   t.diagnostic(`running the two weeks took ${since(clock)} (${await page.textContent('#ex5 [data-part="weeks-status"]')})`);
@@ -146,7 +153,9 @@ test('exercise 5: the two weeks, a wrong then a right cost, the formula and the 
   clock = performance.now();
   await page.click('#ex5-check');
   await page.waitForSelector('#ex5-fb-daily_usd[data-correct="false"]', GRADE_WAIT);
-  t.diagnostic(`grading (wrong) took ${since(clock)}`);
+  t.diagnostic(`grading (wrong) took ${since(clock)}; the module ${await page.getAttribute('#ex5', 'data-grade-ms')} ms, simulated: ${await page.getAttribute('#ex5', 'data-grade-simulated')}`);
+  assert.equal(await page.getAttribute('#ex5', 'data-grade-simulated'), 'true', 'the first check of the variant simulates the weeks');
+  const afterFirst = await stats();
   assert.ok((await page.textContent('#ex5-fb-daily_usd')).trim().length > 20, 'a wrong answer gets feedback');
   assert.ok(await page.locator('#ex5-formula').isHidden(), 'no formula before the answer is right');
 
@@ -156,16 +165,42 @@ test('exercise 5: the two weeks, a wrong then a right cost, the formula and the 
   clock = performance.now();
   await page.click('#ex5-check');
   await page.waitForSelector('#ex5-fb-daily_usd[data-correct="true"]', GRADE_WAIT);
-  t.diagnostic(`grading (right) took ${since(clock)}`);
+  const secondMs = Number(await page.getAttribute('#ex5', 'data-grade-ms'));
+  t.diagnostic(`grading (right) took ${since(clock)}; the module ${secondMs} ms`);
+  // The second check simulates nothing: no progress from the module, and well under a second.
+  assert.equal(await page.getAttribute('#ex5', 'data-grade-simulated'), 'false', 'the second check does not simulate');
+  const afterSecond = await stats();
+  assert.equal(afterSecond.calls.grade, afterFirst.calls.grade + 1);
+  assert.equal(afterSecond.progressed_calls.grade ?? 0, afterFirst.progressed_calls.grade ?? 0, `no re-simulation: ${JSON.stringify(afterSecond)}`);
+  assert.ok(secondMs < 1000, `the cached check takes well under a second: ${secondMs} ms`);
   assert.equal(await page.getAttribute('#ex5-fb-monthly_usd', 'data-correct'), 'true');
   await page.waitForSelector('#ex5-formula:not([hidden])', WAIT);
   assert.match(await page.textContent('#ex5-formula'), /per day/);
 
   clock = performance.now();
+  await page.waitForSelector('#ex5[data-explain="unlocked"]', GRADE_WAIT);
   await page.click('#ex5-explain');
   await page.waitForSelector('#ex5 .explanation-box[data-shown="true"]', GRADE_WAIT);
   t.diagnostic(`explaining took ${since(clock)}`);
   assert.match(await page.textContent('#ex5 .explanation-box'), /consolidat/i);
+  assert.equal((await stats()).progressed_calls.explain ?? 0, 0, 'the explanation reuses the simulated weeks');
+
+  // A reload runs nothing again: the weeks come back from IndexedDB, and a check (on a fresh
+  // worker, whose memory is empty) gets the grader's weeks from there too.
+  const weeksBefore = await page.textContent('#ex5-weeks');
+  await page.reload(WAIT);
+  await waitForPanel(page, 'ex5');
+  await page.waitForSelector('#ex5[data-weeks="done"]', WAIT);
+  assert.equal(await page.getAttribute('#ex5', 'data-weeks-source'), 'cache');
+  assert.equal(await page.textContent('#ex5-weeks'), weeksBefore, 'the same weeks');
+  assert.equal(await page.inputValue('#ex5-q-daily_usd'), daily.toFixed(2), 'the answers came back');
+  await page.click('#ex5-check');
+  await page.waitForSelector('#ex5-history[data-count="3"]', GRADE_WAIT);
+  const reloaded = await stats();
+  t.diagnostic(`after the reload: ${JSON.stringify(reloaded)}; the check took ${await page.getAttribute('#ex5', 'data-grade-ms')} ms`);
+  assert.deepEqual(Object.keys(reloaded.channels).filter((c) => c.startsWith('ex5-week')), [], 'no week was simulated again after the reload');
+  assert.deepEqual(reloaded.progressed_calls, {}, 'nothing simulated after the reload (no progress from any call)');
+  assert.ok(Number(await page.getAttribute('#ex5', 'data-grade-ms')) < 1000, 'the check after the reload is fast');
 
   await mkdir(ARTIFACTS, { recursive: true });
   await page.locator('#ex5').screenshot({ path: path.join(ARTIFACTS, 'ex5.png') });

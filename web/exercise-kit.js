@@ -1,6 +1,7 @@
 // Shared pieces of the exercise panels: the panel frame (loading a variant for the page's seed),
 // saved progress, the seed form, the variant's parameters, question fields by type (integer,
 // number, choice; other types through a factory) and verdicts.
+import { AttemptHistory, SimCache } from './attempts.js';
 import { PAGE_KNOBS, changeSeed, ensureSeed, randomSeed, watchSeed } from './state.js';
 import { el, renderText } from './text.js';
 
@@ -37,7 +38,15 @@ export class Progress {
  * A subclass passes {prefix, definitionUrl, progress?} (worker channels are `${prefix}-…`;
  * `progress` is the Progress's initial data) and implements `_show(stale)`, which draws the variant
  * (it may run more and should return early once `stale()`); `_reset()` clears per-variant state
- * before the variant is fetched. After load: seed, definitionText, definition, variant, progress.
+ * before the variant is fetched. After load: seed, definitionText, definition, variant, progress,
+ * history (the AttemptHistory of this variant) and simCache (what the grader simulated for it).
+ *
+ * Grading policy (the exercise's `policy`, judged by the core): the panel places `_gateBlock()`
+ * (the Explain button, the sentence saying when the explanation unlocks, "New variant" once it is
+ * shown) and `_historyBlock()` (the attempts on this variant, with the export), and implements
+ * `_showExplanation(result)`. `_callGrader` sends the history and the cached simulation as the
+ * grade's context and records the attempt; after `_show` the frame asks `explain` whether the
+ * explanation is unlocked (`root.dataset.explain`: "locked", "unlocked" or "shown").
  */
 export class ExercisePanel {
   constructor(root, client, { prefix, definitionUrl, progress }) {
@@ -60,6 +69,7 @@ export class ExercisePanel {
     this.root.dataset.ready = 'false';
     this.root.dataset.seed = String(seed);
     delete this.root.dataset.graded;
+    delete this.root.dataset.explain;
     this._reset();
     this._status(`Loading variant ${seed}…`);
     try {
@@ -70,8 +80,15 @@ export class ExercisePanel {
       if (stale()) return;
       this.variant = variant;
       const fallbackId = this.definitionUrl.replace(/^.*\//, '').replace(/\.json$/, '');
-      this.progress = new Progress(definition.json.id ?? fallbackId, seed, this.initialProgress);
+      const exerciseId = String(definition.json.id ?? fallbackId);
+      this.exerciseId = exerciseId;
+      this.progress = new Progress(exerciseId, seed, this.initialProgress);
+      this.history = new AttemptHistory(exerciseId, seed, this.client.version);
+      this.simCache = new SimCache(exerciseId, seed, this.client.version);
       await this._show(stale);
+      if (stale()) return;
+      this._renderHistory();
+      await this._refreshGate(stale);
       if (stale()) return;
       this._status('');
       this.root.dataset.ready = 'true';
@@ -95,14 +112,27 @@ export class ExercisePanel {
   }
 
   /**
-   * Sends `answer` to the grader for this variant. Returns its result, or null when the seed
-   * changed meanwhile, the call was superseded, or it failed (then said in `this.scoreBox`).
+   * Sends `answer` to the grader for this variant, with the attempt history so far and what an
+   * earlier grade or explain simulated (the contract's context), records the attempt (marked
+   * revealed_before once the answers were shown), keeps the new `simulated` and unlocks the
+   * explanation when the result says so. Returns the result, or null when the seed changed
+   * meanwhile, the call was superseded, or it failed (then said in `this.scoreBox`).
+   * @param {{onProgress?: (fraction: number, label: string) => void}} [options]
    */
-  async _callGrader(answer) {
+  async _callGrader(answer, { onProgress } = {}) {
     const seed = this.seed;
+    const history = this.history;
     try {
-      const result = await this.client.call('grade', [this.definitionText, seed, JSON.stringify(answer)], { channel: `${this.prefix}-grade` });
-      return seed === this.seed ? result : null;
+      const context = await this._context();
+      const result = await this.client.call('grade', [this.definitionText, seed, JSON.stringify(answer), JSON.stringify(context)],
+        { channel: `${this.prefix}-grade`, onProgress });
+      if (seed !== this.seed || history !== this.history) return null;
+      history.record(answer, result.score, Boolean(this.progress.data.revealed));
+      if (result.simulated) await this.simCache.put('simulated', result.simulated);
+      this._renderHistory();
+      // While locked, ask again: it may open now, or its sentence ("2 more attempts") changes.
+      if (this.root.dataset.explain === 'locked') this._refreshGate(() => seed !== this.seed);
+      return result;
     } catch (error) {
       if (error.name !== 'Superseded') {
         this.scoreBox.textContent = `Could not grade: ${error.message}`;
@@ -111,6 +141,139 @@ export class ExercisePanel {
       return null;
     }
   }
+
+  /** The grade's and explain's context: {history, simulated} (either may be null). */
+  async _context() {
+    return { history: this.history.snapshot(), simulated: (await this.simCache.get('simulated')) ?? null };
+  }
+
+  /** Calls `explain` for this variant with the context; resolves to its result ({locked, unlocks} when locked). */
+  async _callExplain({ onProgress } = {}) {
+    const context = await this._context();
+    const result = await this.client.call('explain', [this.definitionText, this.seed, JSON.stringify(context)],
+      { channel: `${this.prefix}-explain`, onProgress });
+    if (result && result.locked !== true && result.simulated) await this.simCache.put('simulated', result.simulated);
+    return result;
+  }
+
+  /**
+   * The explanation's controls: the Explain button (disabled while locked), the sentence saying
+   * when it unlocks or what looking means for later attempts, and "New variant" once it is shown.
+   */
+  _gateBlock() {
+    const id = (part) => `${this.prefix}-${part}`;
+    this.gateNote = el('p', { class: 'gate-note hint-text', id: id('gate-note'), 'aria-live': 'polite' });
+    this.explainButton = el('button', {
+      type: 'button', class: 'secondary', id: id('explain'), text: 'Show the explanation and answers',
+      disabled: true, 'aria-describedby': id('gate-note'), onclick: () => this._reveal(),
+    });
+    this.newVariantButton = el('button', {
+      type: 'button', class: 'primary', id: id('new-variant'), text: 'New variant', hidden: true,
+      title: 'Load a fresh variant (a new seed) to try again for credit',
+      onclick: () => changeSeed(randomSeed()),
+    });
+    return el('div', { class: 'gate', 'data-part': 'gate' },
+      el('div', { class: 'actions' }, this.explainButton, this.newVariantButton), this.gateNote);
+  }
+
+  /** Asks the core whether the explanation is unlocked for this variant, and shows it if already revealed. */
+  async _refreshGate(stale = () => false) {
+    if (!this.gateNote) return;
+    const seed = this.seed;
+    try {
+      const result = await this._callExplain();
+      if (stale() || seed !== this.seed) return;
+      this.explainResult = result;
+      if (result?.locked === true) {
+        this._setGate('locked', unlockSentence(result.unlocks));
+      } else if (this.progress.data.revealed) {
+        this._showExplanation(result);
+        this._setGate('shown');
+      } else {
+        this._setGate('unlocked');
+      }
+    } catch (error) {
+      if (error.name === 'Superseded' || stale()) return;
+      this.gateNote.textContent = `Could not ask whether the explanation is unlocked: ${error.message}`;
+      this.gateNote.classList.add('error');
+    }
+  }
+
+  _setGate(state, sentence = '') {
+    this.root.dataset.explain = state;
+    this.gateNote.classList.remove('error');
+    this.explainButton.disabled = state === 'locked';
+    this.explainButton.hidden = state === 'shown';
+    this.newVariantButton.hidden = state !== 'shown';
+    this.gateNote.textContent = state === 'locked' ? sentence
+      : state === 'unlocked'
+        ? 'Unlocked. Once you look, later attempts on this variant are recorded as made after the answers were shown and earn no credit; "New variant" then gives you fresh numbers.'
+        : 'The explanation and the answers are shown below. Attempts on this variant from now on are marked as made after the answers were shown (no credit): try a new variant for fresh numbers.';
+  }
+
+  /** The learner asked to see the explanation: shows it and records that this variant's answers were shown. */
+  async _reveal() {
+    const result = this.explainResult;
+    if (!result || result.locked === true) return;
+    this.progress.data.revealed = true;
+    this.progress.data.revealed_at = new Date().toISOString();
+    this.progress.save();
+    this._showExplanation(result);
+    this._setGate('shown');
+    this._renderHistory();
+    this.newVariantButton.focus();
+  }
+
+  /** Draws the unlocked explanation (the panel's own layout). */
+  _showExplanation() {}
+
+  /** The attempts on this variant: a table and the export for the teacher's `gpuscale grade --history`. */
+  _historyBlock() {
+    this.historyBox = el('details', { class: 'history', id: `${this.prefix}-history`, 'data-part': 'history' });
+    return this.historyBox;
+  }
+
+  _renderHistory() {
+    const box = this.historyBox;
+    if (!box || !this.history) return;
+    const attempts = this.history.attempts;
+    const exportButton = el('button', {
+      type: 'button', class: 'secondary', id: `${this.prefix}-export-history`, text: 'Export attempt history (JSON)',
+      onclick: () => this.history.download(),
+    });
+    const table = attempts.length ? el('table', { class: 'summary history-table' },
+      el('caption', { text: `Your attempts on variant ${this.seed}` }),
+      el('thead', {}, el('tr', {}, ['#', 'when', 'answer', 'score', 'credit'].map((h) => el('th', { scope: 'col', text: h })))),
+      el('tbody', {}, attempts.map((a, i) => el('tr', { dataset: { attempt: String(i + 1), revealedBefore: String(a.revealed_before) } },
+        el('th', { scope: 'row', text: String(i + 1) }),
+        el('td', {}, el('time', { datetime: a.at, text: new Date(a.at).toLocaleString() })),
+        el('td', { text: answerText(a.answer) }),
+        el('td', { text: `${Math.round(Number(a.score) * 100)} %` }),
+        el('td', { text: a.revealed_before ? 'none: made after the answers were shown' : 'counts' }))))) : el('p', { text: 'No attempt on this variant yet.' });
+    box.replaceChildren(
+      el('summary', { text: `Your attempts on this variant (${attempts.length})` }),
+      table,
+      el('div', { class: 'actions' }, exportButton,
+        el('span', { class: 'hint-text', text: `A teacher re-grades the file with: gpuscale grade ${this.exerciseId} --seed ${this.seed} --history ${this.history.fileName}` })));
+    box.dataset.count = String(attempts.length);
+  }
+}
+
+/** "after your first attempt" → "The explanation and this variant's answers unlock after your first attempt." */
+export function unlockSentence(unlocks) {
+  const text = String(unlocks ?? '').trim().replace(/\.$/, '');
+  if (!text) return 'The explanation and the answers are locked for now.';
+  if (/^(after|once|when|as soon as|if)\b/i.test(text)) return `Locked: the explanation and this variant's answers unlock ${text.charAt(0).toLowerCase()}${text.slice(1)}.`;
+  return `Locked: ${text.charAt(0).toUpperCase()}${text.slice(1)}.`;
+}
+
+/** One attempt's answer in a few words: "a = 12, b = cold_start_zero"; objects (a NodePool) by name. */
+function answerText(answer) {
+  if (!answer || typeof answer !== 'object') return '';
+  return Object.entries(answer).map(([id, value]) => {
+    if (value !== null && typeof value === 'object') return `${id}: ${value.metadata?.name ? `NodePool ${value.metadata.name}` : 'object'}`;
+    return `${id} = ${value}`;
+  }).join(', ');
 }
 
 const definitions = new Map();  // url → Promise<{text, json}>

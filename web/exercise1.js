@@ -1,5 +1,6 @@
 // Exercise 1 panel: the learner's variant of the bursty-workload exercise, its two runs side by
-// side, the questions with grading and explanation, the decision logs, and saved progress.
+// side, the request-by-request comparison of the runs, the questions with grading and the gated
+// explanation, the attempt history, the decision logs, and saved progress.
 import { RUN_CHARTS, RunCharts, chartMax } from './charts.js';
 import { DecisionLog, idPart } from './decision-log.js';
 import { csvButtons, linkDecisionTimes, scenarioTitle } from './run-view.js';
@@ -7,6 +8,7 @@ import {
   ExercisePanel, collectAnswers, markStale, parametersTable, questionField, renderVerdict, renderVerdicts,
   seedForm, whileBusy,
 } from './exercise-kit.js';
+import { RequestComparison } from './request-compare.js';
 import { renderSummary } from './summary.js';
 import { el, renderText } from './text.js';
 
@@ -28,12 +30,35 @@ export class Exercise1Panel extends ExercisePanel {
     this._renderVariant();
     this._status('Running both scenarios…');
     const names = Object.keys(variant.scenarios ?? {});
+    // Each run keeps its request log: the comparison joins the two runs by request id.
+    const withRequests = (scenario) => ({ ...scenario, output: { ...(scenario.output ?? {}), requests: true } });
     const results = await Promise.all(names.map((name) =>
-      this.client.call('run', [JSON.stringify(variant.scenarios[name])], { channel: `ex1-run-${name}` })));
+      this.client.call('run', [JSON.stringify(withRequests(variant.scenarios[name]))], { channel: `ex1-run-${name}` })));
     if (stale()) return;
     names.forEach((name, i) => { this.runs[name] = { scenario: variant.scenarios[name], result: results[i] }; });
     this._renderRuns(names);
+    this._renderComparison(names);
     this._restoreProgress();
+  }
+
+  /** The request-by-request comparison of the two runs, in the variant's `compare` order. */
+  _renderComparison(names) {
+    const order = [this.variant.compare?.first, this.variant.compare?.second].filter((n) => names.includes(n));
+    const pair = order.length === 2 ? order : names.slice(0, 2);
+    if (pair.length < 2) return;
+    const params = this.variant.params ?? {};
+    const scenario = this.runs[pair[0]].scenario;
+    const burst = Number.isFinite(params.spike_start_s) && Number.isFinite(params.spike_end_s)
+      ? { start_s: params.spike_start_s, end_s: params.spike_end_s } : null;
+    this.comparison = new RequestComparison({
+      prefix: 'ex1',
+      runs: pair.map((name) => ({ name, title: this._title(name), requests: this.runs[name].result.requests ?? [],
+                                  truncated: Boolean(this.runs[name].result.requests_truncated) })),
+      burst,
+      durationS: Number(scenario.duration_s ?? 3600),
+      timeoutS: Number(scenario.workload?.timeout_s ?? params.timeout_s),
+    });
+    this.compareBox.replaceChildren(this.comparison.root);
   }
 
   _renderVariant() {
@@ -44,6 +69,7 @@ export class Exercise1Panel extends ExercisePanel {
     this.questionsBox = el('div', { class: 'questions-box' });
     this.resultsBox = el('div', { class: 'results' });
     this.logsBox = el('div', { class: 'logs two-up' });
+    this.compareBox = el('div', { class: 'compare-box' });
     this.explanationBox = el('div', { class: 'explanation-box prose', hidden: true, 'aria-live': 'polite' });
 
     this.body.replaceChildren(
@@ -54,9 +80,12 @@ export class Exercise1Panel extends ExercisePanel {
         parametersTable(v.params ?? v.parameters)),
       el('h3', { text: 'The two runs' }),
       this.resultsBox,
+      this.compareBox,
       el('h3', { text: 'Your answers' }),
       this.questionsBox,
+      this._gateBlock(),
       this.explanationBox,
+      this._historyBlock(),
       el('h3', { text: 'Decision logs' }),
       el('p', { class: 'hint-text', text: 'Every HPA sync of each run: the replica count it saw, the one it asked for, and why. Open "why" for the arithmetic.' }),
       this.logsBox);
@@ -108,9 +137,7 @@ export class Exercise1Panel extends ExercisePanel {
     }
     this.scoreBox = el('span', { class: 'score', 'aria-live': 'polite' });
     this.checkButton = el('button', { type: 'submit', class: 'primary', text: 'Check answer', id: 'ex1-check' });
-    this.explainButton = el('button', { type: 'button', class: 'secondary', text: 'Explain', id: 'ex1-explain',
-                                        onclick: () => this._explain() });
-    form.append(el('div', { class: 'actions' }, this.checkButton, this.explainButton, this.scoreBox));
+    form.append(el('div', { class: 'actions' }, this.checkButton, this.scoreBox));
     this.questionsBox.replaceChildren(form);
   }
 
@@ -179,23 +206,6 @@ export class Exercise1Panel extends ExercisePanel {
     return el('div', { class: 'decision-refs' }, el('span', { text: 'In the decision log:' }), buttons);
   }
 
-  async _explain() {
-    this.explainButton.disabled = true;
-    try {
-      const result = await this.client.call('explain', [this.definitionText, this.seed], { channel: 'ex1-explain' });
-      this._showExplanation(result);
-      this.progress.data.explained = true;
-      this.progress.save();
-    } catch (error) {
-      if (error.name !== 'Superseded') {
-        this.explanationBox.hidden = false;
-        this.explanationBox.replaceChildren(el('p', { class: 'error', text: `Could not explain: ${error.message}` }));
-      }
-    } finally {
-      this.explainButton.disabled = false;
-    }
-  }
-
   _showExplanation(result) {
     const box = this.explanationBox;
     box.hidden = false;
@@ -209,7 +219,7 @@ export class Exercise1Panel extends ExercisePanel {
       if (result.answers && typeof result.answers === 'object') content.append(this._answerList(result.answers));
       for (const [key, value] of Object.entries(result)) {
         if (['text', 'explanation', 'markdown'].includes(key) && typeof value === 'string') continue;
-        if (key === 'answers') continue;
+        if (['answers', 'locked', 'simulated'].includes(key)) continue;
         const section = el('div', { class: 'explain-section' }, el('h5', { text: key.replace(/_/g, ' ') }));
         const inner = el('div');
         if (typeof value === 'string') renderText(inner, value);
@@ -237,6 +247,5 @@ export class Exercise1Panel extends ExercisePanel {
     const data = this.progress.data;
     for (const [id, value] of Object.entries(data.answers ?? {})) this.fields[id]?.write(value);
     if (data.graded?.result) this._showGrade(data.graded.result);
-    if (data.explained) this._explain();
   }
 }

@@ -1,6 +1,9 @@
 // Exercise 2 panel: the learner writes the GPU NodePool in YAML; the core checks it on every edit,
 // grades it (criteria, then a simulated day against a reference pool), and the day can be re-run
-// here for its charts. Progress (the text and the last grade) is kept per seed.
+// here for its charts. Progress (the text and the last grade) is kept per seed; the attempt history
+// and the gated explanation (the reference NodePool) come from the shared panel frame.
+import { stringify } from 'yaml';
+
 import { RUN_CHARTS, RunCharts, chartMax, withNodesChart } from './charts.js';
 import { DecisionLog } from './decision-log.js';
 import {
@@ -62,6 +65,7 @@ export class Exercise2Panel extends ExercisePanel {
     form.append(el('div', { class: 'actions' }, this.gradeButton, this.scoreBox));
     this.gradeBox = el('div', { class: 'grade-box', 'data-part': 'grade', hidden: true });
     this.dayBox = el('div', { class: 'day-box', 'data-part': 'day', hidden: true });
+    this.explanationBox = el('div', { class: 'explanation-box prose', hidden: true, 'aria-live': 'polite' });
 
     this.body.replaceChildren(
       seedForm({ prefix: 'ex2', seed: this.seed }),
@@ -72,7 +76,23 @@ export class Exercise2Panel extends ExercisePanel {
       el('h3', { text: 'Your NodePool' }),
       form,
       this.gradeBox,
+      this._gateBlock(),
+      this.explanationBox,
+      this._historyBlock(),
       this.dayBox);
+  }
+
+  /** The unlocked explanation: its text and the reference NodePool as YAML. */
+  _showExplanation(result) {
+    const box = this.explanationBox;
+    const text = el('div');
+    renderText(text, result?.text ?? '');
+    const pool = result?.answers?.nodepool;
+    box.hidden = false;
+    box.dataset.shown = 'true';
+    box.replaceChildren(el('h4', { text: 'Explanation' }), text,
+      pool ? el('div', { class: 'explain-section' }, el('h5', { text: 'A reference NodePool for this variant' }),
+        el('pre', { class: 'nodepool-yaml', text: stringify(pool) })) : null);
   }
 
   /** The "nodepool" question type: the YAML editor, prefilled with the saved text or the starter. */
@@ -114,7 +134,11 @@ export class Exercise2Panel extends ExercisePanel {
     await whileBusy(this.gradeButton, async () => {
       this.scoreBox.classList.remove('error');
       this.scoreBox.textContent = 'Grading: the lab simulates a day with your NodePool and one with the reference pool…';
-      const result = await this._callGrader(answer);
+      const result = await this._callGrader(answer, {
+        onProgress: (fraction, label) => {
+          this.scoreBox.textContent = `Grading: ${label || 'simulating the day'} (${Math.round(Number(fraction) * 100)} %)…`;
+        },
+      });
       if (!result) return;
       this.progress.data.graded = { text: typed.nodepool, result };
       this.progress.save();

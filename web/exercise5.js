@@ -1,6 +1,10 @@
 // Exercise 5 panel: the consolidation trap's cost. The learner runs the variant's two simulated
-// weeks (one after the other: they take seconds each), reads the evictions, failed requests, SLA
-// breach hours and node cost off them, prices the difference per day and per month, and checks it.
+// weeks (one after the other: they take seconds each, with a progress bar inside each week), reads
+// the evictions, failed requests, SLA breach hours and node cost off them, prices the difference
+// per day and per month, and checks it. Each simulation runs once per variant: the weeks as shown
+// are kept in IndexedDB (a reload shows them without running them), and what the grader simulated
+// (its `simulated` object) is given back to every later grade and explain (in the worker's memory
+// and, across reloads, in IndexedDB), so a check after the first one simulates nothing.
 import { RUN_CHARTS, RunChart, chartMax, withNodesChart } from './charts.js';
 import {
   ExercisePanel, collectAnswers, markStale, parametersTable, questionField, renderVerdict, renderVerdicts,
@@ -57,7 +61,7 @@ const WEEK_ROWS = [
 export class Exercise5Panel extends ExercisePanel {
   constructor(root, client) {
     super(root, client, {
-      prefix: 'ex5', definitionUrl: DEFINITION_URL, progress: { answers: {}, graded: null, explanation: null },
+      prefix: 'ex5', definitionUrl: DEFINITION_URL, progress: { answers: {}, graded: null },
     });
   }
 
@@ -66,10 +70,20 @@ export class Exercise5Panel extends ExercisePanel {
     this.root.dataset.weeks = 'idle';
   }
 
-  async _show() {
+  async _show(stale) {
     this.runNames = Object.keys(this.variant.scenarios ?? {}).sort((a, b) => (a === 'trap' ? -1 : b === 'trap' ? 1 : 0));
     this._render();
     this._restore();
+    const kept = await this.simCache.get('weeks');
+    if (stale() || !kept || this.root.dataset.weeks !== 'idle') return;
+    if (!this.runNames.every((n) => kept[n]?.summary && kept[n]?.series)) return;
+    this.weeks = kept;
+    this._renderWeeks();
+    this._renderWeekCharts();
+    this.weeksStatus.textContent = 'Both weeks as simulated on your last visit (kept in this browser; not simulated again).';
+    this.root.dataset.weeks = 'done';
+    this.root.dataset.weeksSource = 'cache';
+    this.runButton.textContent = 'Run the two weeks again';
   }
 
   _label(name) {
@@ -84,7 +98,7 @@ export class Exercise5Panel extends ExercisePanel {
     const baseline = el('button', { type: 'button', class: 'secondary', text: "The lesson's baseline (seed 0)", onclick: () => changeSeed(0) });
 
     this.runButton = el('button', { type: 'button', class: 'primary', id: 'ex5-run', text: 'Run the two weeks', onclick: () => this._runWeeks() });
-    this.progressBar = el('progress', { max: this.runNames.length, value: 0, hidden: true, 'aria-label': 'Weeks simulated' });
+    this.weeksProgress = progressBar('ex5-weeks-progress');
     this.weeksStatus = el('span', { class: 'run-status', 'data-part': 'weeks-status', 'aria-live': 'polite' });
     this.weeksTable = el('div', { class: 'summary-box' });
     this.weeksCharts = el('div', { class: 'two-up' });
@@ -99,9 +113,9 @@ export class Exercise5Panel extends ExercisePanel {
       form.append(field.box);
     }
     this.checkButton = el('button', { type: 'submit', class: 'primary', id: 'ex5-check', text: 'Check answer' });
-    this.explainButton = el('button', { type: 'button', class: 'secondary', id: 'ex5-explain', text: 'Explain', onclick: () => this._explain() });
     this.scoreBox = el('span', { class: 'score', 'aria-live': 'polite' });
-    form.append(el('div', { class: 'actions' }, this.checkButton, this.explainButton, this.scoreBox));
+    this.gradeProgress = progressBar('ex5-grade-progress');
+    form.append(el('div', { class: 'actions' }, this.checkButton, this.scoreBox), this.gradeProgress.root);
     this.formulaBox = el('div', { class: 'formula-box prose', id: 'ex5-formula', hidden: true, 'aria-live': 'polite' });
     this.explanationBox = el('div', { class: 'explanation-box prose', hidden: true, 'aria-live': 'polite' });
 
@@ -113,13 +127,16 @@ export class Exercise5Panel extends ExercisePanel {
         parametersTable(v.params, { labels: PARAMS })),
       el('h3', { text: 'The two weeks' }),
       el('p', { class: 'hint-text', text: `Each run simulates 7 days of the same requests (a few seconds each; they run one after the other). Answers to within ${Math.round((v.tolerance ?? 0.05) * 100)} % count.` }),
-      el('div', { class: 'actions' }, this.runButton, this.progressBar, this.weeksStatus),
+      el('div', { class: 'actions' }, this.runButton, this.weeksStatus),
+      this.weeksProgress.root,
       this.weeksTable,
       this.weeksCharts,
       el('h3', { text: 'Your answers' }),
       form,
       this.formulaBox,
-      this.explanationBox);
+      this._gateBlock(),
+      this.explanationBox,
+      this._historyBlock());
   }
 
   /** Runs the weeks one after the other (each blocks the worker for seconds) and shows them as they come. */
@@ -127,38 +144,40 @@ export class Exercise5Panel extends ExercisePanel {
     const generation = this.generation;
     this.weeks = {};
     this.root.dataset.weeks = 'running';
-    this.progressBar.hidden = false;
-    this.progressBar.value = 0;
+    delete this.root.dataset.weeksSource;
     this.weeksCharts.replaceChildren();
     this._renderWeeks();
     const times = [];
     await whileBusy(this.runButton, async () => {
       try {
         for (const [i, name] of this.runNames.entries()) {
-          this.weeksStatus.textContent = `Simulating week ${i + 1} of ${this.runNames.length}: ${this._label(name)}…`;
+          const week = `Week ${i + 1} of ${this.runNames.length}: ${this._label(name)}`;
+          this.weeksStatus.textContent = `Simulating ${week}…`;
+          this.weeksProgress.show(0, week);
           const scenario = structuredClone(this.variant.scenarios[name]);
           // The summary holds the breach hours; neither the decision log nor the request log is shown here.
           scenario.output = { ...(scenario.output ?? {}), decisions: false, requests: false };
           const started = performance.now();
-          const result = await this.client.call('run', [JSON.stringify(scenario)], { channel: `ex5-week-${name}` });
+          const result = await this.client.call('run', [JSON.stringify(scenario)], {
+            channel: `ex5-week-${name}`, onProgress: (fraction, label) => this.weeksProgress.show(fraction, label ? `Week ${i + 1} of ${this.runNames.length}: ${label}` : week),
+          });
           if (generation !== this.generation) return;
           times.push((performance.now() - started) / 1000);
-          const series = { ...result.series, breach_level_s: (result.series?.t_s ?? []).map(() => BREACH_TTFT_S) };
-          this.weeks[name] = { summary: result.summary, series, ttftWindowS: scenario.metrics?.ttft_window_s ?? 60 };
-          this.progressBar.value = i + 1;
+          this.weeks[name] = { summary: result.summary, series: chartSeries(result.series), ttftWindowS: scenario.metrics?.ttft_window_s ?? 60 };
           this._renderWeeks();
         }
         this._renderWeekCharts();
-        this.weeksStatus.textContent = `Both weeks simulated (${times.map((t) => `${t.toFixed(1)} s`).join(' and ')}).`;
+        this.weeksStatus.textContent = `Both weeks simulated (${times.map((t) => `${t.toFixed(1)} s`).join(' and ')}); kept in this browser, so a reload shows them without simulating them again.`;
         this.root.dataset.weeks = 'done';
         this.runButton.textContent = 'Run the two weeks again';
+        await this.simCache.put('weeks', this.weeks);
       } catch (error) {
         if (error.name === 'Superseded' || generation !== this.generation) return;
         this.weeksStatus.textContent = `Could not run the weeks: ${error.message}`;
         this.weeksStatus.classList.add('error');
         this.root.dataset.weeks = 'error';
       } finally {
-        this.progressBar.hidden = true;
+        this.weeksProgress.hide();
       }
     });
   }
@@ -203,8 +222,21 @@ export class Exercise5Panel extends ExercisePanel {
     }
     await whileBusy(this.checkButton, async () => {
       this.scoreBox.classList.remove('error');
-      this.scoreBox.textContent = 'Checking: the grader simulates both weeks again (a few seconds)…';
-      const result = await this._callGrader(answer);
+      this.scoreBox.textContent = 'Checking…';
+      // Only the first check of a variant simulates (the grader's weeks are kept afterwards): then the bar shows it.
+      const result = await this._callGrader(answer, {
+        onProgress: (fraction, label) => {
+          this.scoreBox.textContent = 'Checking: the grader simulates both weeks once for this variant (kept for every later check)…';
+          this.gradeProgress.show(fraction, label || 'the grader simulates the weeks');
+        },
+      });
+      this.gradeProgress.hide();
+      const timing = this.client.timings.get('ex5-grade');
+      if (timing) {
+        // How long the module took, and whether it simulated (sent progress): the tests read these.
+        this.root.dataset.gradeMs = String(Math.round(timing.ms));
+        this.root.dataset.gradeSimulated = String(timing.progressed > 0);
+      }
       if (!result) return;
       this.progress.data.graded = { answers: typed, result };
       this.progress.save();
@@ -227,21 +259,6 @@ export class Exercise5Panel extends ExercisePanel {
     markStale(this.fields, graded);
   }
 
-  async _explain() {
-    await whileBusy(this.explainButton, async () => {
-      try {
-        const result = await this.client.call('explain', [this.definitionText, this.seed], { channel: 'ex5-explain' });
-        this.progress.data.explanation = result;
-        this.progress.save();
-        this._showExplanation(result);
-      } catch (error) {
-        if (error.name === 'Superseded') return;
-        this.explanationBox.hidden = false;
-        this.explanationBox.replaceChildren(el('p', { class: 'error', text: `Could not explain: ${error.message}` }));
-      }
-    });
-  }
-
   _showExplanation(result) {
     const box = this.explanationBox;
     const text = el('div');
@@ -250,7 +267,7 @@ export class Exercise5Panel extends ExercisePanel {
       const q = (this.variant.questions ?? []).find((x) => x.id === id);
       return el('li', {}, el('span', { class: 'qid', text: `(${id}) ` }), q?.prompt ? `${q.prompt} ` : '', el('strong', { text: usd(value) }));
     });
-    const runs = this.runNames.filter((n) => result[n] && typeof result[n] === 'object');
+    const runs = this.runNames.filter((n) => result[n] && typeof result[n] === 'object' && !Array.isArray(result[n]));
     const keys = [...new Set(runs.flatMap((n) => Object.keys(result[n])))];
     const counts = runs.length ? el('table', { class: 'summary' },
       el('caption', { text: "The grader's counts for the two weeks" }),
@@ -268,6 +285,37 @@ export class Exercise5Panel extends ExercisePanel {
     const data = this.progress.data;
     for (const [id, value] of Object.entries(data.answers ?? {})) this.fields[id]?.write(value);
     if (data.graded?.result) this._showGrade(data.graded.result, data.graded.answers ?? {});
-    if (data.explanation) this._showExplanation(data.explanation);
   }
+}
+
+// The series the week charts draw (and that the cache keeps): a week has ~40,000 scrapes.
+const CHART_KEYS = ['t_s', 'desired_replicas', 'ready_replicas', 'num_dropped', 'ttft_p99_s', 'nodes'];
+
+function chartSeries(series = {}) {
+  const kept = Object.fromEntries(CHART_KEYS.filter((k) => Array.isArray(series[k])).map((k) => [k, series[k]]));
+  kept.breach_level_s = (series.t_s ?? []).map(() => BREACH_TTFT_S);
+  return kept;
+}
+
+/**
+ * A progress bar with its label (the core's "trap week: day 3 of 7"), hidden until shown:
+ * {root, show(fraction, label), hide()}. The bar is named by its label.
+ */
+function progressBar(id) {
+  const label = el('span', { class: 'progress-label', id: `${id}-label` });
+  const bar = el('progress', { id, max: 1, value: 0, 'aria-labelledby': `${id}-label` });
+  const root = el('div', { class: 'progress-row', hidden: true, 'data-part': id }, bar, label);
+  return {
+    root,
+    show(fraction, text) {
+      root.hidden = false;
+      bar.value = Math.max(0, Math.min(1, Number(fraction) || 0));
+      label.textContent = `${text} (${Math.round(bar.value * 100)} %)`;
+      root.dataset.fraction = String(bar.value);
+      root.dataset.updates = String(Number(root.dataset.updates ?? 0) + 1);
+    },
+    hide() {
+      root.hidden = true;
+    },
+  };
 }

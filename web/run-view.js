@@ -16,7 +16,8 @@ export function scenarioTitle(name, scenario) {
 
 /**
  * "Download CSV" buttons for one run: the time series from the result already shown, and the
- * per-request lifecycle by re-running the same scenario with output.requests = true.
+ * per-request lifecycle from that result when it holds one, else by re-running the same scenario
+ * with output.requests = true.
  * @param {{client, channel: string, filePrefix: string, getRun: () => {scenario, result}|null,
  *          onError: (error) => void}} options
  */
@@ -33,6 +34,10 @@ export function csvButtons({ client, channel, filePrefix, getRun, onError }) {
     onclick: async () => {
       const run = getRun();
       if (!run) return;
+      if (Array.isArray(run.result.requests)) {
+        downloadText(`${filePrefix}-requests.csv`, requestsCsv(run.result.requests));
+        return;
+      }
       const scenario = structuredClone(run.scenario);
       scenario.output = { ...(scenario.output ?? {}), requests: true };
       requestsButton.disabled = true;

@@ -37,6 +37,7 @@ export class SimClient {
     this.nextId = 1;
     this.calls = new Map();   // id → {resolve, reject, channel}
     this.latest = new Map();  // channel → id of the newest call
+    this.timings = new Map(); // channel → {ms, progressed} of its newest finished call
     this.restarts = 0;        // how many times the worker restarted a crashed module
     this.failure = null;      // the SimError once the module is gone for good
     this.onBusy = onBusy ?? (() => {});
@@ -57,16 +58,30 @@ export class SimClient {
    * Calls one module function in the worker.
    * @param {string} op e.g. "run", "exercise"
    * @param {Array} args JSON text, objects (stringified by the worker) or numbers
-   * @param {{channel?: string}} [options] calls on the same channel replace each other
-   * @returns {Promise<any>} the envelope's result; rejects with SimError or Superseded
+   * @param {{channel?: string, onProgress?: (fraction: number, label: string) => void}} [options]
+   *   calls on the same channel replace each other; onProgress (run, grade, explain) is called
+   *   while the module simulates
+   * @returns {Promise<any>} the envelope's result; rejects with SimError or Superseded. The
+   *   worker's timing of the call is then in `this.timings.get(channel)`: {ms, progressed}
    */
-  call(op, args = [], { channel = op } = {}) {
+  call(op, args = [], { channel = op, onProgress = null } = {}) {
     if (this.failure) return Promise.reject(this.failure);
     const id = this.nextId++;
     this.latest.set(channel, id);
     return new Promise((resolve, reject) => {
-      this.calls.set(id, { resolve, reject, channel });
-      this.worker.postMessage({ id, op, args, channel });
+      this.calls.set(id, { resolve, reject, channel, onProgress });
+      this.worker.postMessage({ id, op, args, channel, progress: Boolean(onProgress) });
+    });
+  }
+
+  /** The worker's counters: calls per op, calls that simulated (sent progress), cache use. */
+  stats() {
+    if (this.failure) return Promise.reject(this.failure);
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.calls.set(id, { resolve, reject, channel: `stats-${id}` });
+      this.latest.set(`stats-${id}`, id);
+      this.worker.postMessage({ id, op: 'stats' });
     });
   }
 
@@ -91,8 +106,13 @@ export class SimClient {
       this.onBusy(entry.channel, true);
       return;
     }
+    if (msg.type === 'progress') {
+      if (this.latest.get(entry.channel) === msg.id) entry.onProgress?.(msg.fraction, msg.label);
+      return;
+    }
     this.calls.delete(msg.id);
     const current = this.latest.get(entry.channel) === msg.id;
+    if (current && typeof msg.ms === 'number') this.timings.set(entry.channel, { ms: msg.ms, progressed: msg.progressed ?? 0 });
     if (current) this.onBusy(entry.channel, false);
     const error = msg.type === 'error' ? new SimError(msg.error) : null;
     if (error?.crashed) this.onCrash(error);
