@@ -23,12 +23,12 @@ export function outcomeOf(r) {
 }
 
 /**
- * Why a request was dropped: the core's cause when the request log carries one (`drop_cause` or
- * `cause`), else read off its lifecycle: no first token `timeoutS` after arrival is the client
- * giving up; anything else lost it with its replica (the replica was removed while it ran).
+ * Why a request was dropped: the core's `failed_by` (summary.requests_failed_by_cause's keys); for a
+ * request log without it (an older lab version), read off its lifecycle: no first token `timeoutS`
+ * after arrival is the client giving up; anything else lost it with its replica.
  */
 export function dropCause(r, timeoutS) {
-  const given = r.drop_cause ?? r.cause;
+  const given = r.failed_by;
   if (typeof given === 'string' && given) return given;
   const waited = r.dropped_at - r.arrived_at;
   if ((r.first_token_at === null || r.first_token_at === undefined) && Number.isFinite(timeoutS) && Math.abs(waited - timeoutS) < 0.5) {
@@ -42,7 +42,13 @@ export function causeText(cause, timeoutS) {
   switch (cause) {
     case 'client_timeout': return Number.isFinite(timeoutS) ? `client timeout (no first token within ${timeoutS} s)` : 'client timeout';
     case 'replica_removed': return 'its replica was removed while it ran';
-    case 'scale_down': return 'scale-down removed its replica';
+    case 'scale_down': return 'the ReplicaSet scaled its replica down';
+    case 'consolidation': return 'Karpenter consolidated its node';
+    case 'node_scale_down': return 'Cluster Autoscaler removed its node';
+    case 'expiry': return 'its node expired (expireAfter)';
+    case 'drift': return 'its node drifted and was replaced';
+    case 'spot': return 'a spot interruption took its node';
+    case 'node_removed': return 'its node was removed';
     default: return String(cause).replace(/_/g, ' ');
   }
 }
