@@ -219,6 +219,18 @@ TEST_CASE("a batch variant accepts spot", "[exercise2]") {
 }
 
 // NotIn ["spot"] is an on-demand-only pool, not a spot one.
+TEST_CASE("a capacity-type value that is not well-known (ondemand) is invalid, not graded on-demand only", "[exercise2]") {
+  Json pool = reference_pool();
+  pool["spec"]["template"]["spec"]["requirements"][1]["values"] = Json::array({"ondemand"});
+  const Json g = exercise2::grade(definition(), 1, {{"nodepool", pool}});  // refused before any simulation
+  REQUIRE(g.at("criteria").size() == 1);
+  const std::string f = g.at("criteria")[0].at("feedback").get<std::string>();
+  CHECK_FALSE(g.at("criteria")[0].at("ok").get<bool>());
+  CHECK_THAT(f, Catch::Contains("/nodepool/spec/template/spec/requirements/1/values"));
+  CHECK_THAT(f, Catch::Contains("\"on-demand\", \"spot\", \"reserved\""));
+  CHECK(g.at("score").get<double>() == 0.0);
+}
+
 TEST_CASE("capacity-type NotIn [spot] is on-demand only", "[exercise2]") {
   Json pool = reference_pool();
   pool["spec"]["template"]["spec"]["requirements"][1] =
