@@ -120,7 +120,7 @@ TEST_CASE("Karpenter's defaults fail capacity, disruption, taint and no_eviction
   CHECK_THAT(feedback(g, "capacity"), Catch::Contains("2 minutes of notice"));
 
   CHECK_FALSE(ok(g, "disruption"));
-  CHECK_THAT(feedback(g, "disruption"), Catch::Contains("consolidationPolicy WhenEmptyOrUnderutilized consolidates nodes that still run replicas"));
+  CHECK_THAT(feedback(g, "disruption"), Catch::Contains("the field that made Karpenter do it: spec.disruption.consolidationPolicy (WhenEmptyOrUnderutilized)"));
 
   const std::int64_t on_gpu = g.at("run").at("non_gpu_pods_on_gpu_nodes").get<std::int64_t>();
   CHECK(on_gpu > 0);
@@ -219,6 +219,37 @@ TEST_CASE("a batch variant accepts spot", "[exercise2]") {
 }
 
 // NotIn ["spot"] is an on-demand-only pool, not a spot one.
+TEST_CASE("disruption is judged by its effect: expireAfter 2h evicts replicas and names the field", "[exercise2]") {
+  Json pool = reference_pool();
+  pool["spec"]["template"]["spec"]["expireAfter"] = "2h";
+  const Json g = grade(1, pool);
+  CHECK_FALSE(ok(g, "disruption"));
+  CHECK_FALSE(ok(g, "no_evictions"));
+  const std::string f = feedback(g, "disruption");
+  CHECK_THAT(f, Catch::Contains("Expired"));
+  CHECK_THAT(f, Catch::Contains("spec.template.spec.expireAfter (2h)"));
+  CHECK_THAT(f, !Catch::Contains("only empty nodes go"));
+}
+
+TEST_CASE("disruption is judged by its effect: a budget that blocks Underutilized disrupts nothing", "[exercise2]") {
+  Json pool = reference_pool();
+  pool["spec"]["disruption"] = Json::parse(R"({"consolidationPolicy": "WhenEmptyOrUnderutilized", "consolidateAfter": "1h",
+      "budgets": [{"nodes": "0", "reasons": ["Underutilized"]}, {"nodes": "10%"}]})");
+  const Json g = grade(1, pool);
+  CHECK(ok(g, "no_evictions"));
+  CHECK(ok(g, "disruption"));
+  CHECK_THAT(feedback(g, "disruption"), Catch::Contains("no running replica was evicted"));
+  // Without the budget the same policy evicts, and the feedback names consolidationPolicy.
+  pool["spec"]["disruption"] = Json::parse(R"({"consolidationPolicy": "WhenEmptyOrUnderutilized", "consolidateAfter": "0s"})");
+  const Json free = grade(1, pool);
+  if (!ok(free, "no_evictions")) {
+    CHECK_FALSE(ok(free, "disruption"));
+    CHECK_THAT(feedback(free, "disruption"), Catch::Contains("spec.disruption.consolidationPolicy (WhenEmptyOrUnderutilized)"));
+  } else {
+    CHECK_FALSE(ok(free, "disruption"));  // consolidateAfter 0s still costs half
+  }
+}
+
 TEST_CASE("a capacity-type value that is not well-known (ondemand) is invalid, not graded on-demand only", "[exercise2]") {
   Json pool = reference_pool();
   pool["spec"]["template"]["spec"]["requirements"][1]["values"] = Json::array({"ondemand"});

@@ -58,6 +58,9 @@ struct Outcome {
   Summary summary;
   bool replicas_blocked = false;  // no replica was ever Ready: the pool's taint or requirements keep them off
   std::string launch_failure;     // then: Karpenter's own event for the first replica pod no NodePool could take
+  // Running replicas the day's disruption evicted, by Karpenter's reason (the lifecycle log's
+  // "evicted (Underutilized)", "(Expired)", "(Drifted)", "(Interrupted)" …), in the log's order of first sight.
+  std::vector<std::pair<std::string, std::int64_t>> evicted_by;
 };
 
 Outcome simulate(const Json& scenario, const ProgressReport& progress) {
@@ -70,6 +73,20 @@ Outcome simulate(const Json& scenario, const ProgressReport& progress) {
   o.replicas_blocked = std::all_of(r.series.ready_replicas.begin(), r.series.ready_replicas.end(), [](std::int32_t n) { return n == 0; });
   const std::string pool = s.cluster.nodepools.front().name;
   for (const DecisionRecord& d : r.decisions) {
+    if (d.controller == "lifecycle" && d.reason == "Terminating") {
+      const std::size_t at = d.explanation.find("evicted (");
+      if (at != std::string::npos) {
+        const std::size_t from = at + 9, to = d.explanation.find(')', from);
+        const std::string why = d.explanation.substr(from, to == std::string::npos ? std::string::npos : to - from);
+        auto it = std::find_if(o.evicted_by.begin(), o.evicted_by.end(), [&](const auto& e) { return e.first == why; });
+        if (it == o.evicted_by.end()) {
+          o.evicted_by.emplace_back(why, 1);
+        } else {
+          ++it->second;
+        }
+      }
+      continue;
+    }
     if (d.controller != "karpenter.provisioner") continue;
     if (o.launch_failure.empty() && d.reason == "NoCompatibleNodePool" && d.explanation.find("(vllm") != std::string::npos) {
       o.launch_failure = d.explanation.substr(0, 600);
@@ -172,19 +189,6 @@ Json grade(const Json& def, std::uint64_t seed, const Json& answer, const GradeC
                                  message(def, batch ? (allows_spot ? "capacity_spot_batch" : "capacity_ok_batch") : "capacity_ok_interactive", params)));
   }
 
-  // Disruption: never evict running replicas.
-  params["policy"] = to_string(pool.consolidation_policy);
-  params["after"] = pool.consolidate_after ? format_duration(*pool.consolidate_after) : std::string("Never");
-  if (pool.consolidation_policy != ConsolidationPolicy::WhenEmpty) {
-    criteria.push_back(criterion(def, "disruption", false, 0, message(def, "disruption_underutilized", params)));
-  } else if (!pool.consolidate_after) {
-    criteria.push_back(criterion(def, "disruption", false, 0.5, message(def, "disruption_never", params)));
-  } else if (*pool.consolidate_after == 0) {
-    criteria.push_back(criterion(def, "disruption", false, 0.5, message(def, "disruption_zero", params)));
-  } else {
-    criteria.push_back(criterion(def, "disruption", true, 1, message(def, "disruption_ok", params)));
-  }
-
   // The rest by simulation: the learner's pool and the reference pool on the same day.
   const double duration = def.at("base_scenario").at("duration_s").get<double>();
   const auto report = [&](int index, const char* what) {
@@ -211,6 +215,46 @@ Json grade(const Json& def, std::uint64_t seed, const Json& answer, const GradeC
   } else {
     criteria.push_back(criterion(def, "taint", true, 1, message(def, "taint_ok", params)));
   }
+
+  // Disruption, judged by its effect on the day (and, where nothing was evicted, by what the settings
+  // cost when nodes empty): the field that made Karpenter evict running replicas is named.
+  params["policy"] = to_string(pool.consolidation_policy);
+  params["after"] = pool.consolidate_after ? format_duration(*pool.consolidate_after) : std::string("Never");
+  params["expire"] = pool.expire_after ? format_duration(*pool.expire_after) : std::string("Never");
+  Json disruption;
+  if (!mine.evicted_by.empty()) {
+    std::string by, fields, advice;
+    std::int64_t total = 0;
+    for (const auto& [why, n] : mine.evicted_by) {
+      total += n;
+      by += (by.empty() ? "" : ", ") + std::to_string(n) + " " + why;
+      const std::string field = why == "Expired"         ? "spec.template.spec.expireAfter (" + params.at("expire").get<std::string>() + ")"
+                                : why == "Underutilized" ? "spec.disruption.consolidationPolicy (" + params.at("policy").get<std::string>() + ")"
+                                : why == "Drifted"       ? "the pool's template (drift replaces nodes built from an older one)"
+                                : why == "Interrupted"   ? "karpenter.sh/capacity-type (spot interruptions)"
+                                                         : why;
+      if (fields.find(field) == std::string::npos) fields += (fields.empty() ? "" : "; ") + field;
+      const std::string fix = why == "Expired"         ? "Set expireAfter longer than the nodes need to live (the lesson uses 720h)."
+                              : why == "Underutilized" ? "Use consolidationPolicy: WhenEmpty."
+                              : why == "Interrupted"   ? "Keep interactive replicas on on-demand capacity."
+                                                       : "";
+      if (!fix.empty() && advice.find(fix) == std::string::npos) advice += (advice.empty() ? "" : " ") + fix;
+    }
+    params["evicted_advice"] = advice;
+    params["evicted_total"] = total;
+    params["evicted_by"] = by;
+    params["evicted_fields"] = fields;
+    disruption = criterion(def, "disruption", false, 0, message(def, "disruption_evicted", params));
+  } else if (!pool.consolidate_after) {
+    disruption = criterion(def, "disruption", false, 0.5, message(def, "disruption_never", params));
+  } else if (*pool.consolidate_after == 0) {
+    disruption = criterion(def, "disruption", false, 0.5, message(def, "disruption_zero", params));
+  } else if (pool.consolidation_policy != ConsolidationPolicy::WhenEmpty) {
+    disruption = criterion(def, "disruption", true, 1, message(def, "disruption_blocked_ok", params));
+  } else {
+    disruption = criterion(def, "disruption", true, 1, message(def, "disruption_ok", params));
+  }
+  criteria.insert(criteria.begin() + 2, disruption);  // after valid and capacity, where the page lists it
 
   params["evictions"] = s.num_replica_evictions;
   params["failed"] = s.num_requests_failed_by_eviction;
