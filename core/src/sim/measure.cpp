@@ -59,22 +59,24 @@ void World::on_scrape() {
     meter_.counts().replica_visits += static_cast<std::int64_t>(p.replicas.size());
     p.scraped.clear();
     ScrapeTotals mine;
+    // The pool's row: vLLM's gauges over the Ready replicas that have them, DCGM's over the GPUs.
+    const auto tally = [&](const ScrapedReplica& s) {
+      if (p.replicas[s.replica].state == ReplicaState::Ready && s.has_vllm_metrics) {
+        mine.waiting += s.waiting;
+        mine.running += s.running;
+        mine.kv_sum += s.kv_usage;
+        ++mine.n_ready;
+      }
+      if (s.has_gpu_metrics) {
+        mine.util_sum += static_cast<double>(s.gpu_util);
+        mine.fb_sum += s.fb_used_mib;
+        ++mine.n_gpu;
+      }
+    };
     if (realistic_metrics_) {
       // The series show what Prometheus returns now, as the dashboards and the scalers see it.
       query_metrics(p);
-      for (const ScrapedReplica& s : p.scraped) {
-        if (p.replicas[s.replica].state == ReplicaState::Ready && s.has_vllm_metrics) {
-          mine.waiting += s.waiting;
-          mine.running += s.running;
-          mine.kv_sum += s.kv_usage;
-          ++mine.n_ready;
-        }
-        if (s.has_gpu_metrics) {
-          mine.util_sum += static_cast<double>(s.gpu_util);
-          mine.fb_sum += s.fb_used_mib;
-          ++mine.n_gpu;
-        }
-      }
+      for (const ScrapedReplica& s : p.scraped) tally(s);
     }
     // metrics.pipeline "ideal": every replica read at this scrape (the sample windows opened before it).
     for (auto& r : p.replicas) {
@@ -109,17 +111,7 @@ void World::on_scrape() {
         s.kv_usage = r.engine->kv_cache_usage(now_);
       }
       p.scraped.push_back(s);
-      if (r.state == ReplicaState::Ready) {
-        mine.waiting += s.waiting;
-        mine.running += s.running;
-        mine.kv_sum += s.kv_usage;
-        ++mine.n_ready;
-      }
-      if (s.has_gpu_metrics) {
-        mine.util_sum += static_cast<double>(s.gpu_util);
-        mine.fb_sum += s.fb_used_mib;
-        ++mine.n_gpu;
-      }
+      tally(s);
     }
     all.waiting += mine.waiting;
     all.running += mine.running;
