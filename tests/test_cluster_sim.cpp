@@ -249,6 +249,20 @@ TEST_CASE("bad cluster input is an error that names its path", "[cluster-sim]") 
   bad = ca;
   bad["cluster"]["workloads"][0]["pod"]["cpu"] = "lots";
   check_error(bad, "/cluster/workloads/0/pod/cpu");
+  {
+    Json doc = trap_doc();
+    doc["cluster"]["spot_reclaims"] = Json::parse(R"([{"fraction": 0.5}])");
+    check_error(doc, "/cluster/spot_reclaims/0/at_s");
+    doc["cluster"]["spot_reclaims"] = Json::parse(R"([{"at_s": 60, "fraction": 0}])");
+    check_error(doc, "/cluster/spot_reclaims/0/fraction");
+    doc["cluster"]["spot_reclaims"] = Json::parse(R"([{"at_s": 60, "instance_type": "p9.huge"}])");
+    check_error(doc, "/cluster/spot_reclaims/0/instance_type");
+    doc["cluster"]["spot_reclaims"] = Json::parse(R"([{"at_s": 60, "nodes": 2}])");
+    check_error(doc, "/cluster/spot_reclaims/0/nodes");
+    doc["cluster"].erase("spot_reclaims");
+    doc["cluster"]["insufficient_capacity"] = Json::parse(R"([{"instance_type": "p5.48xlarge", "probability": 1, "from_s": 600, "until_s": 600}])");
+    check_error(doc, "/cluster/insufficient_capacity/0/until_s");
+  }
 }
 
 TEST_CASE("cluster presets switch a scenario to a real cluster with one field", "[cluster-sim]") {
@@ -494,6 +508,74 @@ TEST_CASE("a spot instance goes at the end of its 2-minute notice whatever the g
   REQUIRE(stock.summary.cluster.spot_interruptions > 0);
   CHECK(stock.summary.requests_failed_by_cause[static_cast<int>(FailureCause::Spot)] > 0);
   CHECK(stock.summary.num_requests_failed_by_eviction >= stock.summary.requests_failed_by_cause[static_cast<int>(FailureCause::Spot)]);
+}
+
+namespace {
+
+// The trap's first 4 hours on spot GPU nodes (two at the start) with `values` as the pool's capacity
+// types, and a reclaim of `fraction` of the spot p5.48xlarge instances at 1 h.
+Json reclaim_doc(const Json& values, double fraction) {
+  Json doc = trap_doc();
+  for (auto& req : gpu_pool_spec(doc)["template"]["spec"]["requirements"]) {
+    if (req["key"] == "karpenter.sh/capacity-type") req["values"] = values;
+  }
+  doc["cluster"]["initial_nodes"] = Json::parse(R"([{"instance_type": "p5.48xlarge", "capacity_type": "spot", "count": 2, "owner": "gpu-h100"},
+                                                     {"instance_type": "m7i.4xlarge", "owner": "general"}])");
+  doc["cluster"]["spot_reclaims"] = Json::array({{{"at_s", 3600}, {"instance_type", "p5.48xlarge"}, {"fraction", fraction}}});
+  gpu_pool_spec(doc)["disruption"] = Json::parse(R"({"consolidationPolicy": "WhenEmpty", "consolidateAfter": "1h"})");
+  return doc;
+}
+
+}  // namespace
+
+TEST_CASE("a spot reclaim gives ceil(fraction × n) of the running spot instances, oldest first, their notice", "[cluster-sim][spot]") {
+  const RunResult r = run(reclaim_doc({"spot"}, 0.5));
+  // Half of the two spot nodes: one, node 0, at 1 h; the log says which and why.
+  CHECK(r.summary.cluster.spot_interruptions == 1);
+  const auto reclaim = std::find_if(r.decisions.begin(), r.decisions.end(), [](const DecisionRecord& d) { return contains(d.explanation, "spot-reclaim: "); });
+  REQUIRE(reclaim != r.decisions.end());
+  CHECK(reclaim->t_s == 3600);
+  CHECK(reclaim->controller == "cloud");
+  CHECK(contains(reclaim->explanation, "reclaims 1 of the 2 running spot p5.48xlarge instances (ceil(0.5 × 2)): nodes 0 get"));
+  // Its replicas are counted by the removal's reason, and what they held failed as spot.
+  const std::int64_t interrupted = r.summary.replica_evictions_by_reason[static_cast<int>(RemovalReason::Interrupted)];
+  CHECK(interrupted > 0);
+  CHECK(interrupted <= r.summary.num_replica_evictions);
+  std::int64_t by_reason = 0;
+  for (std::int64_t n : r.summary.replica_evictions_by_reason) by_reason += n;
+  CHECK(by_reason == r.summary.num_replica_evictions);
+  // Every one of them, at fraction 1.
+  CHECK(run(reclaim_doc({"spot"}, 1.0)).summary.cluster.spot_interruptions == 2);
+  // An on-demand pool has no spot instance to give back.
+  Json od = reclaim_doc({"on-demand"}, 1.0);
+  od["cluster"].erase("initial_nodes");
+  CHECK(run(od).summary.cluster.spot_interruptions == 0);
+}
+
+TEST_CASE("a spot shortage after a reclaim: a spot-only pool waits, one that allows on-demand falls back", "[cluster-sim][spot]") {
+  const auto shortage = [](Json doc) {
+    doc["cluster"]["spot_reclaims"][0]["fraction"] = 1.0;
+    doc["cluster"]["insufficient_capacity"] = Json::parse(
+        R"([{"instance_type": "p5.48xlarge", "capacity_type": "spot", "probability": 1, "from_s": 3600, "until_s": 10800}])");
+    return run(doc);
+  };
+  const RunResult spot_only = shortage(reclaim_doc({"spot"}, 1.0));
+  const RunResult both = shortage(reclaim_doc({"spot", "on-demand"}, 1.0));
+  // Both lose their spot nodes; the spot-only pool's replacements are refused until the shortage ends,
+  // and Karpenter says why the pods wait.
+  CHECK(spot_only.summary.cluster.insufficient_capacity > 0);
+  CHECK(count(spot_only, [](const DecisionRecord& d) {
+          return d.reason == "NoCompatibleNodePool" && contains(d.explanation, "refused by the cloud (InsufficientInstanceCapacity) and is cached as unavailable");
+        }) > 0);
+  CHECK(count(both, [](const DecisionRecord& d) {
+          return d.controller == "kube-scheduler" && d.reason == "Scheduled" && contains(d.explanation, "(vllm)") && d.t_s > 3600 && d.t_s < 10800;
+        }) > 0);
+  CHECK(both.summary.slo_attainment > spot_only.summary.slo_attainment);
+  // Outside the window the same entry refuses nothing: the reclaim alone.
+  Json doc = reclaim_doc({"spot"}, 1.0);
+  doc["cluster"]["insufficient_capacity"] = Json::parse(
+      R"([{"instance_type": "p5.48xlarge", "capacity_type": "spot", "probability": 1, "from_s": 20000, "until_s": 30000}])");
+  CHECK(run(doc).summary.cluster.insufficient_capacity == 0);
 }
 
 namespace {

@@ -35,6 +35,13 @@ const Json& short_definition() {
   return d;
 }
 
+// The short day with the spot reclaim moved into it (at 02:00).
+Json reclaim_definition() {
+  Json def = short_definition();
+  def["variant"]["spot_reclaim_hour"] = {{"min", 2}, {"max", 2}, {"step", 1}};
+  return def;
+}
+
 // The first seed whose variant is (or is not) the batch pipeline.
 std::uint64_t seed_where_batch_is(bool batch) {
   for (std::uint64_t seed = 1; seed < 200; ++seed) {
@@ -100,7 +107,7 @@ TEST_CASE("the reference NodePool from solve() scores 1 on every criterion", "[e
     CHECK(c.at("points") == c.at("max_points"));
     check_filled(c.at("feedback").get<std::string>());
   }
-  CHECK(ids == std::vector<std::string>{"valid", "capacity", "disruption", "taint", "no_evictions", "slo", "cost"});
+  CHECK(ids == std::vector<std::string>{"valid", "capacity", "disruption", "instances", "taint", "no_evictions", "slo", "cost"});
   CHECK(g.at("run").at("num_replica_evictions") == 0);
   CHECK(g.at("run").at("non_gpu_pods_on_gpu_nodes") == 0);
   // The same pool as the reference: the same day, the same bill.
@@ -109,7 +116,7 @@ TEST_CASE("the reference NodePool from solve() scores 1 on every criterion", "[e
 
 TEST_CASE("Karpenter's defaults fail capacity, disruption, taint and no_evictions, naming the mechanism", "[exercise2]") {
   const std::uint64_t seed = seed_where_batch_is(false);  // an interactive SLO: spot is not defensible
-  const Json g = grade(seed, karpenter_defaults_pool());
+  const Json g = exercise2::grade(reclaim_definition(), seed, {{"nodepool", karpenter_defaults_pool()}});
   CHECK_FALSE(g.at("correct").get<bool>());
   CHECK(g.at("score").get<double>() < 1.0);
   CHECK(ok(g, "valid"));
@@ -128,10 +135,11 @@ TEST_CASE("Karpenter's defaults fail capacity, disruption, taint and no_eviction
   CHECK(feedback(g, "taint") == "No NoSchedule or NoExecute taint: in the simulated day " + std::to_string(on_gpu) +
                                     " web-tier pods were bound to GPU nodes.");
 
-  const std::int64_t evictions = g.at("run").at("num_replica_evictions").get<std::int64_t>();
-  CHECK(evictions > 0);
+  CHECK(g.at("run").at("num_replica_evictions").get<std::int64_t>() > 0);
   CHECK_FALSE(ok(g, "no_evictions"));
-  CHECK_THAT(feedback(g, "no_evictions"), Catch::StartsWith(std::to_string(evictions) + " running replicas were evicted"));
+  // The pool's own disruption, by reason; the spot reclaim's interruptions are judged under capacity.
+  CHECK(std::regex_search(feedback(g, "no_evictions"),
+                          std::regex("^[1-9][0-9]* running replicas were evicted by this NodePool's disruption in the simulated day \\([1-9][0-9]* Underutilized")));
   for (const auto& c : g.at("criteria")) check_filled(c.at("feedback").get<std::string>());
 }
 
@@ -211,7 +219,8 @@ TEST_CASE("a batch variant accepts spot", "[exercise2]") {
   pool["spec"]["template"]["spec"]["requirements"][1]["values"] = {"on-demand", "spot"};
   const Json g = grade(seed, pool);
   CHECK(ok(g, "capacity"));
-  CHECK(feedback(g, "capacity") == definition().at("messages").at("capacity_spot_batch"));
+  CHECK_THAT(feedback(g, "capacity"), Catch::StartsWith(message_start("capacity_spot_batch")));
+  check_filled(feedback(g, "capacity"));
 
   // The same pool on an interactive variant is refused.
   const Json interactive = grade(seed_where_batch_is(false), pool);
@@ -285,9 +294,9 @@ TEST_CASE("a CPU-only pool cannot launch the replicas: the run fails with Karpen
   const Json g = grade(1, pool_with_types({"m5.large"}));
   CHECK(g.at("score").get<double>() < 1.0);
   CHECK_FALSE(g.at("correct").get<bool>());
-  CHECK_FALSE(ok(g, "taint"));
-  CHECK_THAT(feedback(g, "taint"), Catch::StartsWith("Karpenter could not launch a node for the replicas"));
-  CHECK_THAT(feedback(g, "taint"), Catch::Contains("fits no NodePool"));
+  CHECK_FALSE(ok(g, "instances"));
+  CHECK_THAT(feedback(g, "instances"), Catch::StartsWith("Karpenter could not launch a node for the replicas"));
+  CHECK_THAT(feedback(g, "instances"), Catch::Contains("fits no NodePool"));
   CHECK_FALSE(ok(g, "slo"));
   CHECK_FALSE(ok(g, "cost"));
   CHECK(g.at("run").at("slo_attainment").get<double>() == 0.0);
@@ -295,12 +304,96 @@ TEST_CASE("a CPU-only pool cannot launch the replicas: the run fails with Karpen
 }
 
 TEST_CASE("the day starts on nodes from the learner's own pool, not a default p5.48xlarge", "[exercise2]") {
-  // An A100 pool: its starting nodes are p4d.24xlarge (cheaper per hour than the reference's p5),
-  // so the node cost is the pool's own. (Whether the FP8 model may run on Ampere is the engine
-  // profile's concern, not the grader's.)
-  const Json a100 = grade(1, pool_with_types({"p4d.24xlarge"}));
+  // A spot-only pool starts on spot p5.48xlarge nodes (Karpenter's cheapest offering of the pool), so its
+  // night costs less than the reference's on-demand one.
+  Json spot = reference_pool();
+  spot["spec"]["template"]["spec"]["requirements"][1]["values"] = Json::array({"spot"});
+  const Json g = grade(1, spot);
   const Json ref = grade(1, reference_pool());
-  CHECK(a100.at("run").at("node_cost_usd").get<double>() < ref.at("run").at("node_cost_usd").get<double>());
-  // A pool that allows only a type of another size starts on it, too: the costs differ from the reference.
-  CHECK(a100.at("run").at("node_cost_usd") != ref.at("run").at("node_cost_usd"));
+  CHECK(g.at("run").at("node_cost_usd").get<double>() < ref.at("run").at("node_cost_usd").get<double>());
+}
+
+TEST_CASE("an A100 pool cannot give the replicas the H100s their nodeSelector asks for: Karpenter's event says so", "[exercise2]") {
+  const Json g = grade(1, pool_with_types({"p4d.24xlarge"}));
+  CHECK_FALSE(ok(g, "instances"));
+  CHECK_THAT(feedback(g, "instances"), Catch::StartsWith(message_start("pool_cannot_launch")));
+  CHECK_THAT(feedback(g, "instances"), Catch::Contains("gpu-h100 (weight 50): pod's nodeSelector/affinity matches none of"));
+  // The taint is still right, judged on the pool alone; nothing ran, so no eviction and no cost earn points.
+  CHECK(ok(g, "taint"));
+  CHECK_THAT(feedback(g, "taint"), Catch::Contains("checked on the pool alone"));
+  CHECK_FALSE(ok(g, "no_evictions"));
+  CHECK_FALSE(ok(g, "cost"));
+  CHECK(g.at("run").at("nodes_launched").get<double>() >= 0);
+  CHECK(g.at("run").at("slo_attainment").get<double>() == 0.0);
+}
+
+TEST_CASE("a spot verdict rests on the spot reclaim of the variant's day", "[exercise2][spot]") {
+  const Json def = reclaim_definition();
+  Json pool = reference_pool();
+  pool["spec"]["template"]["spec"]["requirements"][1]["values"] = {"spot", "on-demand"};
+  const std::uint64_t interactive = seed_where_batch_is(false);
+  const Json v = exercise2::variant(def, interactive);
+  CHECK_THAT(v.at("text").get<std::string>(), Catch::Contains("at 02:00 EC2 reclaims half of the running spot p5.48xlarge instances"));
+  const Json g = exercise2::grade(def, interactive, {{"nodepool", pool}});
+  REQUIRE(g.at("run").at("spot_interruptions").get<std::int64_t>() > 0);
+  CHECK_FALSE(ok(g, "capacity"));
+  const std::string f = feedback(g, "capacity");
+  INFO(f);
+  CHECK_THAT(f, Catch::StartsWith(message_start("capacity_spot_interactive")));
+  CHECK_THAT(f, Catch::Contains("EC2 reclaimed " + std::to_string(g.at("run").at("spot_interruptions").get<std::int64_t>()) + " spot instances at 02:00"));
+  check_filled(f);
+  // The interruptions are the cloud's, not the pool's disruption: they do not cost no_evictions.
+  CHECK(ok(g, "no_evictions"));
+  // On a batch variant the same pool and the same reclaim pass, with the day's numbers.
+  const Json batch = exercise2::grade(def, seed_where_batch_is(true), {{"nodepool", pool}});
+  CHECK(ok(batch, "capacity"));
+  CHECK_THAT(feedback(batch, "capacity"), Catch::Contains("spot instances at 02:00"));
+  // A reclaim that finds no spot node (an on-demand pool) leaves the reference untouched.
+  const Json ref = exercise2::grade(def, interactive, {{"nodepool", reference_pool()}});
+  CHECK(ref.at("run").at("spot_interruptions") == 0);
+  CHECK(ok(ref, "capacity"));
+}
+
+TEST_CASE("the day needs scale-out: a pool limited to 8 GPUs (one node) misses the SLO and Karpenter says why", "[exercise2]") {
+  Json pool = reference_pool();
+  pool["spec"]["limits"] = {{"nvidia.com/gpu", "8"}};
+  // The whole day: the afternoon peak is what one node cannot serve.
+  const Json g = exercise2::grade(definition(), 1, {{"nodepool", pool}});
+  CHECK(ok(g, "instances"));
+  CHECK_FALSE(ok(g, "slo"));
+  CHECK_THAT(feedback(g, "slo"), Catch::Contains("limits: each of"));
+  // 32 GPUs (four nodes) would do; the reference's 64 do.
+  CHECK(ok(exercise2::grade(definition(), 1, {{"nodepool", reference_pool()}}), "slo"));
+}
+
+TEST_CASE("the reference pool's day is simulated once per variant: given back, the grade is the same", "[exercise2]") {
+  Json pool = reference_pool();
+  pool["spec"]["disruption"]["consolidateAfter"] = "0s";
+  const Json first = grade(2, pool);
+  REQUIRE(first.contains("simulated"));
+  CHECK(first.at("simulated").at("reference").at("node_cost_usd") == first.at("reference").at("node_cost_usd"));
+  GradeContext context;
+  const Json data = first.at("simulated");
+  context.simulated = &data;
+  int progressed = 0;
+  context.progress = [&](double, const std::string& label) {
+    ++progressed;
+    CHECK(label.rfind("the reference pool's day", 0) == std::string::npos);  // only the learner's day runs
+  };
+  const Json again = exercise2::grade(short_definition(), 2, {{"nodepool", pool}}, context);
+  CHECK(progressed > 0);
+  CHECK(again.at("criteria") == first.at("criteria"));
+  CHECK(again.at("reference") == first.at("reference"));
+  // Malformed figures are errors at their path, never a silent re-simulation.
+  const Json bad = Json::parse(R"({"reference": {"node_cost_usd": -1, "slo_attainment": 0.9}})");
+  context.simulated = &bad;
+  try {
+    exercise2::grade(short_definition(), 2, {{"nodepool", pool}}, context);
+    FAIL("accepted a negative reference cost");
+  } catch (const InputError& e) {
+    CHECK(e.path() == "/context/simulated/data/reference/node_cost_usd");
+  }
+  const Json missing = Json::parse(R"({"trap": {}})");
+  context.simulated = &missing;
+  CHECK_THROWS_AS(exercise2::grade(short_definition(), 2, {{"nodepool", pool}}, context), InputError);
 }

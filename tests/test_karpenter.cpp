@@ -361,23 +361,32 @@ TEST_CASE("a pool limited to categories m and c never offers or launches a p4d.2
 
 TEST_CASE("InsufficientInstanceCapacity: the shared failure model draws per offering from its own stream", "[karpenter]") {
   LaunchFailures none;
-  CHECK_FALSE(none.insufficient_capacity("p5.48xlarge", CapacityType::OnDemand, "us-east-1a"));
+  CHECK_FALSE(none.insufficient_capacity("p5.48xlarge", CapacityType::OnDemand, "us-east-1a", 0));
   LaunchFailures f({InsufficientCapacityRate{"p5.48xlarge", CapacityType::OnDemand, "us-east-1a", 1.0},
                     InsufficientCapacityRate{"p5.48xlarge", std::nullopt, "", 0.25}},
                    7);
-  CHECK(f.probability("p5.48xlarge", CapacityType::OnDemand, "us-east-1a") == 1.0);  // the first matching entry
-  CHECK(f.probability("p5.48xlarge", CapacityType::Spot, "us-east-1a") == 0.25);
-  CHECK(f.probability("p5en.48xlarge", CapacityType::OnDemand, "us-east-1a") == 0);
-  CHECK(f.insufficient_capacity("p5.48xlarge", CapacityType::OnDemand, "us-east-1a"));
+  CHECK(f.probability("p5.48xlarge", CapacityType::OnDemand, "us-east-1a", 0) == 1.0);  // the first matching entry
+  CHECK(f.probability("p5.48xlarge", CapacityType::Spot, "us-east-1a", 0) == 0.25);
+  CHECK(f.probability("p5en.48xlarge", CapacityType::OnDemand, "us-east-1a", 0) == 0);
+  CHECK(f.insufficient_capacity("p5.48xlarge", CapacityType::OnDemand, "us-east-1a", 0));
   int refused = 0;
   LaunchFailures g({InsufficientCapacityRate{"p5.48xlarge", std::nullopt, "", 0.25}}, 7);
-  for (int i = 0; i < 4000; ++i) refused += g.insufficient_capacity("p5.48xlarge", CapacityType::Spot, "us-east-1b") ? 1 : 0;
+  for (int i = 0; i < 4000; ++i) refused += g.insufficient_capacity("p5.48xlarge", CapacityType::Spot, "us-east-1b", 0) ? 1 : 0;
   CHECK(refused > 900);
   CHECK(refused < 1100);
   LaunchFailures h({InsufficientCapacityRate{"p5.48xlarge", std::nullopt, "", 0.25}}, 7);
   int again = 0;
-  for (int i = 0; i < 4000; ++i) again += h.insufficient_capacity("p5.48xlarge", CapacityType::Spot, "us-east-1b") ? 1 : 0;
+  for (int i = 0; i < 4000; ++i) again += h.insufficient_capacity("p5.48xlarge", CapacityType::Spot, "us-east-1b", 0) ? 1 : 0;
   CHECK(again == refused);  // same seed, same draws
+  // An entry with a window holds only inside it (a spot reclaim's shortage: from its time, for a while).
+  InsufficientCapacityRate window{"p5.48xlarge", CapacityType::Spot, "", 1.0};
+  window.from = 100 * kS;
+  window.until = 400 * kS;
+  LaunchFailures w({window}, 7);
+  CHECK(w.probability("p5.48xlarge", CapacityType::Spot, "us-east-1a", 99 * kS) == 0);
+  CHECK(w.insufficient_capacity("p5.48xlarge", CapacityType::Spot, "us-east-1a", 100 * kS));
+  CHECK(w.probability("p5.48xlarge", CapacityType::Spot, "us-east-1a", 400 * kS) == 0);
+  CHECK(w.probability("p5.48xlarge", CapacityType::OnDemand, "us-east-1a", 200 * kS) == 0);
 }
 
 TEST_CASE("a refused offering falls back to the next and stays unavailable for 3 min", "[karpenter]") {

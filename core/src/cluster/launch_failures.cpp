@@ -3,8 +3,9 @@
 
 namespace gpuscale {
 
-double LaunchFailures::probability(const std::string& instance_type, CapacityType capacity_type, const std::string& zone) const {
+double LaunchFailures::probability(const std::string& instance_type, CapacityType capacity_type, const std::string& zone, Micros now) const {
   for (const auto& r : rates_) {
+    if (now < r.from || now >= r.until) continue;
     if (r.instance_type != instance_type) continue;
     if (r.capacity_type && *r.capacity_type != capacity_type) continue;
     if (!r.zone.empty() && r.zone != zone) continue;
@@ -13,8 +14,8 @@ double LaunchFailures::probability(const std::string& instance_type, CapacityTyp
   return 0;
 }
 
-bool LaunchFailures::insufficient_capacity(const std::string& instance_type, CapacityType capacity_type, const std::string& zone) {
-  const double p = probability(instance_type, capacity_type, zone);
+bool LaunchFailures::insufficient_capacity(const std::string& instance_type, CapacityType capacity_type, const std::string& zone, Micros now) {
+  const double p = probability(instance_type, capacity_type, zone, now);
   if (p <= 0) return false;
   if (p >= 1) return true;
   return rng_.uniform() < p;

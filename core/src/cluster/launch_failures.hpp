@@ -11,6 +11,7 @@
 
 #include "cluster/instance_types.hpp"
 #include "kernel/rng.hpp"
+#include "kernel/time.hpp"
 
 namespace gpuscale {
 
@@ -20,6 +21,8 @@ struct InsufficientCapacityRate {
   std::optional<CapacityType> capacity_type;  // nullopt: both on-demand and spot
   std::string zone;                           // "": every zone of the type
   double probability = 0;                     // of one launch attempt of a matching offering failing, 0 … 1
+  Micros from = 0;                            // the entry holds from this time …
+  Micros until = kNever;                      // … until just before this one (a spot reclaim's shortage)
 };
 
 class LaunchFailures {
@@ -28,11 +31,12 @@ class LaunchFailures {
   LaunchFailures(std::vector<InsufficientCapacityRate> rates, std::uint64_t seed)
       : rates_(std::move(rates)), rng_(Rng::stream(seed, "cloud.capacity")) {}
 
-  // The first entry that matches the offering (type, capacity type if given, zone if given); 0 if none.
-  double probability(const std::string& instance_type, CapacityType capacity_type, const std::string& zone) const;
+  // The first entry that matches the offering (type, capacity type if given, zone if given) and holds
+  // at `now`; 0 if none.
+  double probability(const std::string& instance_type, CapacityType capacity_type, const std::string& zone, Micros now) const;
   // One launch attempt: true when EC2 answers InsufficientInstanceCapacity. Draws from the stream only
   // for offerings whose rate is above 0, so a scenario without the field draws nothing.
-  bool insufficient_capacity(const std::string& instance_type, CapacityType capacity_type, const std::string& zone);
+  bool insufficient_capacity(const std::string& instance_type, CapacityType capacity_type, const std::string& zone, Micros now);
   bool any() const { return !rates_.empty(); }
 
  private:

@@ -7,6 +7,7 @@ namespace gpuscale {
 using Micros = std::int64_t;  // microseconds since the start of the run
 
 constexpr Micros kMicrosPerSecond = 1'000'000;
+constexpr Micros kNever = INT64_MAX;  // a time no run reaches
 
 // Rounds a duration computed in floating point once, at the point it becomes an event.
 inline Micros seconds_to_micros(double seconds) {

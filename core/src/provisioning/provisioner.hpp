@@ -46,6 +46,7 @@ struct LaunchOutcome {
 
 // Why a node goes (Karpenter's disruption reasons and the others that remove a node).
 enum class RemovalReason : std::uint8_t { Empty, Underutilized, Drifted, Expired, Interrupted, ScaleDown, RegistrationTimeout, Drain };
+inline constexpr int kNumRemovalReasons = 8;
 inline constexpr Named<RemovalReason> kRemovalReasons[] = {
     {"Empty", RemovalReason::Empty},         {"Underutilized", RemovalReason::Underutilized},
     {"Drifted", RemovalReason::Drifted},     {"Expired", RemovalReason::Expired},

@@ -350,6 +350,7 @@ void parse_cluster(const Json& j, Scenario& s) {
   c.retry_evicted_requests = r.get_bool("retry_evicted_requests", c.retry_evicted_requests);
   c.spot_interruptions_per_node_hour = r.get_number("spot_interruptions_per_node_hour", 0, 0, 10);
   const Json* insufficient = r.raw("insufficient_capacity");
+  const Json* reclaims = r.raw("spot_reclaims");
   if (r.raw("start_time")) c.start_unix_s = parse_utc_time(r.get_string("start_time", "", 64), "/cluster/start_time");
   r.finish();
 
@@ -401,6 +402,13 @@ void parse_cluster(const Json& j, Scenario& s) {
       if (ir.has("capacity_type")) rate.capacity_type = get_enum(ir, "capacity_type", CapacityType::OnDemand, kCapacityTypes);
       rate.zone = ir.get_string("zone", "", 64);
       rate.probability = ir.get_number("probability", 0, 0, 1);
+      // An optional window [from_s, until_s): a shortage that starts and ends (after a spot reclaim).
+      rate.from = seconds_to_micros(ir.get_number("from_s", 0, 0, 1e9));
+      if (ir.has("until_s")) {
+        const double until = ir.get_number("until_s", 0, 0, 1e9);
+        if (seconds_to_micros(until) <= rate.from) throw InputError(p + "/until_s", "must be after from_s");
+        rate.until = seconds_to_micros(until);
+      }
       ir.finish();
       const InstanceType& t = c.instance_types[static_cast<std::size_t>(type_index(c, type, p + "/instance_type"))];
       rate.instance_type = t.name;
@@ -410,6 +418,25 @@ void parse_cluster(const Json& j, Scenario& s) {
         throw InputError(p + "/zone", quote_for_message(rate.zone) + ": " + t.name + " is offered in " + list);
       }
       c.insufficient_capacity.push_back(std::move(rate));
+    }
+  }
+  if (reclaims) {
+    // [{at_s, instance_type?, fraction?}]: the cloud takes back spot capacity at a moment of the run.
+    expect_array(*reclaims, "/cluster/spot_reclaims", 64);
+    for (std::size_t i = 0; i < reclaims->size(); ++i) {
+      const std::string p = "/cluster/spot_reclaims/" + std::to_string(i);
+      ObjectReader rr((*reclaims)[i], p);
+      if (!rr.has("at_s")) throw InputError(p + "/at_s", "required: when the spot capacity is reclaimed, in seconds from the start");
+      SpotReclaim reclaim;
+      reclaim.at = seconds_to_micros(rr.get_number("at_s", 0, 0, 1e9));
+      if (rr.has("instance_type")) {
+        const std::string type = rr.get_string("instance_type", "");
+        reclaim.instance_type = c.instance_types[static_cast<std::size_t>(type_index(c, type, p + "/instance_type"))].name;
+      }
+      reclaim.fraction = rr.get_number("fraction", 1, 0, 1);
+      if (reclaim.fraction <= 0) throw InputError(p + "/fraction", "must be above 0 (the share of the spot instances reclaimed, up to 1)");
+      rr.finish();
+      c.spot_reclaims.push_back(std::move(reclaim));
     }
   }
 

@@ -148,6 +148,14 @@ struct InitialNodes {
   std::int64_t count = 1;
 };
 
+// The cloud takes back spot capacity (/cluster/spot_reclaims): at `at`, ceil(fraction × n) of the n
+// spot instances of the type (every type if empty), oldest first, get their 2-minute interruption notice.
+struct SpotReclaim {
+  Micros at = 0;
+  std::string instance_type;
+  double fraction = 1;
+};
+
 // Layer 1. kFixedDelay keeps the simple per-replica node delay of cold_start.node_provisioning_s (no
 // cluster model); Karpenter and Cluster Autoscaler run nodes, pods and kube-scheduler.
 struct ClusterConfig {
@@ -163,6 +171,7 @@ struct ClusterConfig {
   // Per offering, the probability that a launch attempt is refused with InsufficientInstanceCapacity
   // (/cluster/insufficient_capacity; empty: every launch succeeds).
   std::vector<InsufficientCapacityRate> insufficient_capacity;
+  std::vector<SpotReclaim> spot_reclaims;
   std::int64_t start_unix_s = 1767571200;      // wall clock (UTC) at t = 0, for budget schedules: 2026-01-05T00:00:00Z, a Monday
 };
 

@@ -2,6 +2,7 @@
 #include "sim/cluster_model.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "scheduling/fit.hpp"
@@ -24,7 +25,8 @@ std::string fmt_s(Micros t) {
 }
 
 // Without initial_nodes, the cluster starts with enough nodes for the starting replicas: of the cheapest
-// on-demand type the first NodePool allows that holds a replica's pod, or of the first node group's type.
+// offering (type and capacity type) the first NodePool allows that holds a replica's pod, or of the first
+// node group's type.
 // A NodePool that allows no type holding the pod starts with no node for it: the replicas then wait
 // on Karpenter's own provisioning, which logs why it cannot launch (never a node the pool forbids).
 std::vector<InitialNodes> derived_initial_nodes(const Scenario& s, const std::vector<std::int32_t>& starting) {
@@ -40,11 +42,17 @@ std::vector<InitialNodes> derived_initial_nodes(const Scenario& s, const std::ve
       n.owner = np.name;
       double best = -1;
       for (const auto& t : c.instance_types) {
-        const Labels labels = instance_labels(t, CapacityType::OnDemand, t.zones.front());
-        if (!matches_all(np.requirements, labels) || !check_fit_type(pod, t, labels, np.taints).ok()) continue;
-        if (best < 0 || t.on_demand_usd_per_hour < best) {
-          best = t.on_demand_usd_per_hour;
-          type = t.name;
+        // Both capacity types the pool may allow, as Karpenter would price them (spot when it is cheaper).
+        for (const CapacityType cap : {CapacityType::OnDemand, CapacityType::Spot}) {
+          const double price = cap == CapacityType::Spot ? t.spot_usd_per_hour : t.on_demand_usd_per_hour;
+          if (cap == CapacityType::Spot && price <= 0) continue;  // not offered as spot
+          const Labels labels = instance_labels(t, cap, t.zones.front());
+          if (!matches_all(np.requirements, labels) || !check_fit_type(pod, t, labels, np.taints).ok()) continue;
+          if (best < 0 || price < best) {
+            best = price;
+            type = t.name;
+            n.capacity_type = cap;
+          }
         }
       }
     } else {
@@ -182,11 +190,11 @@ void ClusterModel::request_launch(const NodeLaunch& l, Micros now) {
   std::vector<std::string> refused;
   for (const LaunchOption& o : tries) {
     const InstanceType& t = state_.types.at(static_cast<std::size_t>(o.type_index));
-    if (capacity_.insufficient_capacity(t.name, o.capacity_type, o.zone)) {
+    if (capacity_.insufficient_capacity(t.name, o.capacity_type, o.zone, now)) {
       outcome.refused.push_back(o);
       ++totals_.insufficient_capacity;
       char p[32];
-      std::snprintf(p, sizeof p, "%.2f", capacity_.probability(t.name, o.capacity_type, o.zone));
+      std::snprintf(p, sizeof p, "%.2f", capacity_.probability(t.name, o.capacity_type, o.zone, now));
       refused.push_back(text(o) + " (rate " + p + ")");
       continue;
     }
@@ -240,6 +248,10 @@ void ClusterModel::start(const std::vector<std::int32_t>& starting_replicas) {
   const std::size_t pools = scenario_.pools.size();
   for (std::size_t w = 0; w < scenario_.cluster.workloads.size(); ++w) {
     for (std::int64_t k = 0; k < scenario_.cluster.workloads[w].replicas; ++k) new_pod(static_cast<int>(pools + w), -1, 0);
+  }
+  for (std::size_t i = 0; i < scenario_.cluster.spot_reclaims.size(); ++i) {
+    events_.file(scenario_.cluster.spot_reclaims[i].at, EventClass::NodeLifecycle,
+                 ClusterEvent{ClusterEvent::Kind::SpotReclaim, static_cast<std::uint32_t>(i), 0});
   }
   schedule_pending(0);
 }
@@ -551,6 +563,33 @@ void ClusterModel::on_event(const ClusterEvent& e, Micros now) {
       pod.deletion_timestamp = -1;
       reschedule_ = true;
       terminate_if_drained(node, now);
+      return;
+    }
+    case ClusterEvent::Kind::SpotReclaim: {
+      const SpotReclaim& reclaim = scenario_.cluster.spot_reclaims[e.index];
+      std::vector<std::uint32_t> spot;  // the instances still running, oldest (lowest id) first
+      for (const Node& node : state_.nodes) {
+        const std::string& type = state_.types[static_cast<std::size_t>(node.type_index)].name;
+        if (node.phase != NodePhase::Terminated && node.capacity_type == CapacityType::Spot &&
+            (reclaim.instance_type.empty() || reclaim.instance_type == type)) {
+          spot.push_back(node.id);
+        }
+      }
+      const auto taken = static_cast<std::size_t>(std::ceil(reclaim.fraction * static_cast<double>(spot.size()) - 1e-9));
+      char share[32];
+      std::snprintf(share, sizeof share, "%g", reclaim.fraction);
+      std::string ids;
+      for (std::size_t i = 0; i < taken && i < spot.size(); ++i) ids += (ids.empty() ? "" : ", ") + std::to_string(spot[i]);
+      const std::string of = reclaim.instance_type.empty() ? "spot instances" : "spot " + reclaim.instance_type + " instances";
+      log(now, "cloud", "spot-reclaim", "Interrupted",
+          "EC2 reclaims " + std::to_string(taken) + " of the " + std::to_string(spot.size()) + " running " + of +
+              (taken ? " (ceil(" + std::string(share) + " × " + std::to_string(spot.size()) + ")): nodes " + ids +
+                           " get their 2-minute interruption notice"
+                     : ": none to take"));
+      for (std::size_t i = 0; i < taken && i < spot.size(); ++i) {
+        ++totals_.spot_interruptions;
+        remove_node(state_.nodes[spot[i]], RemovalReason::Interrupted, true, now);
+      }
       return;
     }
     default: on_node_event(e, now);

@@ -30,6 +30,7 @@ struct ClusterEvent {
     NodeInitialized,
     NodeTerminate,
     SpotNotice,
+    SpotReclaim,      // the cloud takes back spot capacity (index: /cluster/spot_reclaims)
     EvictRetry,       // a drain tries its refused evictions again
     PodGone,          // a terminating workload pod's containers have stopped (index: the pod)
     ProvisionerWake,  // EventClass::NodeControl

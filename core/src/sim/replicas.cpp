@@ -258,6 +258,7 @@ void World::kill_replica(Pool& p, Replica& r, FailureCause cause, const char* st
 void World::evict_replica(Pool& p, Replica& r, RemovalReason reason, Micros max_grace) {
   if (r.state == ReplicaState::Gone || r.state == ReplicaState::Draining) return;
   ++p.num_replica_evictions;
+  ++p.evictions_by_reason[static_cast<int>(reason)];
   begin_termination(p, r, failure_cause_of(reason), std::string("evicted (") + to_string(reason) + ")", max_grace, Settle::ByCaller);
   reconcile_replicas(p, now_, Settle::ByCaller);
 }
@@ -266,7 +267,10 @@ void World::evict_replica(Pool& p, Replica& r, RemovalReason reason, Micros max_
 void World::kill_with_instance(Pool& p, Replica& r, RemovalReason reason) {
   if (r.state == ReplicaState::Gone) return;
   const bool was_terminating = r.state == ReplicaState::Draining;
-  if (!was_terminating) ++p.num_replica_evictions;
+  if (!was_terminating) {
+    ++p.num_replica_evictions;
+    ++p.evictions_by_reason[static_cast<int>(reason)];
+  }
   const FailureCause cause = was_terminating ? r.term_cause : failure_cause_of(reason);
   // The requests die with the instance; a spot reclaim names spot whoever was draining the node.
   kill_replica(p, r, reason == RemovalReason::Interrupted ? FailureCause::Spot : cause, "InstanceTerminated",

@@ -18,6 +18,12 @@ Json failed_by_cause_json(const Summary& s) {
   return out;
 }
 
+Json evictions_by_reason_json(const Summary& s) {
+  Json out = Json::object();
+  for (const auto& r : kRemovalReasons) out[r.name] = s.replica_evictions_by_reason[static_cast<int>(r.value)];
+  return out;
+}
+
 Json summary_json(const Summary& s) {
   return {{"num_requests", s.num_requests},
           {"num_completed", s.num_completed},
@@ -40,6 +46,7 @@ Json summary_json(const Summary& s) {
           {"num_preemptions", s.num_preemptions},
           {"num_scale_events", s.num_scale_events},
           {"num_replica_evictions", s.num_replica_evictions},
+          {"replica_evictions_by_reason", evictions_by_reason_json(s)},
           {"num_requests_failed_by_eviction", s.num_requests_failed_by_eviction},
           {"requests_failed_by_cause", failed_by_cause_json(s)},
           {"ttft_spike_minutes", s.ttft_spike_minutes},

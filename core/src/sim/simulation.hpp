@@ -71,6 +71,7 @@ struct Summary {
   std::int64_t num_preemptions = 0;  // vllm:num_preemptions summed over replicas
   std::int64_t num_scale_events = 0; // times an autoscaler changed the replica count
   std::int64_t num_replica_evictions = 0;            // replicas lost to node removals (each pays a full cold start)
+  std::int64_t replica_evictions_by_reason[kNumRemovalReasons] = {};  // the same by the removal's reason (Underutilized, Expired, Interrupted …)
   std::int64_t num_requests_failed_by_eviction = 0;  // requests failed by node removals (Σ of the node causes of requests_failed_by_cause)
   double ttft_spike_minutes = 0;     // scrape intervals whose windowed P99 TTFT was above 10 s, in minutes
   std::int64_t ttft_breach_hours = 0;  // clock hours whose P99 TTFT (requests arriving in the hour that got a first token, nearest rank) > 10 s

@@ -70,6 +70,7 @@ void World::summarize(Summary& sum, const std::vector<const Pool*>& pools, int o
     sum.num_preemptions += p.retired_preemptions;  // from replicas already gone
     sum.num_scale_events += p.num_scale_events;
     sum.num_replica_evictions += p.num_replica_evictions;
+    for (int k = 0; k < kNumRemovalReasons; ++k) sum.replica_evictions_by_reason[k] += p.evictions_by_reason[k];
   }
   sum.cost_usd = sum.gpu_hours * s_.cost.gpu_hour_usd;
   sum.mean_replicas = replica_seconds / s_.duration_s;

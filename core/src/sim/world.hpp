@@ -70,6 +70,7 @@ struct Pool {
   std::int32_t spec_replicas = 0, ready_replicas = 0;
   std::int64_t live_replicas = 0, idle_replicas = 0, peak_replicas = 0;
   std::int64_t num_scale_events = 0, num_replica_evictions = 0, retired_preemptions = 0;
+  std::int64_t evictions_by_reason[kNumRemovalReasons] = {};
   std::int64_t arrivals = 0, completed = 0, dropped = 0, rejected = 0, arrivals_since_scrape = 0;
   Micros replica_micros = 0, idle_replica_micros = 0;  // replica-µs existing / Ready and idle
   WindowedQuantile ttft_window;  // (first token at, TTFT s) within metrics.ttft_window_s

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <optional>
 
 #include "k8s/cron.hpp"
 #include "provisioning/karpenter/karpenter_detail.hpp"
@@ -21,8 +22,10 @@ struct PoolCheck {
   std::string why;
 };
 
+// `all_cached`: the pool's requirements allow offerings, but the cloud refused each of them lately
+// (InsufficientInstanceCapacity) and they wait out the unavailable-offerings cache.
 PoolCheck check_pool(const ClusterState& cluster, const NodePool& pool, const std::vector<Offering>& offerings,
-                     const PodTemplate& pod, const ResourceAmounts& usage, const ResourceAmounts& reserved) {
+                     const PodTemplate& pod, const ResourceAmounts& usage, const ResourceAmounts& reserved, bool all_cached) {
   PoolCheck pc;
   // provisioner.go: a NodePool whose current usage already exceeds a limit is skipped.
   const std::string exceeded = limits_exceeded(pool, usage);
@@ -35,7 +38,8 @@ PoolCheck check_pool(const ClusterState& cluster, const NodePool& pool, const st
     return pc;
   }
   if (offerings.empty()) {
-    pc.why = "requirements allow no offering of the catalogue";
+    pc.why = all_cached ? "every offering its requirements allow was refused by the cloud (InsufficientInstanceCapacity) and is cached as unavailable"
+                        : "requirements allow no offering of the catalogue";
     return pc;
   }
   std::vector<Offering> selected, roomy;
@@ -156,6 +160,7 @@ SimResult simulate_scheduling(const ClusterState& cluster, const std::vector<Nod
   const std::vector<int> order = pool_order(pools);
   const PoolOfferings offerings = given ? PoolOfferings() : all_pool_offerings(pools, cluster.types);
   const PoolOfferings& offer = given ? *given : offerings;
+  std::optional<PoolOfferings> unfiltered;  // the given offerings before the cache took some: only to explain
   std::vector<ResourceAmounts> usage(pools.size()), reserved(pools.size());
   for (std::size_t i = 0; i < pools.size(); ++i) usage[i] = pool_usage(cluster, pools[i].name);
 
@@ -187,7 +192,9 @@ SimResult simulate_scheduling(const ClusterState& cluster, const std::vector<Nod
     // 3. a new NodeClaim from the first pool, in weight order, that can take the pod.
     std::vector<std::string> tried;
     for (int pi : order) {
-      PoolCheck pc = check_pool(cluster, pools[pi], offer[pi], pod, usage[pi], reserved[pi]);
+      if (offer[pi].empty() && given && !unfiltered) unfiltered = all_pool_offerings(pools, cluster.types);
+      const bool all_cached = offer[pi].empty() && unfiltered && !(*unfiltered)[static_cast<std::size_t>(pi)].empty();
+      PoolCheck pc = check_pool(cluster, pools[pi], offer[pi], pod, usage[pi], reserved[pi], all_cached);
       if (pc.options.empty()) {
         tried.push_back(pool_title(pools[pi]) + ": " + pc.why);
         continue;
