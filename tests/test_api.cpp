@@ -229,6 +229,21 @@ TEST_CASE("the context is read strictly; simulated figures of another variant ar
   CHECK(input_error([&] { api::grade(def, 2, "{}", context(nullptr, s2)); }).path() == "/context/simulated/data");
 }
 
+TEST_CASE("a call that simulates nothing hands back the figures it was given", "[api][policy]") {
+  // Exercise 2's explain simulates nothing: given the reference day, it returns it, so a page that
+  // keeps the newest "simulated" does not lose it; given nothing, it returns no "simulated".
+  const std::string def = read_text("exercises/ex2-nodepool.json");
+  Json sim = {{"exercise", "2"}, {"seed", 4}, {"lab_version", api::version()},
+              {"data", {{"reference", {{"node_cost_usd", 1000.0}, {"slo_attainment", 0.99}}}}}};
+  const Json h = Json{{"format", "gpuscale-attempts/1"}, {"exercise", "2"}, {"seed", 4}, {"lab_version", api::version()},
+                      {"attempts", Json::array({{{"at", "2026-01-01T10:00:00Z"}, {"answer", {{"nodepool", Json::object()}}}, {"score", 0.1},
+                                                 {"revealed_before", false}}})}};
+  const Json with = api::explain(def, 4, context(h, sim));
+  REQUIRE(with.at("locked") == false);
+  CHECK(with.at("simulated") == sim);
+  CHECK_FALSE(api::explain(def, 4, context(h)).contains("simulated"));
+}
+
 TEST_CASE("grade_history re-grades every attempt and never trusts the recorded scores", "[api][policy]") {
   const std::string def = short_ex1({{"reveal", "after_attempt"}});
   const Json solved = api::solve(def, 2).at("answers");

@@ -393,7 +393,15 @@ TEST_CASE("the reference pool's day is simulated once per variant: given back, t
   } catch (const InputError& e) {
     CHECK(e.path() == "/context/simulated/data/reference/node_cost_usd");
   }
-  const Json missing = Json::parse(R"({"trap": {}})");
-  context.simulated = &missing;
+  const Json other = Json::parse(R"({"trap": {}})");
+  context.simulated = &other;
   CHECK_THROWS_AS(exercise2::grade(short_definition(), 2, {{"nodepool", pool}}, context), InputError);
+  // Nothing given ({}): both days are simulated.
+  const Json nothing = Json::object();
+  context.simulated = &nothing;
+  progressed = 0;
+  bool reference_ran = false;
+  context.progress = [&](double, const std::string& label) { reference_ran = reference_ran || label.rfind("the reference pool's day", 0) == 0; };
+  CHECK(exercise2::grade(short_definition(), 2, {{"nodepool", pool}}, context).at("criteria") == first.at("criteria"));
+  CHECK(reference_ran);
 }

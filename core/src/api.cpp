@@ -149,9 +149,15 @@ GradeContext grade_context(const Context& c, const Progress& progress) {
   return g;
 }
 
-// Wraps the exercise's figures in their key.
-void key_simulated(Json& out, const Loaded& l, std::uint64_t seed) {
-  Json data = out.contains("simulated") ? std::move(out["simulated"]) : Json::object();
+// Wraps the exercise's figures in their key. A call that simulated nothing (exercise 2's explain)
+// hands back the figures it was given, so a page that keeps the newest "simulated" keeps them; with
+// none given either, the result has no "simulated".
+void key_simulated(Json& out, const Loaded& l, std::uint64_t seed, const Context& given) {
+  if (!out.contains("simulated")) {
+    if (given.simulated.is_null()) return;
+    out["simulated"] = given.simulated;
+  }
+  Json data = std::move(out["simulated"]);
   Json keyed = simulated_key(l, seed);
   keyed["data"] = std::move(data);
   out["simulated"] = std::move(keyed);
@@ -168,7 +174,7 @@ Json grade(const std::string& definition_json, std::uint64_t seed, const std::st
   std::vector<double> scores = scores_of(c.history);
   scores.push_back(out.at("score").get<double>());
   out["revealed"] = policy_reveals(parse_policy(l.definition), scores);
-  key_simulated(out, l, seed);
+  key_simulated(out, l, seed, c);
   return out;
 }
 
@@ -180,7 +186,7 @@ Json explain(const std::string& definition_json, std::uint64_t seed, const std::
   if (!policy_reveals(policy, scores)) return Json{{"locked", true}, {"unlocks", unlock_sentence(policy, scores)}};
   Json out = guarded([&] { return l.ops->explain(l.definition, seed, grade_context(c, progress)); });
   out["locked"] = false;
-  key_simulated(out, l, seed);
+  key_simulated(out, l, seed, c);
   return out;
 }
 

@@ -194,19 +194,21 @@ Json grade(const Json& def, std::uint64_t seed, const Json& answer, const GradeC
   // The reference pool's day is the same for every attempt at this variant: given back in the context's
   // "simulated", it is not simulated again.
   ReferenceDay ref;
+  const Json* day = nullptr;  // the reference day given back ({} is nothing given)
   if (context.simulated) {
     ObjectReader r(*context.simulated, "/context/simulated/data");
-    const Json* day = r.raw("reference");
+    day = r.raw("reference");
     r.finish();
-    if (!day) throw InputError("/context/simulated/data", "needs the reference pool's day, reference");
+  }
+  if (day) {
     ObjectReader dr(*day, "/context/simulated/data/reference");
     if (!dr.has("node_cost_usd") || !dr.has("slo_attainment")) throw InputError("/context/simulated/data/reference", "needs node_cost_usd and slo_attainment");
     ref.node_cost_usd = dr.get_number("node_cost_usd", 0, 0, 1e12);
     ref.slo_attainment = dr.get_number("slo_attainment", 0, 0, 1);
     dr.finish();
   }
-  const Outcome mine = simulate(scenario_for(def, params, seed, given.nodepool), report(0, context.simulated ? 1 : 2, "your pool's day"));
-  if (!context.simulated) {
+  const Outcome mine = simulate(scenario_for(def, params, seed, given.nodepool), report(0, day ? 1 : 2, "your pool's day"));
+  if (!day) {
     const Outcome day = simulate(scenario_for(def, params, seed, def.at("reference_nodepool")), report(1, 2, "the reference pool's day"));
     ref.node_cost_usd = day.summary.cluster.node_cost_usd;
     ref.slo_attainment = day.summary.slo_attainment;
