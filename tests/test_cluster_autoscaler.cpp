@@ -176,10 +176,11 @@ TEST_CASE("scale-up: the expander picks the group", "[cluster-autoscaler]") {
     w.unschedulable(ca, kVllm, 0);
     ScaleUpPlan plan = plan_scale_up(w.c, ca.config(), ca.unschedulable_pods(), 0, {-1, -1, -1}, 0);
     REQUIRE(plan.options.size() == 2);  // the cpu group has no GPU
-    // big: GPU 7/8 idle + CPU (95690−4000)/95690 + memory (1047011−32768)/1047011
-    CHECK(plan.options[0].waste == Approx(0.875 + 91690.0 / 95690 + 1014243.0 / 1047011));
-    // small: GPU 0/1 idle + CPU (11900−4000)/11900 + memory (129507−32768)/129507
-    CHECK(plan.options[1].waste == Approx(0.0 + 7900.0 / 11900 + 96739.0 / 129507));
+    // CA's least-waste: CPU and memory against the template's capacity, GPUs not counted (waste.go).
+    // big (96 vCPU, 1 TiB): CPU (96000−4000)/96000 + memory (1048576−32768)/1048576
+    CHECK(plan.options[0].waste == Approx(92000.0 / 96000 + 1015808.0 / 1048576));
+    // small (12 vCPU, 128 GiB): CPU (12000−4000)/12000 + memory (131072−32768)/131072
+    CHECK(plan.options[1].waste == Approx(8000.0 / 12000 + 98304.0 / 131072));
     CHECK(plan.chosen == 1);
 
     ProvisionerActions a = scan(ca, w.c, 0);
@@ -188,7 +189,8 @@ TEST_CASE("scale-up: the expander picks the group", "[cluster-autoscaler]") {
     CHECK(a.launches[0].type_index == kSmall);
     CHECK(a.launches[0].labels.at("eks.amazonaws.com/nodegroup") == "gpu-small");
     CHECK(logged(a, "scale-up", "TriggeredScaleUp"));
-    CHECK(a.log.back().explanation.find("waste = GPU (1-1)/1 = 0") != std::string::npos);
+    INFO(a.log.back().explanation);
+    CHECK(a.log.back().explanation.find("waste = CPU (12000-4000)/12000 = 0.6667 + memory (131072-32768)/131072 = 0.75 = 1.417") != std::string::npos);
     CHECK(ca.last_scale_up_at() == 0);
   }
   SECTION("price: a configuration error on AWS (the expander factory exits: no cloudProvider.Pricing())") {

@@ -30,7 +30,7 @@ const PARAMS = {
 
 // The grader's `run` next to its `reference` (docs/wasm-api.md): summary fields, labelled as summary.js labels them.
 const DAY_ROWS = ['node_cost_usd', 'slo_attainment', 'ttft_p99_s', 'num_requests', 'num_dropped', 'num_replica_evictions',
-  'non_gpu_pods_on_gpu_nodes', 'nodes_launched'].map((key) => [key, ...(summaryField(key) ?? [key, ''])]);
+  'spot_interruptions', 'non_gpu_pods_on_gpu_nodes', 'nodes_launched'].map((key) => [key, ...(summaryField(key) ?? [key, ''])]);
 
 const DAY_CHARTS = RUN_CHARTS.filter((spec) => ['replicas', 'waiting', 'dropped'].includes(spec.id));
 

@@ -307,21 +307,15 @@ ScaleUpPlan plan_scale_up(const ClusterState& cluster, const ClusterAutoscalerCo
       text += "\n" + head + fmt(": %d pods fit the template but the group is at max size", fits_template);
       continue;
     }
-    // least-waste (expander/waste): idle fraction of what the new nodes offer after the pods are
-    // placed, summed over CPU and memory, plus GPUs for GPU types (the lab's addition: CA's own
-    // least-waste looks at CPU and memory only).
-    const std::int64_t avail_cpu = std::int64_t(o.node_count) * tmpl.cpu_allocatable_milli;
-    const std::int64_t avail_mem = std::int64_t(o.node_count) * tmpl.memory_allocatable_mib;
+    // least-waste (cluster-autoscaler/expander/waste/waste.go): the idle fraction of the new nodes' CPU
+    // plus that of their memory after the pods are placed, against the template node's capacity
+    // (Status.Capacity, not allocatable). GPUs do not count, so a 1-GPU pod on an 8-GPU node can win.
+    const std::int64_t avail_cpu = std::int64_t(o.node_count) * v.type->vcpu * 1000;
+    const std::int64_t avail_mem = std::int64_t(o.node_count) * static_cast<std::int64_t>(v.type->memory_gib * 1024);
     const double waste_cpu = avail_cpu > 0 ? double(avail_cpu - o.cpu_requested_milli) / double(avail_cpu) : 0;
     const double waste_mem = avail_mem > 0 ? double(avail_mem - o.memory_requested_mib) / double(avail_mem) : 0;
     o.waste = waste_cpu + waste_mem;
     std::string waste_text;
-    if (v.type->gpus > 0) {
-      const int avail_gpu = o.node_count * v.type->gpus;
-      const double waste_gpu = double(avail_gpu - o.gpus_requested) / double(avail_gpu);
-      o.waste += waste_gpu;
-      waste_text = fmt("GPU (%d-%d)/%d = %s + ", avail_gpu, o.gpus_requested, avail_gpu, num(waste_gpu).c_str());
-    }
     waste_text += fmt("CPU (%lld-%lld)/%lld = %s + memory (%lld-%lld)/%lld = %s", static_cast<long long>(avail_cpu),
                       static_cast<long long>(o.cpu_requested_milli), static_cast<long long>(avail_cpu), num(waste_cpu).c_str(),
                       static_cast<long long>(avail_mem), static_cast<long long>(o.memory_requested_mib),
