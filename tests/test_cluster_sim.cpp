@@ -336,6 +336,35 @@ TEST_CASE("a scheduled budget blocks consolidation only while its window is open
   check_error(doc, "/cluster/start_time");
 }
 
+TEST_CASE("a NodePool's terminationGracePeriod ends a drain that a PodDisruptionBudget holds up", "[cluster-sim][termination]") {
+  // The reference pool (WhenEmpty / 1h) with expireAfter 1h and a PDB that never allows an eviction:
+  // expiry drains the starting node at 1 h and waits on the PDB for ever, unless terminationGracePeriod
+  // (10m) bounds it. Then, 30 s (the pods' grace period) before the 10 minutes end, what is left is
+  // deleted, PDB or not, and the instance goes at 1 h 10 m.
+  Json doc = trap_doc();
+  gpu_pool_spec(doc)["disruption"] = Json::parse(R"({"consolidationPolicy": "WhenEmpty", "consolidateAfter": "1h"})");
+  gpu_pool_spec(doc)["template"]["spec"]["expireAfter"] = "1h";
+  doc["cluster"]["inference_pdb"] = Json::parse(R"({"minAvailable": "100%"})");
+  const RunResult forever = run(doc);
+  gpu_pool_spec(doc)["template"]["spec"]["terminationGracePeriod"] = "10m";
+  const RunResult bounded = run(doc);
+  const auto expired = [](const RunResult& r) {
+    return r.summary.replica_evictions_by_reason[static_cast<int>(RemovalReason::Expired)];
+  };
+  CHECK(expired(forever) == 0);  // the PDB refuses every eviction; the node stays Terminating
+  CHECK(count(forever, [](const DecisionRecord& d) { return contains(d.explanation, "the NodePool's terminationGracePeriod runs out"); }) == 0);
+  REQUIRE(expired(bounded) > 0);
+  const auto deadline = std::find_if(bounded.decisions.begin(), bounded.decisions.end(), [](const DecisionRecord& d) {
+    return contains(d.explanation, "the NodePool's terminationGracePeriod runs out at t = 4200.0 s");
+  });
+  REQUIRE(deadline != bounded.decisions.end());
+  CHECK(deadline->t_s == Approx(3600 + 600 - 30));
+  CHECK(contains(deadline->explanation, "PodDisruptionBudget or not"));
+  CHECK(count(bounded, [](const DecisionRecord& d) {
+          return contains(d.explanation, "terminationGracePeriod 600.0 s: what is left is deleted from t = 4170.0 s and the instance goes at t = 4200.0 s");
+        }) > 0);
+}
+
 TEST_CASE("a PodDisruptionBudget paces the trap's drains and, at 100 %, keeps Karpenter away", "[cluster-sim]") {
   // The trap over 6 h: without a PDB every consolidation evicts at once. maxUnavailable 1 lets Karpenter
   // pick a node only while one replica may go, and its drain evicts the next replica only when the

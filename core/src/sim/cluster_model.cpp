@@ -518,11 +518,32 @@ void ClusterModel::remove_node(Node& node, RemovalReason reason, bool drain, Mic
   if (interrupted) {
     events_.file(now + kSpotNotice, EventClass::NodeLifecycle, ClusterEvent{ClusterEvent::Kind::NodeTerminate, node.id, 0});
     what += "; EC2 reclaims the instance at t = " + fmt_s(now + kSpotNotice) + " whatever is still on it";
+  } else if (const NodePool* pool = owner_pool(node); pool && pool->termination_grace_period && stay > 0) {
+    // The NodePool's terminationGracePeriod (karpenter.sh/v1 NodeClaim spec; disruption.md "Termination
+    // Grace Period"): the drain waits on PodDisruptionBudgets at most this long. Each pod still left is
+    // deleted, PDB or not, early enough that its own terminationGracePeriodSeconds ends with the
+    // node's, and then the instance goes whatever is on it.
+    const Micros deadline = now + *pool->termination_grace_period;
+    Micros longest = 0;  // the longest grace period among the pods
+    for (std::uint32_t id : node.pods) longest = std::max(longest, state_.template_of(state_.pods[id]).termination_grace_period_s * kMicrosPerSecond);
+    removals_[node.id].force_at = deadline;
+    events_.file(std::max(now, deadline - longest), EventClass::NodeLifecycle, ClusterEvent{ClusterEvent::Kind::DrainDeadline, node.id, 0});
+    events_.file(deadline, EventClass::NodeLifecycle, ClusterEvent{ClusterEvent::Kind::NodeTerminate, node.id, 0});
+    what += "; terminationGracePeriod " + fmt_s(*pool->termination_grace_period) + ": what is left is deleted from t = " +
+            fmt_s(std::max(now, deadline - longest)) + " and the instance goes at t = " + fmt_s(deadline);
   }
   what += before ? "; the instance goes once its pods have stopped" : "; the instance goes now";
   log(now, interrupted ? "cloud" : provisioner_->name(), "delete", to_string(reason), what);
   if (before > stay) schedule_pending(now);
   terminate_if_drained(node, now);
+}
+
+const NodePool* ClusterModel::owner_pool(const Node& node) const {
+  if (scenario_.cluster.provisioner != ProvisionerKind::Karpenter) return nullptr;
+  for (const NodePool& p : scenario_.cluster.nodepools) {
+    if (p.name == node.owner) return &p;
+  }
+  return nullptr;
 }
 
 void ClusterModel::apply(ProvisionerActions& actions, Micros now) {
@@ -674,6 +695,23 @@ void ClusterModel::on_node_event(const ClusterEvent& e, Micros now) {
         removal->second.evicting = false;
         terminate_if_drained(node, now);
       }
+      return;
+    }
+    case ClusterEvent::Kind::DrainDeadline: {
+      const auto removal = removals_.find(node.id);
+      if (node.phase != NodePhase::Terminating || removal == removals_.end()) return;
+      // Past the PodDisruptionBudgets: each pod gets what is left of the node's grace period.
+      removal->second.max_grace = removal->second.max_grace >= 0 ? std::min(removal->second.max_grace, removal->second.force_at - now)
+                                                                 : removal->second.force_at - now;
+      std::size_t before = 0;
+      for (std::uint32_t id : node.pods) before += state_.pods[id].terminating() ? 0 : 1;
+      evict_pods(node, removal->second.reason, false, now);
+      removal->second.evicting = false;
+      log(now, provisioner_->name(), "delete", to_string(removal->second.reason),
+          "node " + std::to_string(node.id) + ": the NodePool's terminationGracePeriod runs out at t = " + fmt_s(removal->second.force_at) +
+              ": " + std::to_string(before) + " pods the drain still waited for are deleted now, PodDisruptionBudget or not");
+      reschedule_ = true;
+      terminate_if_drained(node, now);
       return;
     }
     case ClusterEvent::Kind::NodeTerminate:

@@ -32,6 +32,7 @@ struct ClusterEvent {
     SpotNotice,
     SpotReclaim,      // the cloud takes back spot capacity (index: /cluster/spot_reclaims)
     EvictRetry,       // a drain tries its refused evictions again
+    DrainDeadline,    // a NodePool's terminationGracePeriod: the drain deletes what is left, PDB or not
     PodGone,          // a terminating workload pod's containers have stopped (index: the pod)
     ProvisionerWake,  // EventClass::NodeControl
     SchedulerWake,
@@ -147,6 +148,8 @@ class ClusterModel {
   void log(Micros t, const char* controller, std::string action, std::string reason, std::string explanation);
   std::uint32_t new_pod(int template_index, std::int32_t replica, Micros now);
   void on_node_event(const ClusterEvent& e, Micros now);
+  // The NodePool a Karpenter node belongs to, or null (a node group's node, or no such pool).
+  const NodePool* owner_pool(const Node& node) const;
 
   const Scenario& scenario_;
   ClusterState state_;
@@ -170,6 +173,7 @@ class ClusterModel {
     RemovalReason reason = RemovalReason::Empty;
     Micros max_grace = -1;   // the drain's cap on each pod's grace period
     bool evicting = false;   // some pods still wait for the Eviction API (a PDB)
+    Micros force_at = -1;    // a NodePool's terminationGracePeriod: the instance goes then (-1: none)
   };
   std::map<std::uint32_t, Removal> removals_;  // node → why it is going (Terminating nodes)
 };
