@@ -79,6 +79,12 @@ Json scenario_schema() {
   knobs.push_back(knob(f::kModelLoad, cs.model_load_s));
   knobs.push_back(knob(f::kWarmup, cs.warmup_s));
   knobs.push_back(knob(f::kScrapeInterval, m.scrape_interval_s));
+  // The metric pipeline (docs/scenario.md): scrape phases, dcgm-exporter's collection and the query
+  // delay, or every value read at once with no lag (to compare against).
+  knobs.push_back(Json{{"path", "/metrics/pipeline"}, {"label", "Metric pipeline"}, {"type", "enum"},
+                       {"default", name_of(m.pipeline, kMetricsPipelines)}, {"unit", ""},
+                       {"choices", Json::array({Json{{"value", "realistic"}, {"label", "Realistic (scrape phases, DCGM every 30 s)"}},
+                                                Json{{"value", "ideal"}, {"label", "Ideal (no lag, for comparison)"}}})}});
   knobs.push_back(knob(f::kSyncPeriod, a.sync_period_s));
   knobs.push_back(knob(f::kMaxNumSeqs, double(e.max_num_seqs)));
   knobs.push_back(knob(f::kGpuMemoryUtilization, e.gpu_memory_utilization));

@@ -77,41 +77,41 @@ void World::on_scrape() {
       // The series show what Prometheus returns now, as the dashboards and the scalers see it.
       query_metrics(p);
       for (const ScrapedReplica& s : p.scraped) tally(s);
-    }
-    // metrics.pipeline "ideal": every replica read at this scrape (the sample windows opened before it).
-    for (auto& r : p.replicas) {
-      if (realistic_metrics_) break;
-      if (r.state == ReplicaState::Gone || r.state == ReplicaState::Pending) continue;
-      ScrapedReplica s{};
-      s.replica = r.id;
-      s.sampled_at = now_;
-      s.vllm_scraped_at = s.dcgm_scraped_at = s.dcgm_collected_at = now_;
-      s.has_gpu_metrics = holds_gpus(r);
-      // DCGM_FI_DEV_GPU_UTIL: percent of the sample period with a kernel running. A loading replica
-      // runs no kernels (0 %); warm-up runs profiling/CUDA-graph passes back to back (100 %).
-      if (r.state == ReplicaState::Loading) {
-        s.gpu_util = 0;
-        s.fb_used_mib = 0;
-      } else if (r.state == ReplicaState::WarmingUp) {
-        s.gpu_util = 100;
-        s.fb_used_mib = r.engine->fb_used_mib_per_gpu();
-      } else {
-        Micros busy_now = r.engine->busy_time(now_);
-        Micros start = r.window_open ? r.busy_at_window_start : busy_now;
-        Micros period = r.window_open ? dcgm_period_ : 0;
-        // An int64 percent, truncated as NVML reports it.
-        s.gpu_util = period > 0 ? std::min<std::int64_t>(100, (busy_now - start) * 100 / period) : 0;
-        s.fb_used_mib = r.engine->fb_used_mib_per_gpu();
+    } else {
+      // metrics.pipeline "ideal": every replica read at this scrape (the sample windows opened before it).
+      for (auto& r : p.replicas) {
+        if (r.state == ReplicaState::Gone || r.state == ReplicaState::Pending) continue;
+        ScrapedReplica s{};
+        s.replica = r.id;
+        s.sampled_at = now_;
+        s.vllm_scraped_at = s.dcgm_scraped_at = s.dcgm_collected_at = now_;
+        s.has_gpu_metrics = holds_gpus(r);
+        // DCGM_FI_DEV_GPU_UTIL: percent of the sample period with a kernel running. A loading replica
+        // runs no kernels (0 %); warm-up runs profiling/CUDA-graph passes back to back (100 %).
+        if (r.state == ReplicaState::Loading) {
+          s.gpu_util = 0;
+          s.fb_used_mib = 0;
+        } else if (r.state == ReplicaState::WarmingUp) {
+          s.gpu_util = 100;
+          s.fb_used_mib = r.engine->fb_used_mib_per_gpu();
+        } else {
+          Micros busy_now = r.engine->busy_time(now_);
+          Micros start = r.window_open ? r.busy_at_window_start : busy_now;
+          Micros period = r.window_open ? dcgm_period_ : 0;
+          // An int64 percent, truncated as NVML reports it.
+          s.gpu_util = period > 0 ? std::min<std::int64_t>(100, (busy_now - start) * 100 / period) : 0;
+          s.fb_used_mib = r.engine->fb_used_mib_per_gpu();
+        }
+        r.window_open = false;
+        if (r.state == ReplicaState::Ready || r.state == ReplicaState::Draining) {
+          s.has_vllm_metrics = true;
+          s.waiting = r.engine->num_requests_waiting();
+          s.running = r.engine->num_requests_running();
+          s.kv_usage = r.engine->kv_cache_usage(now_);
+        }
+        p.scraped.push_back(s);
+        tally(s);
       }
-      r.window_open = false;
-      if (r.state == ReplicaState::Ready || r.state == ReplicaState::Draining) {
-        s.has_vllm_metrics = true;
-        s.waiting = r.engine->num_requests_waiting();
-        s.running = r.engine->num_requests_running();
-        s.kv_usage = r.engine->kv_cache_usage(now_);
-      }
-      p.scraped.push_back(s);
-      tally(s);
     }
     all.waiting += mine.waiting;
     all.running += mine.running;
