@@ -473,6 +473,16 @@ def main():
     ex2_day = merge(ex2["base_scenario"], {})
     ex2_day["cluster"] = dict(ex2_day["cluster"], nodepools=[ex2["reference_nodepool"]] + ex2_day["cluster"]["nodepools"])
     whole.append(("ex2-reference-day", ex2_day))
+    # The same day on a pool that allows spot, with a spot reclaim and the shortage after it (at 5 min,
+    # inside the 10-minute cut too).
+    spot_day = json.loads(json.dumps(ex2_day))
+    for req in spot_day["cluster"]["nodepools"][0]["spec"]["template"]["spec"]["requirements"]:
+        if req["key"] == "karpenter.sh/capacity-type":
+            req["values"] = ["spot", "on-demand"]
+    spot_day["cluster"]["spot_reclaims"] = [{"at_s": 300, "instance_type": "p5.48xlarge", "fraction": 0.5}]
+    spot_day["cluster"]["insufficient_capacity"] = [
+        {"instance_type": "p5.48xlarge", "capacity_type": "spot", "probability": 1, "from_s": 300, "until_s": 3900}]
+    whole.append(("ex2-spot-reclaim-day", spot_day))
     for run, r in sorted(ex5["runs"].items()):
         week = json.loads(json.dumps(ex5["base_scenario"]))
         week["cluster"]["nodepools"][0]["spec"]["disruption"] = r["disruption"]
