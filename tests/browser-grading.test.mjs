@@ -68,7 +68,7 @@ test('exercise 1: the explanation is gated by the policy, the history is kept, e
   const policy = await policyOf('ex1-bursty.json');
   const right = (await cli('solve', 1, '--seed', SEED)).answers;
   const { page, problems, url } = await openSite(t);
-  await page.goto(url(`#seed=${SEED}`), WAIT);
+  await page.goto(url(`#/exercise/1?variant=${SEED}`), WAIT);
   await waitForPanel(page, 'ex1');
 
   // Before any attempt: locked, and the page says when it unlocks (the core's sentence).
@@ -167,7 +167,16 @@ test('exercise 1: the explanation is gated by the policy, the history is kept, e
     && document.querySelector('#ex1').dataset.ready === 'true', SEED, GRADE_WAIT);
   assert.equal(await page.getAttribute('#ex1', 'data-explain'), 'locked', 'the new variant starts locked');
   assert.equal(await page.getAttribute('#ex1-history', 'data-count'), '0');
-  assert.match(new URL(page.url()).hash, new RegExp(`seed=${await page.getAttribute('#ex1', 'data-seed')}`));
+  assert.equal(new URL(page.url()).hash, `#/exercise/1?variant=${await page.getAttribute('#ex1', 'data-seed')}`, 'the route names the new variant');
+  // Back returns to the variant before, with its history; forward to the new one.
+  const fresh = await page.getAttribute('#ex1', 'data-seed');
+  await page.goBack();
+  await page.waitForFunction((seed) => document.querySelector('#ex1').dataset.seed === String(seed)
+    && document.querySelector('#ex1').dataset.ready === 'true', SEED, GRADE_WAIT);
+  assert.notEqual(await page.getAttribute('#ex1-history', 'data-count'), '0', 'the earlier variant keeps its attempts');
+  await page.goForward();
+  await page.waitForFunction((seed) => document.querySelector('#ex1').dataset.seed === seed
+    && document.querySelector('#ex1').dataset.ready === 'true', fresh, GRADE_WAIT);
 
   assert.deepEqual(problems, [], 'no console errors, page errors or foreign requests');
 });
@@ -203,7 +212,7 @@ test('exercise 1: the request comparison joins both runs by request id, with dro
   const droppedFirstOnly = expect('dropped', 'completed');
 
   const { page, problems, url } = await openSite(t);
-  await page.goto(url(`#seed=${seed}`), WAIT);
+  await page.goto(url(`#/exercise/1?variant=${seed}`), WAIT);
   await waitForPanel(page, 'ex1');
   const matrix = '#ex1-compare-matrix';
   for (const oa of ['completed', 'dropped', 'unfinished']) {

@@ -5,7 +5,7 @@
 //      GPUSCALE_SEED (default 1), CHROMIUM (default /usr/bin/chromium)
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
@@ -28,6 +28,19 @@ const TYPES = {
   '.css': 'text/css', '.wasm': 'application/wasm', '.json': 'application/json', '.txt': 'text/plain',
   '.png': 'image/png', '.svg': 'image/svg+xml',
 };
+
+/** The bundled worker's file name in SITE (worker-<hash>.js), for tests that talk to a bare worker. */
+export function workerFile() {
+  const name = readdirSync(SITE).find((f) => /^worker-[0-9a-f]{10}\.js$/.test(f));
+  assert.ok(name, `no worker-<hash>.js in ${SITE}: run node scripts/assemble-site.mjs ${SITE}`);
+  return name;
+}
+
+/** Opens a view from the page's navigation (as a learner does) and waits for its panel. */
+export async function openView(page, view, id) {
+  await page.click(`nav a[data-view="${view}"]`);
+  await waitForPanel(page, id);
+}
 
 /** Fails early with a useful message when the site, the module or the CLI is not built. */
 export function assertBuilt() {

@@ -33,7 +33,7 @@ test('exercise 2: the NodePool editor checks, grades and restores the learner\'s
   const { page, problems, url } = await openSite(t);
 
   const started = performance.now();
-  await page.goto(url(`#seed=${SEED}`), WAIT);
+  await page.goto(url(`#/exercise/2?variant=${SEED}`), WAIT);
   await waitForPanel(page, 'ex2');
   t.diagnostic(`exercise 2 ready after ${since(started)}`);
   const editor = '#ex2 .np-editor';
@@ -119,7 +119,7 @@ test('exercise 5: the two weeks, a wrong then a right cost, the formula and the 
   const stats = () => page.evaluate(() => window.__labDebug.client.stats());
 
   const started = performance.now();
-  await page.goto(url('?debug=1#seed=0'), WAIT);
+  await page.goto(url('?debug=1#/exercise/5?variant=0'), WAIT);
   await waitForPanel(page, 'ex5');
   assert.equal(await page.getAttribute('#ex5', 'data-seed'), '0');
 

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
 
-import { SEED, WAIT, openSite, waitForPanel } from './browser-helpers.mjs';
+import { SEED, WAIT, openSite, openView, waitForPanel, workerFile } from './browser-helpers.mjs';
 
 // Each kind of crash the test hook makes, and what the notice's technical detail says about it.
 const CRASHES = [
@@ -38,10 +38,11 @@ async function playgroundRunAfter(page, rev) {
 
 test('a crashed module is restarted: the page says so, keeps the inputs, and grades and runs again', { timeout: 240_000 }, async (t) => {
   const { page, problems, url } = await openSite(t);
-  await page.goto(url(`?debug=1#seed=${SEED}`), WAIT);
-  await waitForPanel(page, 'ex1');
+  // Every view the learner works in is opened once: they stay mounted (hidden) when another is shown.
+  await page.goto(url(`?debug=1#/exercise/2?variant=${SEED}`), WAIT);
   await waitForPanel(page, 'ex2');
-  await page.waitForSelector('#playground[data-ready="true"]', WAIT);
+  await openView(page, 'playground', 'playground');
+  await openView(page, 'exercise/1', 'ex1');
   assert.equal(await page.evaluate(() => typeof window.__labDebug?.trap), 'function', 'the debug hook exists with ?debug=1');
 
   // The learner's work: an answer typed in exercise 1, a note typed into exercise 2's YAML, a
@@ -50,13 +51,15 @@ test('a crashed module is restarted: the page says so, keeps the inputs, and gra
     ? null : '#ex1-q-a';
   if (answerA) await page.fill(answerA, '4242');
   else await page.locator('#ex1 [data-question="a"] input[type="radio"]').last().check();
+  await page.click('nav a[data-view="exercise/2"]');
   await page.focus('#ex2-q-nodepool');
   await page.keyboard.press('Control+End');
   await page.keyboard.type('\n# my own note\n');
+  await page.click('nav a[data-view="playground"]');
   let rev = Number(await page.getAttribute('#playground', 'data-rev'));
   await page.fill('#playground [data-path="/workload/rate_scale"] input', '3');
   rev = await playgroundRunAfter(page, rev);
-  await page.waitForSelector('#ex2 .np-editor[data-state="valid"]', WAIT);
+  await page.waitForSelector('#ex2 .np-editor[data-state="valid"]', { ...WAIT, state: 'attached' });
   await page.evaluate(() => { document.querySelector('#ex1 [data-question="a"] input').dataset.marker = 'typed'; });
   const fieldsBefore = await fieldValues(page);
   const savedBefore = await savedProgress(page);
@@ -88,6 +91,7 @@ test('a crashed module is restarted: the page says so, keeps the inputs, and gra
   }
 
   // A grade asked for right behind a crash queues while the module restarts, then runs on the fresh one.
+  await page.click('nav a[data-view="exercise/1"]');
   await page.evaluate(() => { window.__labDebug.trap('unreachable').catch(() => {}); });
   await page.click('#ex1-check');
   await page.waitForSelector('#ex1-fb-a[data-correct="true"], #ex1-fb-a[data-correct="false"]', WAIT);
@@ -96,6 +100,7 @@ test('a crashed module is restarted: the page says so, keeps the inputs, and gra
   assert.match(await status.textContent(), /crashed/);
 
   // The playground runs again: a changed knob re-runs and redraws.
+  await page.click('nav a[data-view="playground"]');
   await page.fill('#playground [data-path="/workload/rate_scale"] input', '4');
   rev = await playgroundRunAfter(page, rev);
   const shown = await page.evaluate(() => JSON.parse(document.querySelector('#playground .summary').dataset.scenario));
@@ -108,7 +113,7 @@ test('a crashed module is restarted: the page says so, keeps the inputs, and gra
 
 test('without ?debug=1 the test hook is refused; the worker protocol around a crash', { timeout: 120_000 }, async (t) => {
   const { page, problems, url } = await openSite(t);
-  await page.goto(url(`#seed=${SEED}`), WAIT);
+  await page.goto(url(`#/exercise/1?variant=${SEED}`), WAIT);
   await waitForPanel(page, 'ex1');
   assert.equal(await page.evaluate(() => typeof window.__labDebug), 'undefined', 'no debug hook for learners');
 
@@ -130,7 +135,7 @@ test('without ?debug=1 the test hook is refused; the worker protocol around a cr
   }), workerUrl);
   const order = (log) => log.map((m) => (m.id ? `${m.id}:${m.type}` : m.type)).join(' ');
 
-  const normal = await talk('worker.js');
+  const normal = await talk(workerFile());
   t.diagnostic(`without debug: ${order(normal)}`);
   const refused = normal.find((m) => m.id === 1);
   assert.equal(refused.type, 'error');
@@ -139,7 +144,7 @@ test('without ?debug=1 the test hook is refused; the worker protocol around a cr
   assert.ok(!normal.some((m) => m.type === 'restarted'), 'nothing was restarted');
   assert.equal(order(normal), 'ready 1:error 2:working 2:result 3:working 3:result');
 
-  const debug = await talk('worker.js?debug=1');
+  const debug = await talk(`${workerFile()}?debug=1`);
   t.diagnostic(`with debug: ${order(debug)}`);
   assert.equal(order(debug), 'ready 1:working 1:error restarted 2:working 2:result 3:working 3:result');
   assert.equal(debug.find((m) => m.id === 1 && m.type === 'error').crashed, true);

@@ -9,7 +9,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import test from 'node:test';
 
-import { ARTIFACTS, SEED, WAIT, cli, openSite, waitForPanel } from './browser-helpers.mjs';
+import { ARTIFACTS, SEED, WAIT, cli, openSite, openView, waitForPanel, workerFile } from './browser-helpers.mjs';
 
 async function solve(seed) {
   const answers = (await cli('solve', '1', '--seed', seed)).answers;
@@ -22,7 +22,7 @@ test('exercise 1 and the playground work on the served page', { timeout: 180_000
   assert.ok('a' in answers, `the CLI gave no answer for question a: ${JSON.stringify(answers)}`);
   const { page, problems, url } = await openSite(t);
 
-  await page.goto(url(`#seed=${SEED}`), WAIT);
+  await page.goto(url(`#/exercise/1?variant=${SEED}`), WAIT);
   const ready = '#ex1[data-ready="true"]';
   await waitForPanel(page, 'ex1');
   assert.equal(await page.getAttribute('#ex1', 'data-seed'), String(SEED));
@@ -74,8 +74,9 @@ test('exercise 1 and the playground work on the served page', { timeout: 180_000
     assert.equal(await page.getAttribute(`#ex1-fb-${id}`, 'data-correct'), 'true', `grade of ${id} restored`);
   }
 
-  // Playground: change a numeric knob from the keyboard; the summary re-renders and the hash follows.
-  await page.waitForSelector('#playground[data-ready="true"]', WAIT);
+  // Playground, opened from the navigation: change a numeric knob from the keyboard; the summary
+  // re-renders and the route follows.
+  await openView(page, 'playground', 'playground');
   const rev = Number(await page.getAttribute('#playground', 'data-rev'));
   const knob = page.locator('#playground input[type="number"]').first();
   const before = await knob.inputValue();
@@ -88,7 +89,7 @@ test('exercise 1 and the playground work on the served page', { timeout: 180_000
   assert.ok((await page.textContent('#playground .summary')).length > 0, 'summary re-rendered');
   const path0 = await knob.evaluate((e) => e.closest('[data-path]').dataset.path);
   assert.ok(new URL(page.url()).hash.includes(`${path0}=`), `the hash records ${path0}`);
-  assert.ok(new URL(page.url()).hash.includes(`seed=${SEED}`), 'the seed stays in the hash');
+  assert.ok(new URL(page.url()).hash.startsWith('#/playground?'), `the route stays the playground's: ${new URL(page.url()).hash}`);
 
   // Several quick changes: only the latest is shown once the worker is idle.
   for (let i = 0; i < 3; i++) await page.keyboard.press('ArrowUp');
@@ -136,8 +137,8 @@ test('exercise 1 and the playground work on the served page', { timeout: 180_000
   assert.equal(await page.locator('#playground figure[data-chart="nodes"]').isHidden(), true, 'no nodes chart without a cluster');
 
   // The worker protocol on its own: per channel only the newest queued request runs; errors carry a path.
-  const seen = await page.evaluate(() => new Promise((resolve, reject) => {
-    const worker = new Worker('worker.js', { type: 'module' });
+  const seen = await page.evaluate((src) => new Promise((resolve, reject) => {
+    const worker = new Worker(src, { type: 'module' });
     const log = [];
     const timer = setTimeout(() => { worker.terminate(); reject(new Error(`worker protocol timed out: ${JSON.stringify(log)}`)); }, 20000);
     worker.onmessage = ({ data }) => {
@@ -150,7 +151,7 @@ test('exercise 1 and the playground work on the served page', { timeout: 180_000
       const done = (id) => log.some((m) => m.id === id && m.type !== 'working');
       if (done(4) && done(5)) { clearTimeout(timer); worker.terminate(); resolve(log); }
     };
-  }));
+  }), workerFile());
   t.diagnostic(`worker messages: ${seen.map((m) => (m.id ? `${m.id}:${m.type}` : m.type)).join(' ')}`);
   const final = (id) => seen.find((m) => m.id === id && m.type !== 'working')?.type;
   assert.equal(final(4), 'result', `the newest request ran: ${JSON.stringify(seen)}`);

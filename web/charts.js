@@ -1,5 +1,5 @@
 // Time-series charts of a run (uPlot): which series go on which chart, and a small resizable chart.
-import uPlot from './vendor/uPlot.esm.js';
+import uPlot from 'uplot';
 import { el } from './text.js';
 
 /**

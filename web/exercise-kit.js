@@ -1,8 +1,10 @@
-// Shared pieces of the exercise panels: the panel frame (loading a variant for the page's seed),
-// saved progress, the seed form, the variant's parameters, question fields by type (integer,
+// Shared pieces of the exercise panels: the panel frame (loading a variant), saved progress, the
+// variant bar, the variant's parameters, question fields by type (integer,
 // number, choice; other types through a factory) and verdicts.
 import { AttemptHistory, SimCache } from './attempts.js';
-import { PAGE_KNOBS, changeSeed, ensureSeed, randomSeed, watchSeed } from './state.js';
+import { workNote } from './progress.js';
+import { go } from './router.js';
+import { PAGE_KNOBS, parseVariant, randomSeed, rememberVariant } from './state.js';
 import { el, renderText } from './text.js';
 
 /**
@@ -31,8 +33,8 @@ export class Progress {
 }
 
 /**
- * The frame of an exercise panel: it follows the page's seed, fetches the exercise definition and
- * the core's variant for that seed, opens the saved progress, and reports on the panel's status
+ * The frame of an exercise panel: for the variant its route names (main.js calls load(seed)), it
+ * fetches the exercise definition and the core's variant for that seed, opens the saved progress, and reports on the panel's status
  * line and `data-ready` ("false", "true" or "error"). A newer load supersedes an older one.
  *
  * A subclass passes {prefix, definitionUrl, progress?} (worker channels are `${prefix}-…`;
@@ -56,15 +58,14 @@ export class ExercisePanel {
     this.definitionUrl = definitionUrl;
     this.initialProgress = progress;
     this.body = root.querySelector('[data-part="body"]');
+    this.exercise = Number(prefix.replace(/^ex/, ''));
     this.generation = 0;
-    watchSeed(() => this.seed, () => this.load());
   }
 
-  /** Loads the variant for the URL's seed (choosing and writing one if absent) and shows it. */
-  async load() {
+  /** Loads variant `seed` of the exercise and shows it. */
+  async load(seed) {
     const generation = ++this.generation;
     const stale = () => generation !== this.generation;
-    const seed = ensureSeed();
     this.seed = seed;
     this.root.dataset.ready = 'false';
     this.root.dataset.seed = String(seed);
@@ -97,6 +98,19 @@ export class ExercisePanel {
       this._status(`Could not load the exercise: ${error.message}`, true);
       this.root.dataset.ready = 'error';
     }
+  }
+
+  /** A fresh random variant of this exercise (the others keep theirs). */
+  newVariant() {
+    let seed = randomSeed();
+    if (seed === this.seed) seed = (seed + 1) % 1000000;
+    this.openVariant(seed);
+  }
+
+  /** Opens variant `seed` of this exercise: remembered for it, and a history entry (back returns). */
+  openVariant(seed) {
+    rememberVariant(this.exercise, seed);
+    go({ view: 'exercise', exercise: this.exercise, params: { variant: seed } });
   }
 
   /** Per-variant state to clear before a new variant is fetched. */
@@ -134,7 +148,10 @@ export class ExercisePanel {
       if (this.root.dataset.explain === 'locked') this._refreshGate(() => seed !== this.seed);
       return result;
     } catch (error) {
-      if (error.name !== 'Superseded') {
+      if (error.name === 'Cancelled') {
+        this.scoreBox.textContent = 'Cancelled: nothing was graded or recorded.';
+        this.scoreBox.classList.remove('error');
+      } else if (error.name !== 'Superseded') {
         this.scoreBox.textContent = `Could not grade: ${error.message}`;
         this.scoreBox.classList.add('error');
       }
@@ -170,7 +187,7 @@ export class ExercisePanel {
     this.newVariantButton = el('button', {
       type: 'button', class: 'primary', id: id('new-variant'), text: 'New variant', hidden: true,
       title: 'Load a fresh variant (a new seed) to try again for credit',
-      onclick: () => changeSeed(randomSeed()),
+      onclick: () => this.newVariant(),
     });
     return el('div', { class: 'gate', 'data-part': 'gate' },
       el('div', { class: 'actions' }, this.explainButton, this.newVariantButton), this.gateNote);
@@ -180,8 +197,11 @@ export class ExercisePanel {
   async _refreshGate(stale = () => false) {
     if (!this.gateNote) return;
     const seed = this.seed;
+    // Asking may simulate (exercise 5's weeks, seconds): say so beside the button it unlocks.
+    const note = workNote(this.explainButton, this.client, { id: `${this.prefix}-explain-progress` });
     try {
-      const result = await this._callExplain();
+      const result = await this._callExplain({ onProgress: (fraction, label) => note.progress(fraction, label) });
+      note.done();
       if (stale() || seed !== this.seed) return;
       this.explainResult = result;
       if (result?.locked === true) {
@@ -193,8 +213,11 @@ export class ExercisePanel {
         this._setGate('unlocked');
       }
     } catch (error) {
+      note.done();
       if (error.name === 'Superseded' || stale()) return;
-      this.gateNote.textContent = `Could not ask whether the explanation is unlocked: ${error.message}`;
+      this.gateNote.textContent = error.name === 'Cancelled'
+        ? 'Cancelled. Reload the exercise (or open it again) to ask again whether the explanation is unlocked.'
+        : `Could not ask whether the explanation is unlocked: ${error.message}`;
       this.gateNote.classList.add('error');
     }
   }
@@ -293,28 +316,39 @@ export function loadDefinition(url) {
 }
 
 /**
- * The variant seed form of a panel. The seed is shared by every exercise (#seed=N), so loading a
- * variant here reloads all of them. `extra` adds buttons (e.g. the lesson's baseline seed).
+ * The one place a view says which variant it shows: "Variant 17", "New variant", and a small form
+ * to open another variant by its number (a teacher checking a learner's). `extra` adds buttons
+ * (e.g. the lesson's baseline).
  */
-export function seedForm({ prefix, seed, extra = [] }) {
-  const id = `${prefix}-seed`;
+export function variantBar(panel, { extra = [] } = {}) {
+  const id = `${panel.prefix}-variant-input`;
   const input = el('input', {
-    type: 'number', id, min: PAGE_KNOBS[0].min, max: PAGE_KNOBS[0].max, step: 1,
-    value: String(seed), inputmode: 'numeric',
+    type: 'number', id, min: PAGE_KNOBS[0].min, max: PAGE_KNOBS[0].max, step: 1, inputmode: 'numeric',
+    value: String(panel.seed), 'aria-describedby': `${panel.prefix}-variant-note`,
   });
-  return el('form', {
-    class: 'seed-form',
+  const note = el('span', { class: 'hint-text', id: `${panel.prefix}-variant-note`,
+    text: 'The address holds the variant: share the link to share these exact numbers.' });
+  const open = el('form', {
+    class: 'variant-open',
     onsubmit: (event) => {
       event.preventDefault();
-      const value = Number(input.value);
-      if (Number.isSafeInteger(value) && value >= 0 && value <= PAGE_KNOBS[0].max) changeSeed(value);
+      const value = parseVariant(input.value);
+      if (value === null) {
+        note.textContent = `"${input.value}" is not a variant: use a whole number from 0 to ${PAGE_KNOBS[0].max.toLocaleString('en-US')}.`;
+        note.classList.add('error');
+        input.setAttribute('aria-invalid', 'true');
+        return;
+      }
+      panel.openVariant(value);
     },
   },
-  el('label', { for: id, text: 'Variant seed' }), input,
-  el('button', { type: 'submit', class: 'secondary', text: 'Load variant' }),
-  el('button', { type: 'button', class: 'secondary', text: 'Random variant', onclick: () => changeSeed(randomSeed()) }),
-  extra,
-  el('span', { class: 'hint-text', text: 'One seed for every exercise, kept in the page address: share the link to share these exact variants.' }));
+  el('label', { for: id, text: 'Open variant' }), input,
+  el('button', { type: 'submit', class: 'secondary', text: 'Open' }));
+  return el('div', { class: 'variant-bar', 'data-part': 'variant-bar' },
+    el('p', { class: 'variant-id' }, 'Variant ', el('strong', { 'data-part': 'variant-id', text: String(panel.seed) })),
+    el('button', { type: 'button', class: 'secondary', id: `${panel.prefix}-new-variant-top`, text: 'New variant',
+                   title: 'Fresh numbers for this exercise only', onclick: () => panel.newVariant() }),
+    extra, open, note);
 }
 
 /**
@@ -328,6 +362,10 @@ export function parametersTable(parameters, { labels = {}, caption = 'Parameters
   const entries = Array.isArray(parameters)
     ? parameters.map((p) => [p.name ?? p.id ?? p.label ?? '', p])
     : Object.entries(parameters);
+  // With labels, their order is the table's (the core's order is alphabetical).
+  const order = Object.keys(labels);
+  const rank = (key) => (order.includes(key) ? order.indexOf(key) : order.length);
+  entries.sort(([a], [b]) => rank(a) - rank(b));
   for (const [key, p] of entries) {
     const known = labels[key];
     if (known === null) continue;
@@ -392,7 +430,7 @@ export function questionField(q, { prefix, onChange = () => {}, factories = {} }
   if (type === 'choice') {
     const name = `${prefix}-q-${q.id}`;
     const box = el('fieldset', { class: 'question', dataset: { question: q.id, type } },
-      el('legend', {}, el('span', { class: 'qid', text: `(${q.id})` }), ' ', q.prompt ?? ''),
+      el('legend', {}, questionMark(q), q.prompt ?? ''),
       el('div', { class: 'choices' }, (q.choices ?? []).map((c) => {
         const id = `${name}-${c.id}`;
         return el('div', { class: 'choice' },
@@ -414,7 +452,7 @@ export function questionField(q, { prefix, onChange = () => {}, factories = {} }
     : { type: 'text', id, inputmode: 'decimal', autocomplete: 'off', spellcheck: 'false', class: 'number-text',
         'aria-describedby': feedback.id, oninput: changed });
   const box = el('div', { class: 'question', dataset: { question: q.id, type } },
-    el('label', { for: id }, el('span', { class: 'qid', text: `(${q.id})` }), ' ', q.prompt ?? ''),
+    el('label', { for: id }, questionMark(q), q.prompt ?? ''),
     el('div', { class: 'answer-row' }, q.unit_prefix ? el('span', { class: 'unit', text: q.unit_prefix }) : null,
       input, q.unit ? el('span', { class: 'unit', text: q.unit }) : null),
     feedback);
@@ -429,6 +467,14 @@ export function questionField(q, { prefix, onChange = () => {}, factories = {} }
       return parseNumber(raw);
     },
   };
+}
+
+/**
+ * "(a) " before a question's prompt when its id is a letter the texts refer to; a longer id (an
+ * internal name such as daily_usd) is not shown.
+ */
+export function questionMark(q) {
+  return /^[a-z]\d?$/i.test(String(q.id)) ? [el('span', { class: 'qid', text: `(${q.id})` }), ' '] : [];
 }
 
 /** The fields' answers: {answer (for the grader), problems (id → message), typed (id → text)}. */
@@ -510,13 +556,19 @@ export function markStale(fields, gradedAnswers) {
   }
 }
 
-/** Disables a button while `work` runs (aria-busy on it), and re-enables it afterwards. */
-export async function whileBusy(button, work) {
+/**
+ * Disables a button while `work(note)` runs (aria-busy on it), with a workNote beside it when a
+ * client is given (the work forwards the core's progress to `note.progress`), and re-enables it
+ * afterwards.
+ */
+export async function whileBusy(button, work, { client = null } = {}) {
   button.disabled = true;
   button.setAttribute('aria-busy', 'true');
+  const note = workNote(button, client);
   try {
-    return await work();
+    return await work(note);
   } finally {
+    note.done();
     button.disabled = false;
     button.removeAttribute('aria-busy');
   }

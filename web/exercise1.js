@@ -6,13 +6,31 @@ import { DecisionLog, idPart } from './decision-log.js';
 import { csvButtons, linkDecisionTimes, scenarioTitle } from './run-view.js';
 import {
   ExercisePanel, collectAnswers, markStale, parametersTable, questionField, renderVerdict, renderVerdicts,
-  seedForm, whileBusy,
+  variantBar, whileBusy,
 } from './exercise-kit.js';
 import { RequestComparison } from './request-compare.js';
 import { renderSummary } from './summary.js';
 import { el, renderText } from './text.js';
 
 const DEFINITION_URL = 'exercises/ex1-bursty.json';
+
+/** "9 min" / "9 min 30 s" for a duration in seconds. */
+function minutes(s) {
+  const m = Math.floor(Number(s) / 60), rest = Math.round(Number(s) - 60 * m);
+  return m ? `${m} min${rest ? ` ${rest} s` : ''}` : `${rest} s`;
+}
+
+// The variant's parameters in the learner's words (the burst's start and end are in the text).
+const PARAMS = {
+  quiet_s: { label: 'Quiet start', format: minutes },
+  quiet_rps: { label: 'Traffic before the burst', unit: 'requests/s' },
+  spike_start_s: { label: 'Burst starts at', format: (s) => `minute ${Math.round(s / 60)}` },
+  spike_end_s: { label: 'Burst ends at', format: (s) => `minute ${Math.round(s / 60)}` },
+  spike_s: { label: 'Burst lasts', format: minutes },
+  spike_rps: { label: 'Traffic during the burst', unit: 'requests/s' },
+  tail_rps: { label: 'Traffic after the burst', unit: 'requests/s' },
+  timeout_s: { label: 'A client gives up after', unit: 's' },
+};
 
 export class Exercise1Panel extends ExercisePanel {
   constructor(root, client) {
@@ -73,11 +91,11 @@ export class Exercise1Panel extends ExercisePanel {
     this.explanationBox = el('div', { class: 'explanation-box prose', hidden: true, 'aria-live': 'polite' });
 
     this.body.replaceChildren(
-      seedForm({ prefix: 'ex1', seed: this.seed }),
+      variantBar(this),
       el('div', { class: 'variant' },
-        el('h3', { text: `Your variant (seed ${this.seed})` }),
+        el('h3', { text: 'Your variant' }),
         text,
-        parametersTable(v.params ?? v.parameters)),
+        parametersTable(v.params ?? v.parameters, { labels: PARAMS })),
       el('h3', { text: 'The two runs' }),
       this.resultsBox,
       this.compareBox,
@@ -161,13 +179,13 @@ export class Exercise1Panel extends ExercisePanel {
       this.scoreBox.textContent = 'Answer at least one question first.';
       return;
     }
-    await whileBusy(this.checkButton, async () => {
-      const result = await this._callGrader(answer);
+    await whileBusy(this.checkButton, async (note) => {
+      const result = await this._callGrader(answer, { onProgress: (fraction, label) => note.progress(fraction, label) });
       if (!result) return;
       this.progress.data.graded = { answers: typed, result };
       this.progress.save();
       this._showGrade(result, typed);
-    });
+    }, { client: this.client });
   }
 
   /** @param {object} result the grader's verdicts; @param {object} [graded] the answers as typed then */

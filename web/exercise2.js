@@ -7,7 +7,7 @@ import { stringify } from 'yaml';
 import { RUN_CHARTS, RunCharts, chartMax, withNodesChart } from './charts.js';
 import { DecisionLog } from './decision-log.js';
 import {
-  ExercisePanel, collectAnswers, parametersTable, questionField, seedForm, whileBusy,
+  ExercisePanel, collectAnswers, parametersTable, questionField, questionMark, variantBar, whileBusy,
 } from './exercise-kit.js';
 import { NodePoolEditor } from './nodepool-editor.js';
 import { formatNumber, renderSummaryTiles, summaryField } from './summary.js';
@@ -68,9 +68,9 @@ export class Exercise2Panel extends ExercisePanel {
     this.explanationBox = el('div', { class: 'explanation-box prose', hidden: true, 'aria-live': 'polite' });
 
     this.body.replaceChildren(
-      seedForm({ prefix: 'ex2', seed: this.seed }),
+      variantBar(this),
       el('div', { class: 'variant' },
-        el('h3', { text: `Your variant (seed ${this.seed})` }),
+        el('h3', { text: 'Your variant' }),
         el('div', {}, text, criteria),
         parametersTable(v.params, { labels: PARAMS })),
       el('h3', { text: 'Your NodePool' }),
@@ -100,7 +100,7 @@ export class Exercise2Panel extends ExercisePanel {
     const starter = this.variant.starter_yaml ?? '';
     const editor = new NodePoolEditor({
       id: `${prefix}-q-${q.id}`, client: this.client, channel: `${prefix}-check-${q.id}`,
-      label: el('span', {}, el('span', { class: 'qid', text: `(${q.id})` }), ' ', q.prompt ?? ''),
+      label: el('span', {}, questionMark(q), q.prompt ?? ''),
       text: this.progress.data.text ?? starter,
       describedBy: feedback.id,
       onInput: (text) => {
@@ -131,12 +131,13 @@ export class Exercise2Panel extends ExercisePanel {
       this.scoreBox.classList.add('error');
       return;
     }
-    await whileBusy(this.gradeButton, async () => {
+    await whileBusy(this.gradeButton, async (note) => {
       this.scoreBox.classList.remove('error');
       this.scoreBox.textContent = 'Grading: the lab simulates a day with your NodePool and one with the reference pool…';
       const result = await this._callGrader(answer, {
         onProgress: (fraction, label) => {
-          this.scoreBox.textContent = `Grading: ${label || 'simulating the day'} (${Math.round(Number(fraction) * 100)} %)…`;
+          this.scoreBox.textContent = 'Grading: the lab simulates a day with your NodePool and one with the reference pool…';
+          note.progress(fraction, label || 'simulating the day');
         },
       });
       if (!result) return;
@@ -144,7 +145,7 @@ export class Exercise2Panel extends ExercisePanel {
       this.progress.save();
       this._showGrade(result);
       if (result.scenario) this._runDay(result.scenario);
-    });
+    }, { client: this.client });
   }
 
   _showGrade(result) {

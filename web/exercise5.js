@@ -8,9 +8,8 @@
 import { RUN_CHARTS, RunChart, chartMax, withNodesChart } from './charts.js';
 import {
   ExercisePanel, collectAnswers, markStale, parametersTable, questionField, renderVerdict, renderVerdicts,
-  seedForm, usd, whileBusy,
+  variantBar, usd, whileBusy,
 } from './exercise-kit.js';
-import { changeSeed } from './state.js';
 import { formatNumber } from './summary.js';
 import { el, renderText } from './text.js';
 
@@ -95,7 +94,7 @@ export class Exercise5Panel extends ExercisePanel {
     const v = this.variant;
     const text = el('div', { class: 'variant-text prose' });
     renderText(text, v.text ?? '');
-    const baseline = el('button', { type: 'button', class: 'secondary', text: "The lesson's baseline (seed 0)", onclick: () => changeSeed(0) });
+    const baseline = el('button', { type: 'button', class: 'secondary', text: "The lesson's baseline (variant 0)", onclick: () => this.openVariant(0) });
 
     this.runButton = el('button', { type: 'button', class: 'primary', id: 'ex5-run', text: 'Run the two weeks', onclick: () => this._runWeeks() });
     this.weeksProgress = progressBar('ex5-weeks-progress');
@@ -120,9 +119,9 @@ export class Exercise5Panel extends ExercisePanel {
     this.explanationBox = el('div', { class: 'explanation-box prose', hidden: true, 'aria-live': 'polite' });
 
     this.body.replaceChildren(
-      seedForm({ prefix: 'ex5', seed: this.seed, extra: [baseline] }),
+      variantBar(this, { extra: [baseline] }),
       el('div', { class: 'variant' },
-        el('h3', { text: `Your variant (seed ${this.seed})${this.seed === 0 ? ": the lesson's baseline" : ''}` }),
+        el('h3', { text: `Your variant${this.seed === 0 ? ": the lesson's baseline" : ''}` }),
         text,
         parametersTable(v.params, { labels: PARAMS })),
       el('h3', { text: 'The two weeks' }),
@@ -148,7 +147,7 @@ export class Exercise5Panel extends ExercisePanel {
     this.weeksCharts.replaceChildren();
     this._renderWeeks();
     const times = [];
-    await whileBusy(this.runButton, async () => {
+    await whileBusy(this.runButton, async (note) => {
       try {
         for (const [i, name] of this.runNames.entries()) {
           const week = `Week ${i + 1} of ${this.runNames.length}: ${this._label(name)}`;
@@ -159,7 +158,10 @@ export class Exercise5Panel extends ExercisePanel {
           scenario.output = { ...(scenario.output ?? {}), decisions: false, requests: false };
           const started = performance.now();
           const result = await this.client.call('run', [JSON.stringify(scenario)], {
-            channel: `ex5-week-${name}`, onProgress: (fraction, label) => this.weeksProgress.show(fraction, label ? `Week ${i + 1} of ${this.runNames.length}: ${label}` : week),
+            channel: `ex5-week-${name}`, onProgress: (fraction, label) => {
+              this.weeksProgress.show(fraction, label ? `Week ${i + 1} of ${this.runNames.length}: ${label}` : week);
+              note.progress((i + Number(fraction)) / this.runNames.length, `week ${i + 1} of ${this.runNames.length}${label ? `, ${label}` : ''}`);
+            },
           });
           if (generation !== this.generation) return;
           times.push((performance.now() - started) / 1000);
@@ -173,13 +175,18 @@ export class Exercise5Panel extends ExercisePanel {
         await this.simCache.put('weeks', this.weeks);
       } catch (error) {
         if (error.name === 'Superseded' || generation !== this.generation) return;
+        if (error.name === 'Cancelled') {
+          this.weeksStatus.textContent = 'Cancelled: run the weeks again when you want them.';
+          this.root.dataset.weeks = 'idle';
+          return;
+        }
         this.weeksStatus.textContent = `Could not run the weeks: ${error.message}`;
         this.weeksStatus.classList.add('error');
         this.root.dataset.weeks = 'error';
       } finally {
         this.weeksProgress.hide();
       }
-    });
+    }, { client: this.client });
   }
 
   _renderWeeks() {
@@ -220,7 +227,7 @@ export class Exercise5Panel extends ExercisePanel {
       this.scoreBox.textContent = 'Answer at least one question first.';
       return;
     }
-    await whileBusy(this.checkButton, async () => {
+    await whileBusy(this.checkButton, async (note) => {
       this.scoreBox.classList.remove('error');
       this.scoreBox.textContent = 'Checking…';
       // Only the first check of a variant simulates (the grader's weeks are kept afterwards): then the bar shows it.
@@ -228,6 +235,7 @@ export class Exercise5Panel extends ExercisePanel {
         onProgress: (fraction, label) => {
           this.scoreBox.textContent = 'Checking: the grader simulates both weeks once for this variant (kept for every later check)…';
           this.gradeProgress.show(fraction, label || 'the grader simulates the weeks');
+          note.progress(fraction, label || 'the grader simulates the weeks');
         },
       });
       this.gradeProgress.hide();
@@ -241,7 +249,7 @@ export class Exercise5Panel extends ExercisePanel {
       this.progress.data.graded = { answers: typed, result };
       this.progress.save();
       this._showGrade(result, typed);
-    });
+    }, { client: this.client });
   }
 
   _showGrade(result, graded) {
@@ -265,7 +273,7 @@ export class Exercise5Panel extends ExercisePanel {
     renderText(text, result.text ?? '');
     const answers = Object.entries(result.answers ?? {}).map(([id, value]) => {
       const q = (this.variant.questions ?? []).find((x) => x.id === id);
-      return el('li', {}, el('span', { class: 'qid', text: `(${id}) ` }), q?.prompt ? `${q.prompt} ` : '', el('strong', { text: usd(value) }));
+      return el('li', {}, q?.prompt ? `${q.prompt} ` : '', el('strong', { text: usd(value) }));
     });
     const runs = this.runNames.filter((n) => result[n] && typeof result[n] === 'object' && !Array.isArray(result[n]));
     const keys = [...new Set(runs.flatMap((n) => Object.keys(result[n])))];

@@ -1,30 +1,22 @@
-// Entry point: starts the simulation worker and mounts one panel per section of the page.
+// Entry point: the lab's shell. Starts the simulation worker, shows one view at a time from the
+// route in the address (router.js), and mounts each view's panel the first time it is opened.
 import { Exercise1Panel } from './exercise1.js';
 import { Exercise2Panel } from './exercise2.js';
 import { Exercise5Panel } from './exercise5.js';
+import { loadCatalogue, renderComing, renderHome } from './home.js';
 import { PlaygroundPanel } from './playground.js';
+import { go, onRouteChange, parseRoute, viewKey } from './router.js';
 import { SimClient } from './sim-client.js';
-import { ensureSeed } from './state.js';
+import { exerciseVariant, parseVariant, rememberVariant } from './state.js';
 import { el } from './text.js';
 
-const panels = {
-  ex1: document.getElementById('ex1'),
-  ex2: document.getElementById('ex2'),
-  ex5: document.getElementById('ex5'),
-  playground: document.getElementById('playground'),
-};
-
-// Worker channels are named after their panel ("ex1-…", "ex2-…", "ex5-…", "playground", "pg-…").
-function panelFor(channel) {
-  const prefix = /^(ex\d+)/.exec(channel)?.[1];
-  return panels[prefix] ?? panels.playground;
-}
-
+const PANELS = { 1: Exercise1Panel, 2: Exercise2Panel, 5: Exercise5Panel };
+const views = new Map([...document.querySelectorAll('main > .view')].map((section) => [section.dataset.view, section]));
 const status = document.getElementById('status');
 
 /**
- * Says something about the simulation itself in the page's status line (role="status"): an error
- * stays; a notice floats at the foot of the window, wherever the learner is, until dismissed.
+ * Says something about the simulation or the address in the page's status line (role="status"):
+ * an error stays; a notice floats at the foot of the window, wherever the learner is, until dismissed.
  */
 function showStatus(text, { error = false } = {}) {
   const sentence = text.charAt(0).toUpperCase() + text.slice(1);
@@ -46,15 +38,22 @@ const debug = new URLSearchParams(location.search).get('debug') === '1';
 const workerUrl = new URL('./worker.js', import.meta.url);
 if (debug) workerUrl.searchParams.set('debug', '1');
 
+/** The view a worker channel belongs to ("ex1-…" → exercise/1, "playground"/"pg-…" → playground). */
+function viewOf(channel) {
+  const exercise = /^ex(\d+)/.exec(channel)?.[1];
+  return views.get(exercise ? `exercise/${exercise}` : 'playground');
+}
+
 const busyChannels = new Set();
 const client = new SimClient(workerUrl, {
   onBusy(channel, busy) {
     if (busy) busyChannels.add(channel);
     else busyChannels.delete(channel);
-    for (const panel of Object.values(panels)) {
-      const any = [...busyChannels].some((c) => panelFor(c) === panel);
-      panel.dataset.busy = String(any);
-      panel.setAttribute('aria-busy', String(any));
+    for (const view of views.values()) {
+      if (!('busy' in view.dataset)) continue;
+      const any = [...busyChannels].some((c) => viewOf(c) === view);
+      view.dataset.busy = String(any);
+      view.setAttribute('aria-busy', String(any));
     }
   },
   // The worker restarted the module; the panel that asked shows the error too. Nothing is redrawn,
@@ -71,35 +70,107 @@ if (debug) {
   };
 }
 
-// In-page links must not replace the hash: it holds the seed and the playground's settings.
+// "Skip to the content" moves focus without touching the route in the hash.
 document.addEventListener('click', (event) => {
-  const link = event.target.closest('a[data-scroll]');
+  const link = event.target.closest('a[data-focus]');
   if (!link) return;
   event.preventDefault();
-  const target = document.getElementById(link.getAttribute('href').slice(1));
-  target?.scrollIntoView({ behavior: 'smooth', block: 'start' });
-  target?.focus({ preventScroll: true });
+  document.getElementById(link.dataset.focus)?.focus();
 });
 
+const panels = new Map();  // exercise number or "playground" → mounted panel
+let playgroundStart = null;
+
+/** The panel of an exercise, mounted on first use (its section keeps data-ready "idle" until then). */
+function exercisePanel(number) {
+  if (!panels.has(number)) panels.set(number, new PANELS[number](views.get(`exercise/${number}`), client));
+  return panels.get(number);
+}
+
+async function showExercise(route, catalogue) {
+  const number = route.exercise;
+  const entry = catalogue?.exercises.find((e) => e.id === number);
+  const section = views.get(`exercise/${number}`);
+  if (!PANELS[number]) {
+    if (entry) renderComing(section.querySelector('[data-part="body"]'), entry, catalogue);
+    return;
+  }
+  const asked = route.params.get('variant');
+  let variant = parseVariant(asked);
+  if (variant === null) {
+    variant = exerciseVariant(number);
+    if (asked !== null) showStatus(`"${asked}" in the address is not a variant (a whole number from 0 to 2147483647): showing your variant ${variant} of exercise ${number} instead.`);
+    go({ view: 'exercise', exercise: number, params: { variant } }, { replace: true });
+    return;  // the corrected route comes back here
+  }
+  rememberVariant(number, variant);
+  await client.ready;
+  const panel = exercisePanel(number);
+  if (panel.seed !== variant || section.dataset.ready === 'error') await panel.load(variant);
+}
+
+async function showPlayground() {
+  await client.ready;
+  if (!panels.has('playground')) {
+    const panel = new PlaygroundPanel(views.get('playground'), client);
+    panels.set('playground', panel);
+    playgroundStart = panel.init().catch((error) => {
+      const section = views.get('playground');
+      section.dataset.ready = 'error';
+      section.querySelector('[data-part="status"]').textContent = `Could not start the playground: ${error.message}`;
+    });
+  } else {
+    panels.get('playground').fromRoute();
+  }
+  return playgroundStart;
+}
+
+async function showHome(catalogue) {
+  const home = views.get('home');
+  if (!catalogue) return;
+  renderHome(home.querySelector('[data-part="body"]'), catalogue);
+  home.dataset.ready = 'true';
+}
+
+let catalogue = null;
+let first = true;
+
+/** Shows the route's view (hiding the others), marks it in the navigation and mounts its panel. */
+async function show(route) {
+  const key = views.has(viewKey(route)) ? viewKey(route) : 'home';
+  if (route.unknown !== undefined && !route.legacy) showStatus(`The address "#${route.unknown}" names no page of the lab: here is the home view.`);
+  if (route.legacy) {
+    // An address from before the lab had routes: rewrite it to the route it meant.
+    go({ view: route.view, exercise: route.exercise, params: route.params }, { replace: true });
+    return;
+  }
+  for (const [name, section] of views) section.hidden = name !== key;
+  for (const link of document.querySelectorAll('nav a[data-view]')) {
+    if (link.dataset.view === key) link.setAttribute('aria-current', 'page');
+    else link.removeAttribute('aria-current');
+  }
+  const section = views.get(key);
+  const title = section.querySelector('h2')?.textContent ?? '';
+  document.title = key === 'home' ? 'GPU Autoscaling Lab' : `${title} · GPU Autoscaling Lab`;
+  if (!first) section.querySelector('h2')?.focus({ preventScroll: true });
+  if (!first) window.scrollTo(0, 0);
+  first = false;
+  if (route.view === 'exercise') await showExercise(route, catalogue);
+  else if (route.view === 'playground') await showPlayground();
+  else await showHome(catalogue);
+}
+
+onRouteChange((route) => show(route).catch((error) => showStatus(error.message, { error: true })));
+
 try {
+  catalogue = await loadCatalogue().catch((error) => {
+    showStatus(error.message, { error: true });
+    return null;
+  });
+  await show(parseRoute());
   const version = await client.ready;
   document.getElementById('version').textContent = version ? `simulation core ${version}` : '';
-  // One seed for every exercise (#seed=N): chosen here once, so the panels never race to pick one.
-  ensureSeed();
-  const exercises = [
-    new Exercise1Panel(panels.ex1, client),
-    new Exercise2Panel(panels.ex2, client),
-    new Exercise5Panel(panels.ex5, client),
-  ];
-  const playground = new PlaygroundPanel(panels.playground, client);
-  await Promise.all([
-    ...exercises.map((exercise) => exercise.load()),
-    playground.init().catch((error) => {
-      panels.playground.dataset.ready = 'error';
-      panels.playground.querySelector('[data-part="status"]').textContent = `Could not start the playground: ${error.message}`;
-    }),
-  ]);
 } catch (error) {
   if (!client.failure) showStatus(error.message, { error: true });  // else onFatal said it already
-  for (const panel of Object.values(panels)) panel.dataset.ready = 'error';
+  for (const view of views.values()) if (view.dataset.ready !== 'true') view.dataset.ready = 'error';
 }

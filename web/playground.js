@@ -2,9 +2,10 @@
 // (debounced, latest request wins) and redraws the summary, charts and decision log.
 import { RunCharts } from './charts.js';
 import { DecisionLog } from './decision-log.js';
+import { workNote } from './progress.js';
 import { csvButtons } from './run-view.js';
 import { buildScenario, formatKnob, knobActive, knobChoices, knobKey, knobStart, parseKnob, readUrlState, updateHash } from './state.js';
-import { renderSummaryTiles } from './summary.js';
+import { renderHeadline, renderSummaryTiles } from './summary.js';
 import { el } from './text.js';
 
 const DEBOUNCE_MS = 100;
@@ -51,7 +52,6 @@ export class PlaygroundPanel {
     }
     this._build();
     this._showActive();
-    window.addEventListener('hashchange', () => this._fromHash());
     await this._run();
   }
 
@@ -73,6 +73,8 @@ export class PlaygroundPanel {
         el('button', { type: 'button', class: 'secondary', text: 'Reset to defaults', onclick: () => this._reset() })));
 
     this.summaryBox = el('div', { class: 'summary-box' });
+    // The few numbers that answer "did that change help?", kept in view while a knob moves.
+    this.headline = el('dl', { class: 'run-headline', 'data-part': 'headline' });
     this.statusBox = el('p', { class: 'run-status', 'aria-live': 'polite' });
     const chartBox = el('div', { class: 'chart-stack' });
     const logBox = el('div', { class: 'logs' });
@@ -80,6 +82,7 @@ export class PlaygroundPanel {
     const spec = el('details', { class: 'hpa-spec' },
       el('summary', { text: 'The autoscaler this run used (the strategy expanded to an HPA spec)' }), this.specBox);
     this.body.replaceChildren(el('div', { class: 'playground-grid' },
+      this.headline,
       el('div', { class: 'knob-column' }, this.errorBox, form),
       el('div', { class: 'result-column' },
         this.statusBox,
@@ -153,8 +156,8 @@ export class PlaygroundPanel {
     }
   }
 
-  /** The learner edited the address by hand: take the knob values from it. */
-  _fromHash() {
+  /** The route changed (an edited address, back or forward): take the knob values from it. */
+  fromRoute() {
     const url = readUrlState();
     let changed = false;
     for (const knob of this.knobs) {
@@ -201,14 +204,26 @@ export class PlaygroundPanel {
   async _run() {
     const scenario = buildScenario(this.knobs, this.values);
     this.statusBox.textContent = 'Running…';
+    this.note?.done();
+    const note = workNote(this.statusBox, this.client, { id: 'pg-run-progress' });
+    this.note = note;
     try {
-      const result = await this.client.call('run', [JSON.stringify(scenario)], { channel: 'playground' });
+      const result = await this.client.call('run', [JSON.stringify(scenario)], {
+        channel: 'playground', onProgress: (fraction, label) => note.progress(fraction, label),
+      });
+      note.done();
       this.coreError = null;
       this.lastRun = { scenario, result };
       this._render(result, scenario);
       this.statusBox.textContent = '';
     } catch (error) {
       if (error.name === 'Superseded') return;
+      note.done();
+      if (error.name === 'Cancelled') {
+        this.statusBox.textContent = this.lastRun ? 'Cancelled: the charts still show the previous run.' : 'Cancelled: nothing was run.';
+        this.root.dataset.ready = 'true';
+        return;
+      }
       this.coreError = { path: error.path ?? '', message: error.detail ?? error.message };
       this.statusBox.textContent = this.lastRun
         ? 'The last change was not run: see the message next to the form. The charts still show the previous run.'
@@ -220,6 +235,7 @@ export class PlaygroundPanel {
 
   _render(result, scenario) {
     renderSummaryTiles(this.summaryBox, result.summary);
+    renderHeadline(this.headline, result.summary);
     this.charts.update(result.series);
     this.log.render(result.decisions, result.decision_log);
     this.specBox.textContent = result.autoscaler ? JSON.stringify(result.autoscaler, null, 2) : '(not reported)';

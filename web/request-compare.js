@@ -136,7 +136,7 @@ export class RequestComparison {
           if (filter && n > 0) {
             cell.append(el('button', {
               type: 'button', class: 'link', text: n.toLocaleString('en-US'),
-              'aria-label': `List the ${n} requests ${labelA} in the ${shortName(a)} run and ${labelB} in the ${shortName(b)} run`,
+              'aria-label': `List the ${n.toLocaleString('en-US')} requests ${labelA} in the ${shortName(a)} run and ${labelB} in the ${shortName(b)} run`,
               'aria-controls': `${this.prefix}-compare-list`,
               onclick: () => { this.filter.value = filter; this.page = 0; this._renderList(); },
             }));
@@ -256,7 +256,7 @@ export class RequestComparison {
     this.listBox.replaceChildren(
       el('p', { class: 'compare-count', text: rows.length === 0 ? `No request is ${label}.`
         : `${rows.length.toLocaleString('en-US')} requests ${label}; rows ${this.page * PAGE_SIZE + 1}–${this.page * PAGE_SIZE + shown.length} shown.` }),
-      rows.length === 0 ? null : el('div', { class: 'table-scroll' }, el('table', { class: 'summary compare-requests', id: `${this.prefix}-compare-requests` },
+      rows.length === 0 ? null : el('div', { class: 'table-scroll', tabindex: '0', role: 'region', 'aria-label': 'The requests listed, by id' }, el('table', { class: 'summary compare-requests', id: `${this.prefix}-compare-requests` },
         el('caption', { text: `Requests ${label}` }),
         el('thead', {},
           el('tr', {}, el('th', { scope: 'col', rowspan: 2, text: 'request' }), el('th', { scope: 'col', rowspan: 2, text: 'arrived' }),

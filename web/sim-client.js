@@ -9,6 +9,14 @@ export class Superseded extends Error {
   }
 }
 
+/** The learner cancelled the call (the worker was stopped and started afresh). */
+export class Cancelled extends Error {
+  constructor() {
+    super('cancelled');
+    this.name = 'Cancelled';
+  }
+}
+
 /**
  * An error the core reported: `path` is the JSON path it is about ("" when none). `crashed` is true
  * when the call crashed the module, which the worker then restarted (nothing to fix in the input).
@@ -33,7 +41,7 @@ export class SimClient {
    *   onFatal: the module could not be loaded or restarted, so every call fails from now on
    */
   constructor(workerUrl, { onBusy, onCrash, onFatal } = {}) {
-    this.worker = new Worker(workerUrl, { type: 'module' });
+    this.workerUrl = workerUrl;
     this.nextId = 1;
     this.calls = new Map();   // id → {resolve, reject, channel}
     this.latest = new Map();  // channel → id of the newest call
@@ -47,11 +55,35 @@ export class SimClient {
       this._ready = resolve;
       this._fatal = reject;
     });
+    this.cancels = 0;         // how many times the learner cancelled a call
+    this._spawn();
+  }
+
+  _spawn() {
+    this.worker = new Worker(this.workerUrl, { type: 'module' });
     this.worker.onmessage = (event) => this._receive(event.data);
     this.worker.onerror = (event) => {
       event.preventDefault();
       this._fail(`the simulation worker failed to start: ${event.message || 'could not load worker.js or sim.mjs'}`);
     };
+  }
+
+  /**
+   * Cancels every call in flight: a WASM call cannot be interrupted, so the worker is stopped and a
+   * fresh one started (the module loads again, well under a second). The calls reject with
+   * Cancelled; calls made afterwards wait for the fresh module.
+   */
+  cancel() {
+    if (this.failure) return;
+    this.worker.terminate();
+    this.cancels += 1;
+    const calls = [...this.calls];
+    this.calls.clear();
+    for (const [id, entry] of calls) {
+      if (this.latest.get(entry.channel) === id) this.onBusy(entry.channel, false);
+      entry.reject(new Cancelled());
+    }
+    this._spawn();
   }
 
   /**
@@ -88,7 +120,7 @@ export class SimClient {
   _receive(msg) {
     if (msg.type === 'ready') {
       this.version = msg.version;
-      this._ready(msg.version);
+      this._ready(msg.version);  // after a cancel: the promise is settled already, nothing changes
       return;
     }
     if (msg.type === 'restarted') {

@@ -5,13 +5,15 @@
 // max, step?, unit, choices?, excluded_by?, requires?} (the last two: see knobActive). `default` is the scenario's own default; `start`, when present, is where
 // the playground starts instead (a livelier arrival rate). `path` is a JSON pointer into the scenario ("/autoscaler/strategy").
 // Every core knob re-runs the simulation; page knobs say what they affect in `effect`.
-// In the URL hash a core knob is keyed by its JSON path ("/autoscaler/strategy=queue_depth"), which
-// cannot collide with the page's own keys ("seed" for the exercise vs "/seed" for the scenario); only
-// values that differ from where the playground starts are written, so a short link means "the start".
+// In the playground's route a core knob is keyed by its JSON path
+// ("#/playground?/autoscaler/strategy=queue_depth"), which cannot collide with the page's own keys
+// ("variant" for an exercise vs "/seed" for the scenario); only values that differ from where the
+// playground starts are written, so a short link means "the start".
+import { parseRoute, updateParams } from './router.js';
 
 /** Knobs that belong to the page, not to a scenario. */
 export const PAGE_KNOBS = [
-  { key: 'seed', label: 'Variant seed', type: 'integer', min: 0, max: 2147483647, effect: 'exercise' },
+  { key: 'variant', label: 'Variant', type: 'integer', min: 0, max: 2147483647, effect: 'exercise' },
 ];
 
 /** Where a knob starts in the playground: its `start`, else the scenario's default. */
@@ -114,9 +116,9 @@ export function buildScenario(knobs, values, base = {}) {
   return scenario;
 }
 
-/** The URL's state: hash parameters, with ?query parameters as a fallback. */
+/** The current route's parameters (#/playground?…), with the address's ?query as a fallback. */
 export function readUrlState() {
-  const hash = new URLSearchParams(location.hash.replace(/^#/, ''));
+  const hash = parseRoute().params;
   const query = new URLSearchParams(location.search);
   return {
     get(key) {
@@ -128,66 +130,65 @@ export function readUrlState() {
   };
 }
 
-/** The seed in the URL (#seed=N or ?seed=N), or null if absent or not a whole number ≥ 0. */
-export function readSeed() {
-  const raw = readUrlState().get('seed');
-  if (raw === null || !/^\d+$/.test(raw.trim())) return null;
-  const seed = Number(raw.trim());
-  return Number.isSafeInteger(seed) && seed <= PAGE_KNOBS[0].max ? seed : null;
+/** Rewrites some of the current route's parameters (null deletes one), with no history entry. */
+export const updateHash = updateParams;
+
+// Variants. Every learner has one variant id, chosen at random on the first visit and kept in this
+// browser; each exercise starts at it. "New variant" gives one exercise another id (kept for that
+// exercise only); the address (#/exercise/2?variant=17) always says which variant is shown, so a
+// link reproduces it.
+
+const LEARNER_KEY = 'gpuscale:learner-variant';
+const exerciseKey = (exercise) => `gpuscale:variant:ex${exercise}`;
+
+function stored(key) {
+  try {
+    return parseVariant(localStorage.getItem(key));
+  } catch {
+    return null;
+  }
 }
 
-/** A fresh random seed for a learner without one. */
+function store(key, value) {
+  try {
+    if (value === null) localStorage.removeItem(key);
+    else localStorage.setItem(key, String(value));
+  } catch {
+    // private mode or quota: the address still carries the variant
+  }
+}
+
+/** A variant id as typed or found in the address: a whole number 0 … 2147483647, else null. */
+export function parseVariant(text) {
+  const raw = String(text ?? '').trim();
+  if (!/^\d{1,10}$/.test(raw)) return null;
+  const value = Number(raw);
+  return value <= PAGE_KNOBS[0].max ? value : null;
+}
+
+/** A fresh random variant id. */
 export function randomSeed() {
   const buffer = new Uint32Array(1);
   crypto.getRandomValues(buffer);
   return buffer[0] % 1000000;
 }
 
-/**
- * Rewrites some hash parameters (value null or undefined deletes one) without adding a history
- * entry or firing hashchange. The seed stays first so links read naturally.
- */
-export function updateHash(changes) {
-  const params = new URLSearchParams(location.hash.replace(/^#/, ''));
-  for (const [key, value] of Object.entries(changes)) {
-    if (value === null || value === undefined) params.delete(key);
-    else params.set(key, String(value));
+/** The learner's own variant id (chosen and kept on the first call). */
+export function learnerVariant() {
+  let value = stored(LEARNER_KEY);
+  if (value === null) {
+    value = randomSeed();
+    store(LEARNER_KEY, value);
   }
-  const entries = [...params.entries()].sort(([a], [b]) => (a === 'seed' ? -1 : b === 'seed' ? 1 : 0));
-  const encode = (part) => encodeURIComponent(part).replace(/%2F/g, '/');  // paths stay readable
-  const text = entries.map(([k, v]) => `${encode(k)}=${encode(v)}`).join('&');
-  const url = `${location.pathname}${location.search}${text ? `#${text}` : ''}`;
-  history.replaceState(history.state, '', url);
+  return value;
 }
 
-/** Event fired on window when a panel changes the shared seed (replaceState fires no hashchange). */
-export const SEED_EVENT = 'gpuscale:seed';
-
-/**
- * Makes `seed` the variant seed of every exercise panel: writes #seed=N and tells the panels.
- * One seed serves the whole page, so a link with #seed=N reproduces every exercise's variant.
- */
-export function changeSeed(seed) {
-  updateHash({ seed });
-  window.dispatchEvent(new CustomEvent(SEED_EVENT, { detail: { seed } }));
+/** The variant an exercise opens at when the address names none: its own, else the learner's. */
+export function exerciseVariant(exercise) {
+  return stored(exerciseKey(exercise)) ?? learnerVariant();
 }
 
-/** Calls `onChange(seed)` whenever the URL's seed differs from `current()` (hash edits or changeSeed). */
-export function watchSeed(current, onChange) {
-  const check = () => {
-    const seed = readSeed();
-    if (seed !== null && seed !== current()) onChange(seed);
-  };
-  window.addEventListener('hashchange', check);
-  window.addEventListener(SEED_EVENT, check);
-}
-
-/** The URL's seed; when there is none, a random one, written to the hash so the link reproduces it. */
-export function ensureSeed() {
-  let seed = readSeed();
-  if (seed === null) {
-    seed = randomSeed();
-    updateHash({ seed });
-  }
-  return seed;
+/** Keeps `variant` as the exercise's own (forgotten when it is the learner's id anyway). */
+export function rememberVariant(exercise, variant) {
+  store(exerciseKey(exercise), variant === learnerVariant() ? null : variant);
 }

@@ -81,6 +81,20 @@ export function renderSummaryTiles(container, nested) {
   container.replaceChildren(el('dl', { class: 'summary summary-tiles' }, tiles));
 }
 
+// The playground's headline: what a knob change is judged by first.
+const HEADLINE = ['num_dropped', 'ttft_p99_s', 'slo_attainment', 'peak_replicas', 'cost_usd', 'cluster.node_cost_usd'];
+
+/** A few key numbers of a run in one line (dl of label/value pairs), for a sticky strip. */
+export function renderHeadline(container, nested) {
+  const summary = flattenSummary(nested);
+  const items = HEADLINE.filter((key) => key in summary).map((key) => {
+    const [label, unit] = FIELDS.find(([k]) => k === key).slice(1);
+    return el('div', { class: 'headline-item', dataset: { field: key } },
+      el('dt', { text: label }), el('dd', { text: formatNumber(summary[key], unit) }));
+  });
+  container.replaceChildren(...items);
+}
+
 /** [key, label, unit] for every field any of the runs has: documented ones first, in order. */
 function summaryRows(runs) {
   const known = new Set(FIELDS.map(([key]) => key));

@@ -31,10 +31,34 @@ Json knob(const fields::Number& f, double def) {
   return k;
 }
 
+// The page's menu entries: each value with the words a learner reads (the metric names stay: they
+// are what an HPA spec would say).
+const char* choice_label(ScalerStrategy s) {
+  switch (s) {
+    case ScalerStrategy::Fixed: return "None: a fixed number of replicas";
+    case ScalerStrategy::GpuUtil: return "HPA on GPU duty cycle (DCGM_FI_DEV_GPU_UTIL)";
+    case ScalerStrategy::GpuMemory: return "HPA on GPU memory used (DCGM_FI_DEV_FB_USED)";
+    case ScalerStrategy::QueueDepth: return "KEDA on queue depth (vllm:num_requests_waiting)";
+    case ScalerStrategy::KvCache: return "HPA on KV-cache use (vllm:kv_cache_usage_perc)";
+    case ScalerStrategy::HttpConcurrency: return "KEDA HTTP add-on on requests in flight";
+    case ScalerStrategy::Custom: return "A custom HPA spec";
+  }
+  return "?";
+}
+
+const char* choice_label(WorkloadPreset p) {
+  switch (p) {
+    case WorkloadPreset::LessonBurst: return "Quiet, then a burst, then a tail (the lesson's)";
+    case WorkloadPreset::Steady: return "Steady";
+    case WorkloadPreset::Custom: return "Custom phases";
+  }
+  return "?";
+}
+
 template <typename E, std::size_t N>
 Json choices(const Named<E> (&names)[N], std::initializer_list<E> offered) {
   Json out = Json::array();
-  for (E e : offered) out.push_back(name_of(e, names));
+  for (E e : offered) out.push_back(Json{{"value", name_of(e, names)}, {"label", choice_label(e)}});
   return out;
 }
 
