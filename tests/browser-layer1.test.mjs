@@ -57,7 +57,14 @@ test('exercise 2: the NodePool editor checks, grades and restores the learner\'s
   await page.keyboard.type(tail);
   await page.waitForSelector(`${editor}[data-state="yaml-error"]`, WAIT);
   assert.match(await page.textContent(`${editor} .np-error`), /line \d+, column \d+/);
+  assert.match(await page.textContent(`${editor} .np-error`), /is not closed: end it with "\]"/, 'the error says what to fix');
   for (let i = 0; i < tail.length; i++) await page.keyboard.press('Backspace');
+  // A key without its colon: the message quotes the line to fix, in plain words.
+  const colon = '  weight 500\n';
+  await page.keyboard.type(colon);
+  await page.waitForSelector(`${editor}[data-state="yaml-error"]`, WAIT);
+  assert.match(await page.textContent(`${editor} .np-error`), /colon[\s\S]*The line reads: "weight 500"/);
+  for (let i = 0; i < colon.length; i++) await page.keyboard.press('Backspace');
   const invalid = '  weight: 500\n';
   await page.keyboard.type(invalid);
   await page.waitForSelector(`${editor}[data-state="invalid"]`, WAIT);

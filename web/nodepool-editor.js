@@ -16,6 +16,37 @@ const YAML_OPTIONS = {
   customTags: (tags) => tags.filter((tag) => tag.format !== 'TIME'),
 };
 
+// The yaml package's error codes in the learner's words: what is wrong and what to change. The
+// package's own sentence follows, for anyone who knows YAML's terms.
+const YAML_ADVICE = {
+  TAB_AS_INDENT: 'A tab indents this line: YAML indents with spaces only. Replace the tab with spaces.',
+  BAD_INDENT: 'This line is indented differently from the lines it belongs with: line it up with its siblings (same number of spaces), or two more spaces under its parent.',
+  MISSING_CHAR: 'Something is missing here, often a colon after a key ("key: value") or a closing quote or bracket.',
+  MULTILINE_IMPLICIT_KEY: 'This line has a key without its colon, or a key that runs on from the line before: write "key: value" on one line.',
+  BLOCK_AS_IMPLICIT_KEY: 'A list or map stands where a key should be: check the colon and the indentation of this line.',
+  DUPLICATE_KEY: 'This key appears twice in the same map: keep one of them.',
+  UNEXPECTED_TOKEN: 'YAML did not expect this character here: check the line for a stray character, a missing space after a colon or after "-".',
+  BAD_SCALAR_START: 'A value cannot start with this character unquoted: put the value in quotes.',
+  BAD_DQ_ESCAPE: 'A backslash in double quotes starts an escape YAML does not know: use single quotes, or double the backslash.',
+  BLOCK_IN_FLOW: 'A block (indented lines) sits inside brackets or braces: write the whole item inside the brackets, or drop them.',
+  MULTIPLE_DOCS: 'A second document starts here ("---"): the editor takes one NodePool (and, optionally, its EC2NodeClass).',
+  NON_STRING_KEY: 'A key must be plain text here: write it without brackets or braces.',
+  BAD_ALIAS: 'An alias (*name) points at no anchor (&name) above it.',
+  RESOURCE_EXHAUSTION: 'The text expands to too much (aliases inside aliases): write the values out.',
+};
+
+/** A YAML error in plain words, with the line the learner must fix quoted. */
+export function plainYamlError(error, text) {
+  const at = error.linePos?.[0];
+  const own = error.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '');
+  const unclosed = /end with a ([\]}])/.exec(own)?.[1];
+  const advice = unclosed ? `A "${unclosed === ']' ? '[' : '{'}" is not closed: end it with "${unclosed}" on the same line, or write the items one per line.`
+    : YAML_ADVICE[error.code];
+  const line = at ? String(text).split(/\r?\n/)[at.line - 1] : undefined;
+  const quoted = line !== undefined && line.trim() !== '' ? ` The line reads: "${line.trim().slice(0, 80)}".` : '';
+  return { message: advice ? `${advice}${quoted} (YAML: ${own}.)` : `${own}.${quoted}`, line: at?.line, col: at?.col, code: error.code };
+}
+
 /**
  * Reads the editor's text as the one NodePool it must hold. A stream may also hold the
  * EC2NodeClass it refers to (apiVersion karpenter.k8s.aws/…), which is skipped, as the CLI does.
@@ -29,12 +60,8 @@ export function readNodePoolText(text) {
   const docs = Array.isArray(parsed) ? parsed : [];
   for (const doc of docs) {
     const error = doc.errors[0];
-    if (error) {
-      const at = error.linePos?.[0];
-      // The package appends "at line L, column C:" and a code excerpt; the position is shown apart.
-      const message = error.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '');
-      return { ok: false, error: { message, line: at?.line, col: at?.col } };
-    }
+    // The package appends "at line L, column C:" and a code excerpt; the position is shown apart.
+    if (error) return { ok: false, error: plainYamlError(error, text) };
   }
   let values;
   try {

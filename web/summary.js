@@ -25,6 +25,15 @@ const FIELDS = [
   ['cost_usd', 'Cost', 'USD'],
   ['num_replica_evictions', 'Replicas evicted', ''],
   ['num_requests_failed_by_eviction', 'Requests failed by eviction', ''],
+  // Why replicas were evicted (summary.replica_evictions_by_reason): rows left out while all are 0.
+  ['replica_evictions_by_reason.Empty', 'Evicted: empty node removed', '', 'breakdown'],
+  ['replica_evictions_by_reason.Underutilized', 'Evicted: underused node consolidated', '', 'breakdown'],
+  ['replica_evictions_by_reason.Drifted', 'Evicted: node replaced (drift)', '', 'breakdown'],
+  ['replica_evictions_by_reason.Expired', 'Evicted: node expired (expireAfter)', '', 'breakdown'],
+  ['replica_evictions_by_reason.Interrupted', 'Evicted: spot interruption', '', 'breakdown'],
+  ['replica_evictions_by_reason.ScaleDown', 'Evicted: node group scaled down', '', 'breakdown'],
+  ['replica_evictions_by_reason.RegistrationTimeout', 'Evicted: node never registered', '', 'breakdown'],
+  ['replica_evictions_by_reason.Drain', 'Evicted: node drained', '', 'breakdown'],
   ['ttft_spike_minutes', 'Minutes with windowed P99 TTFT > 10 s', 'min'],
   ['ttft_breach_hours', 'Clock hours with P99 TTFT > 10 s (by arrival)', ''],
   // Cluster mode (a scenario with a cluster section): nested under `cluster`.
@@ -102,8 +111,10 @@ function summaryRows(runs) {
   for (const { summary } of runs) {
     for (const key of Object.keys(summary ?? {})) if (!known.has(key) && !extra.includes(key)) extra.push(key);
   }
-  return [...FIELDS, ...extra.map((key) => [key, key.replace(/_/g, ' '), ''])]
-    .filter(([key]) => runs.some(({ summary }) => summary && key in summary));
+  const plain = (key) => key.replace(/[._]/g, ' ').replace(/^num /, '').replace(/ s$/, ' (s)');
+  return [...FIELDS, ...extra.map((key) => [key, plain(key), ''])]
+    .filter(([key]) => runs.some(({ summary }) => summary && key in summary))
+    .filter(([key, , , kind]) => kind !== 'breakdown' || runs.some(({ summary }) => Number(summary?.[key]) !== 0));
 }
 
 /**

@@ -133,7 +133,7 @@ Json variant(const Json& def, std::uint64_t seed) {
           {"starter_yaml", def.at("starter_yaml")},
           {"criteria", criteria},
           {"questions", Json::array({{{"id", "nodepool"}, {"type", "nodepool"},
-                                      {"prompt", "Your GPU NodePool (YAML); the lab converts it to JSON and sends {\"nodepool\": {...}}."}}})},
+                                      {"prompt", "Your GPU NodePool, as YAML (kind: NodePool, apiVersion: karpenter.sh/v1)."}}})},
           // The day the learner's pool runs in; "nodepools" holds only the cluster's CPU pool: the
           // learner's GPU pool goes first (the reference answer is never sent).
           {"scenario", def_scenario_without_gpu_pool(def, params, seed)}};
