@@ -1,0 +1,61 @@
+// WASM benchmark in Chromium (Debian's, through playwright-core): the suite of
+// scripts/bench-suite.mjs run on the page's own thread from the assembled site, so the figures are
+// the browser's beside node's (scripts/bench.sh prints both). The page's targets for a re-run
+// after a knob change: the exercise-1 pair within 10 ms, the playground's default within 8 ms.
+// Usage: node scripts/bench-browser.mjs [SITE_DIR] [REPEAT]   env: CHROMIUM (default /usr/bin/chromium)
+import { readFile } from 'node:fs/promises';
+import http from 'node:http';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { chromium } from 'playwright-core';
+
+import { benchLines } from './bench-suite.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const site = path.resolve(process.argv[2] ?? path.join(root, 'build-wasm/site'));
+const repeat = Number(process.argv[3] ?? 3);
+const TYPES = { '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm', '.json': 'application/json', '.html': 'text/html' };
+
+// The site at /, the suite at /bench-suite.mjs, an empty page at /bench.html; nothing else.
+const server = http.createServer(async (req, res) => {
+  const rel = decodeURIComponent(new URL(req.url, 'http://x').pathname).replace(/^\/+/, '');
+  if (rel === 'bench.html') {  // an empty page: the lab's own would start its worker beside the benchmark
+    res.writeHead(200, { 'content-type': 'text/html' });
+    res.end('<!doctype html><title>bench</title>');
+    return;
+  }
+  const file = rel === 'bench-suite.mjs' ? path.join(root, 'scripts', rel) : path.resolve(site, rel || 'index.html');
+  if (!file.startsWith(site + path.sep) && !file.endsWith('bench-suite.mjs')) { res.writeHead(404); res.end(); return; }
+  try {
+    const body = await readFile(file);
+    res.writeHead(200, { 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream' });
+    res.end(body);
+  } catch {
+    res.writeHead(404);
+    res.end();
+  }
+});
+await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+const origin = `http://127.0.0.1:${server.address().port}`;
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+         '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+});
+try {
+  const page = await browser.newPage();
+  await page.goto(`${origin}/bench.html`);
+  const result = await page.evaluate(async ({ repeat }) => {
+    const { default: createSim } = await import('/sim.mjs');
+    const { benchSuite } = await import('/bench-suite.mjs');
+    const text = async (url) => (await fetch(url)).text();
+    const sim = await createSim();
+    const files = { ex1: await text('/exercises/ex1-bursty.json'), day: await text('/scenarios/bench-24h.json'), week: await text('/scenarios/bench-7d-consolidation.json') };
+    return { version: navigator.userAgent.match(/Chrome\/[\d.]+/)?.[0] ?? 'Chromium', ...benchSuite(sim, files, repeat) };
+  }, { repeat });
+  for (const line of benchLines(`wasm (Chromium ${result.version.replace('Chrome/', '')})`, result, repeat)) console.log(line);
+} finally {
+  await browser.close();
+  server.close();
+}
