@@ -118,6 +118,14 @@ for (const [size, viewport] of Object.entries(VIEWPORTS)) {
       if (stops > MAX_TAB_STOPS) failures.push(`${view.name}: ${stops} tab stops (at most ${MAX_TAB_STOPS})`);
       t.diagnostic(`${view.name}: ${stops} tab stops, ${violations.length} serious/critical axe violations, width ${wide.scrollWidth}/${wide.width}`);
       await page.screenshot({ path: path.join(ARTIFACTS, `view-${view.name}-${size}.png`), fullPage: size === 'phone' });
+      if (size === 'phone') {
+        // The narrowest phone the page is for, reached by turning the window: the charts follow.
+        await page.setViewportSize({ width: 360, height: 740 });
+        await page.waitForTimeout(300);
+        const narrow = await overflow(page);
+        if (narrow.scrollWidth > narrow.width) failures.push(`${view.name} at 360 px: the page is ${narrow.scrollWidth} px wide: ${narrow.wide.join('; ')}`);
+        await page.setViewportSize(viewport);
+      }
     }
     assert.deepEqual(failures, []);
     assert.deepEqual(problems, []);
