@@ -125,7 +125,7 @@ test('exercise 1 and the playground work on the served page', { timeout: 180_000
   const visible = await log.locator('tbody tr:not([hidden]):not(.why-row)').evaluateAll((rows) => rows.map((r) => r.children[1].textContent));
   assert.ok(visible.length > 0 && visible.every((c) => c === 'karpenter.disruption'), `only Karpenter rows: ${visible.slice(0, 5)}`);
   assert.match(await log.locator('.log-count').textContent(), /shown/);
-  await log.locator('tbody tr:not([hidden]) button.why').first().click();
+  await log.locator('tbody tr.decision:not([hidden]) .why').first().click();
   assert.match(await log.locator('pre.explanation').first().textContent(), /candidates|Emptiness|Consolidation|budget/);
   // A PodDisruptionBudget that allows no voluntary disruption: no replica is evicted.
   await page.selectOption('#playground [data-path="/cluster/inference_pdb/maxUnavailable"] select', '0%');

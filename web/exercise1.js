@@ -105,7 +105,7 @@ export class Exercise1Panel extends ExercisePanel {
       this.explanationBox,
       this._historyBlock(),
       el('h3', { text: 'Decision logs' }),
-      el('p', { class: 'hint-text', text: 'Every HPA sync of each run: the replica count it saw, the one it asked for, and why. Open "why" for the arithmetic.' }),
+      el('p', { class: 'hint-text', text: 'Every HPA sync of each run: the replica count it saw, the one it asked for, and why. Open a row (click it, or Enter on it) for the arithmetic.' }),
       this.logsBox);
     this._renderQuestions();
   }
@@ -135,7 +135,7 @@ export class Exercise1Panel extends ExercisePanel {
           getRun: () => this.runs[name], onError: (error) => this._status(`CSV export failed: ${error.message}`, true),
         }));
       columns.append(column);
-      new RunCharts(chartBox, { syncKey: 'ex1' }).update(run.result.series, maxima);
+      new RunCharts(chartBox, { syncKey: 'ex1' }).update(run.result.series, maxima, RunCharts.marksFor(run.scenario, run.result.decisions));
     }
     this.logsBox.replaceChildren();
     this.logs = names.map((name) => {

@@ -236,7 +236,7 @@ export class PlaygroundPanel {
   _render(result, scenario) {
     renderSummaryTiles(this.summaryBox, result.summary);
     renderHeadline(this.headline, result.summary);
-    this.charts.update(result.series);
+    this.charts.update(result.series, {}, RunCharts.marksFor(scenario, result.decisions));
     this.log.render(result.decisions, result.decision_log);
     this.specBox.textContent = result.autoscaler ? JSON.stringify(result.autoscaler, null, 2) : '(not reported)';
     this.rev += 1;

@@ -134,5 +134,6 @@ export function renderSummary(container, nestedRuns, { caption } = {}) {
     el('tbody', {}, rows.map(([key, label, unit]) => el('tr', { dataset: { field: key } },
       el('th', { scope: 'row', title: key, text: label }),
       runs.map(({ summary }) => el('td', { text: formatNumber(summary?.[key], unit) }))))));
-  container.replaceChildren(table);
+  // On a phone the table scrolls sideways inside this box, which the keyboard can then scroll too.
+  container.replaceChildren(el('div', { class: 'table-scroll', tabindex: '0', role: 'region', 'aria-label': caption ?? 'Summary of the runs' }, table));
 }
