@@ -87,6 +87,10 @@ Engine::Engine(const EngineConfig& config) : config_(config) {
   cost_.token_ps = to_ps(p.step_token_s, "step_token_s");
   cost_.pair_ps = to_ps(p.step_pair_s, "step_pair_s");
   if (config_.block_size < 1) throw InputError("/engine/block_size", "must be at least 1");
+  if ((config_.block_size & (config_.block_size - 1)) == 0) {
+    block_shift_ = 0;
+    while ((1 << block_shift_) < config_.block_size) ++block_shift_;
+  }
   if (config_.max_num_seqs < 1) throw InputError("/engine/max_num_seqs", "must be at least 1");
   if (config_.max_num_batched_tokens < 1)
     throw InputError("/engine/max_num_batched_tokens", "must be at least 1");
@@ -310,6 +314,10 @@ Micros Engine::begin_step(Micros now) {
   // 2. WAITING requests FCFS, only if nothing was preempted this step (scheduler.py
   //    `if not preempted_reqs:`), while budget, max_num_seqs and free blocks allow. Chunked prefill:
   //    a prompt longer than the remaining budget is admitted with a partial chunk.
+  // Whether the waiting queue admits nothing for as long as the batch then decodes unchanged: true
+  // when it is empty, or when the loop below stops for a reason later pure-decode steps keep (the
+  // same budget left and the same number running, no more free blocks).
+  bool waiting_stays = true;
   if (!preempted_any) {
     while (budget > 0 && static_cast<int>(running_.size()) < config_.max_num_seqs) {
       drop_aborted_head();
@@ -322,7 +330,13 @@ Micros Engine::begin_step(Micros now) {
       const int hit = std::min(r.cached_blocks, (total - 1) / config_.block_size);
       const int n = std::min(total - hit * config_.block_size, budget);
       const int need = blocks_for(hit * config_.block_size + n) - hit;
-      if (need + hit > free_blocks_) break;  // FCFS: the head waits, and so does everyone behind it
+      if (need + hit > free_blocks_) {  // FCFS: the head waits, and so does everyone behind it
+        // Later decode steps leave it the same budget and no more free blocks, but its cached prefix
+        // may be evicted meanwhile: need + hit = blocks_for(min(total, hit·block_size + budget)) only
+        // falls with hit, to its value at hit 0. Past that too, it waits out every sub-step.
+        waiting_stays = blocks_for(std::min(total, budget)) > free_blocks_;
+        break;
+      }
       if (r.cached_blocks > 0) {
         // Touch the hit blocks (out of the free queue); the rest of its segment stays free, unowned.
         FreeSegment& seg = segment_of(r);
@@ -348,9 +362,10 @@ Micros Engine::begin_step(Micros now) {
   step_start_ = now;
   substeps_ = 1;
   Micros duration = step_micros(load.tokens, load.kv_tokens, load.pairs);
-  // A pure-decode batch with nothing waiting runs identical steps until something changes; plan them
-  // as one macro step (simulation speed only: every sub-step is timed exactly as a step would be).
-  if (!preempted_any && num_waiting() == 0 && batch_.size() == running_.size() &&
+  // A pure-decode batch that the waiting queue cannot join (nothing waits, or its head does not fit,
+  // as when the KV cache is full) runs identical steps until something changes; plan them as one
+  // macro step (simulation speed only: every sub-step is timed exactly as a step would be).
+  if (!preempted_any && waiting_stays && batch_.size() == running_.size() &&
       static_cast<std::int64_t>(batch_.size()) == load.tokens && config_.max_decode_substeps > 1) {
     decode_kv0_ = load.kv_tokens;
     substeps_ = plan_substeps();
@@ -481,21 +496,30 @@ void Engine::end_step(Micros now, std::vector<EngineEvent>& out) {
   preempted_.clear();
   bool any_finished = false;
   std::int64_t sampled = 0;
+  if (substeps_ > 1) {
+    // A macro step: the later sub-steps each decoded one more token, in blocks allocated as they
+    // began, so before anything below is freed. The blocks come off the head of the free queue in
+    // order whoever takes them, so one take for the whole batch leaves the queue as the per-step
+    // takes would.
+    const int extra = substeps_ - 1;
+    int need = 0;
+    for (const Scheduled& s : batch_) {
+      Request& r = slots_[s.slot];
+      if (r.gone) continue;  // aborted during the step: released below
+      const int more = blocks_for(r.num_computed + 1 + extra) - r.num_blocks;
+      need += more;
+      r.num_blocks += more;
+      r.num_computed += extra;
+      r.num_output += extra;
+      sampled += extra;
+    }
+    take_free(need);
+  }
   for (const Scheduled& s : batch_) {
     Request& r = slots_[s.slot];
     if (r.gone) {  // aborted during the step
       release_slot(s.slot);
       continue;
-    }
-    if (substeps_ > 1) {
-      // A macro step: the later sub-steps each decoded one more token, in blocks allocated as they began.
-      const int extra = substeps_ - 1;
-      const int need = blocks_for(r.num_computed + 1 + extra) - r.num_blocks;
-      take_free(need);
-      r.num_blocks += need;
-      r.num_computed += extra;
-      r.num_output += extra;
-      sampled += extra;
     }
     r.num_computed += s.num_tokens;
     if (r.num_computed < r.prompt_tokens + r.num_output) continue;  // mid-prefill chunk
