@@ -119,6 +119,9 @@ async function showPlayground() {
       section.dataset.ready = 'error';
       section.querySelector('[data-part="status"]').textContent = `Could not start the playground: ${error.message}`;
     });
+  } else if ([...parseRoute().params.keys()].length === 0 && Object.keys(panels.get('playground').routeParams()).length) {
+    // Back to the playground from the navigation (#/playground): its knobs stay as the learner left them.
+    go({ view: 'playground', params: panels.get('playground').routeParams() }, { replace: true });
   } else {
     panels.get('playground').fromRoute();
   }

@@ -156,6 +156,16 @@ export class PlaygroundPanel {
     }
   }
 
+  /** The knobs that differ from where the playground starts, as the route's parameters. */
+  routeParams() {
+    const params = {};
+    for (const knob of this.knobs ?? []) {
+      const value = this.values.get(knob.path);
+      if (String(value) !== String(knobStart(knob))) params[knobKey(knob)] = formatKnob(knob, value);
+    }
+    return params;
+  }
+
   /** The route changed (an edited address, back or forward): take the knob values from it. */
   fromRoute() {
     const url = readUrlState();
