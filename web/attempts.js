@@ -14,15 +14,10 @@ export const HISTORY_FORMAT = 'gpuscale-attempts/1';
  */
 export class AttemptHistory {
   constructor(exerciseId, seed, labVersion) {
-    this.key = `gpuscale:attempts:${exerciseId}:seed=${seed}`;
+    this.key = historyKey(exerciseId, seed);
     this.data = { format: HISTORY_FORMAT, exercise: String(exerciseId), seed, lab_version: String(labVersion ?? ''), attempts: [] };
-    let saved = null;
-    try {
-      saved = JSON.parse(localStorage.getItem(this.key) ?? 'null');
-    } catch {
-      saved = null;  // unreadable: start fresh
-    }
-    if (!isHistory(saved, this.data)) return;
+    const saved = savedHistory(exerciseId, seed);
+    if (!saved) return;
     if (saved.lab_version === this.data.lab_version) {
       this.data.attempts = saved.attempts;
     } else {
@@ -61,6 +56,19 @@ export class AttemptHistory {
   download() {
     downloadText(this.fileName, `${JSON.stringify(this.data, null, 2)}\n`, 'application/json');
   }
+}
+
+const historyKey = (exerciseId, seed) => `gpuscale:attempts:${exerciseId}:seed=${seed}`;
+
+/** The history stored for one variant (whichever lab version wrote it), or null. Read only. */
+export function savedHistory(exerciseId, seed) {
+  let saved = null;
+  try {
+    saved = JSON.parse(localStorage.getItem(historyKey(exerciseId, seed)) ?? 'null');
+  } catch {
+    return null;  // unreadable or unavailable storage
+  }
+  return isHistory(saved, { exercise: String(exerciseId), seed }) ? saved : null;
 }
 
 function isHistory(saved, fresh) {

@@ -169,16 +169,17 @@ const EVENT_INK = { up: 'rgba(21, 128, 61, 0.75)', down: 'rgba(194, 65, 12, 0.75
 
 /** A uPlot plugin drawing `chart.marks`: bands under the lines (drawClear), event lines over them (draw). */
 function marksPlugin(chart) {
-  const xRange = (u) => [u.scales.x.min, u.scales.x.max];
+  // The plot area in canvas pixels, the visible time range, and canvas pixels per CSS pixel.
+  const frame = (u) => ({
+    ...u.bbox, min: u.scales.x.min, max: u.scales.x.max, ctx: u.ctx,
+    ratio: u.bbox.width / Math.max(1, u.over.clientWidth || u.bbox.width),
+  });
   return {
     hooks: {
       drawClear: [(u) => {
         const bands = chart.marks?.bands ?? [];
         if (!bands.length) return;
-        const { left, top, width, height } = u.bbox;
-        const [min, max] = xRange(u);
-        const ratio = u.bbox.width / Math.max(1, u.over.clientWidth || u.bbox.width);
-        const ctx = u.ctx;
+        const { left, top, width, height, min, max, ratio, ctx } = frame(u);
         ctx.save();
         let lastLabelEnd = -Infinity;
         for (const band of bands) {
@@ -204,10 +205,7 @@ function marksPlugin(chart) {
       draw: [(u) => {
         const events = chart.marks?.events ?? [];
         if (!events.length) return;
-        const { left, top, width, height } = u.bbox;
-        const [min, max] = xRange(u);
-        const ratio = u.bbox.width / Math.max(1, u.over.clientWidth || u.bbox.width);
-        const ctx = u.ctx;
+        const { left, top, width, height, min, max, ratio, ctx } = frame(u);
         ctx.save();
         ctx.lineWidth = Math.max(1, Math.round(ratio));
         ctx.setLineDash([3 * ratio, 3 * ratio]);

@@ -13,7 +13,7 @@ import { el, renderText } from './text.js';
  */
 export class Progress {
   constructor(exerciseId, seed, initial = { answers: {}, graded: null, explained: false }) {
-    this.key = `gpuscale:progress:${exerciseId}:seed=${seed}`;
+    this.key = Progress.key(exerciseId, seed);
     this.data = structuredClone(initial);
     try {
       const saved = JSON.parse(localStorage.getItem(this.key) ?? 'null');
@@ -21,6 +21,10 @@ export class Progress {
     } catch {
       // unreadable or unavailable storage: start fresh
     }
+  }
+
+  static key(exerciseId, seed) {
+    return `gpuscale:progress:${exerciseId}:seed=${seed}`;
   }
 
   save() {

@@ -2,6 +2,8 @@
 // layers as a map (each linking to its exercises and to the playground setting that shows it), the
 // five exercises with the learner's progress on the variant each opens at, and what the exercises
 // not built yet will ask.
+import { savedHistory } from './attempts.js';
+import { Progress } from './exercise-kit.js';
 import { routeHash } from './router.js';
 import { exerciseVariant } from './state.js';
 import { el } from './text.js';
@@ -22,20 +24,12 @@ export async function loadCatalogue() {
   return catalogue;
 }
 
-/** What the learner has done on one variant of an exercise, from the attempt history in this browser. */
+/** What the learner has done on one variant of an exercise, from what this browser keeps. */
 export function progressOf(exerciseId, variant) {
-  let attempts = [];
-  let revealed = false;
-  try {
-    const history = JSON.parse(localStorage.getItem(`gpuscale:attempts:${exerciseId}:seed=${variant}`) ?? 'null');
-    if (Array.isArray(history?.attempts)) attempts = history.attempts;
-    revealed = Boolean(JSON.parse(localStorage.getItem(`gpuscale:progress:${exerciseId}:seed=${variant}`) ?? 'null')?.revealed);
-  } catch {
-    // unreadable storage: nothing recorded
-  }
+  const attempts = savedHistory(exerciseId, variant)?.attempts ?? [];
   const counted = attempts.filter((a) => !a.revealed_before);
   const best = counted.reduce((m, a) => Math.max(m, Number(a.score) || 0), 0);
-  return { attempts: attempts.length, best, solved: best >= 1, revealed };
+  return { attempts: attempts.length, best, solved: best >= 1, revealed: Boolean(new Progress(exerciseId, variant).data.revealed) };
 }
 
 /** "Not started", "2 attempts · best 60 %", "Solved". */

@@ -3,8 +3,9 @@
 import { RunCharts } from './charts.js';
 import { DecisionLog } from './decision-log.js';
 import { workNote } from './progress.js';
+import { updateParams } from './router.js';
 import { csvButtons } from './run-view.js';
-import { buildScenario, formatKnob, knobActive, knobChoices, knobKey, knobStart, parseKnob, readUrlState, updateHash } from './state.js';
+import { buildScenario, formatKnob, knobActive, knobChoices, knobKey, knobStart, parseKnob, readUrlState } from './state.js';
 import { renderHeadline, renderSummaryTiles } from './summary.js';
 import { el } from './text.js';
 
@@ -140,7 +141,7 @@ export class PlaygroundPanel {
       this.localErrors.delete(knob.path);
       this.values.set(knob.path, parsed.value);
       const isDefault = String(parsed.value) === String(knobStart(knob));
-      updateHash({ [knobKey(knob)]: isDefault ? null : formatKnob(knob, parsed.value) });
+      updateParams({ [knobKey(knob)]: isDefault ? null : formatKnob(knob, parsed.value) });
     }
     this._showErrors();
     this._showActive();
@@ -199,7 +200,7 @@ export class PlaygroundPanel {
       this._writeControl(knob, knobStart(knob));
       changes[knobKey(knob)] = null;
     }
-    updateHash(changes);
+    updateParams(changes);
     this._showErrors();
     this._showActive();
     this._schedule();

@@ -9,7 +9,7 @@
 // ("#/playground?/autoscaler/strategy=queue_depth"), which cannot collide with the page's own keys
 // ("variant" for an exercise vs "/seed" for the scenario); only values that differ from where the
 // playground starts are written, so a short link means "the start".
-import { parseRoute, updateParams } from './router.js';
+import { parseRoute } from './router.js';
 
 /** Knobs that belong to the page, not to a scenario. */
 export const PAGE_KNOBS = [
@@ -129,9 +129,6 @@ export function readUrlState() {
     },
   };
 }
-
-/** Rewrites some of the current route's parameters (null deletes one), with no history entry. */
-export const updateHash = updateParams;
 
 // Variants. Every learner has one variant id, chosen at random on the first visit and kept in this
 // browser; each exercise starts at it. "New variant" gives one exercise another id (kept for that
