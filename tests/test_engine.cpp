@@ -634,3 +634,115 @@ TEST_CASE("the profile moves onto the GPU a replica got: H200 by the hardware ra
   CHECK_FALSE(t4.loads);
   CHECK(t4.error.find("no hardware figures for t4") != std::string::npos);
 }
+
+namespace {
+
+// A seeded storm of arrivals and aborts (client timeouts), driven as the simulation drives an
+// engine: each arrival or abort during a step cuts it (truncate_step). Returns every engine event,
+// then the counters, as one comparable log.
+std::vector<Logged> run_storm(const EngineConfig& config, std::uint64_t seed, int requests) {
+  Engine e(config);
+  std::uint64_t x = seed;
+  auto next = [&x](std::uint64_t n) {  // splitmix64, reduced to [0, n)
+    x += 0x9E3779B97F4A7C15ull;
+    std::uint64_t z = x;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return (z ^ (z >> 31)) % n;
+  };
+  struct Action {
+    Micros at;
+    bool abort;
+    std::uint32_t id;
+    int prompt, output;
+  };
+  std::vector<Action> actions;
+  Micros t = 0;
+  for (int i = 0; i < requests; ++i) {
+    t += static_cast<Micros>(next(60'000));
+    const int prompt = 1 + static_cast<int>(next(next(4) == 0 ? 3000 : 300));
+    const int output = 1 + static_cast<int>(next(next(3) == 0 ? 700 : 60));
+    actions.push_back({t, false, static_cast<std::uint32_t>(i), prompt, output});
+    if (next(5) == 0) actions.push_back({t + static_cast<Micros>(next(3'000'000)), true, static_cast<std::uint32_t>(i), 0, 0});
+  }
+  std::stable_sort(actions.begin(), actions.end(), [](const Action& a, const Action& b) { return a.at < b.at; });
+  std::vector<Logged> log;
+  std::vector<EngineEvent> out;
+  Micros now = 0, end = 0;
+  std::size_t k = 0;
+  while (k < actions.size() || e.has_work() || e.in_step()) {
+    if (!e.in_step() && e.has_work()) end = now + e.begin_step(now);
+    if (k < actions.size() && (!e.in_step() || actions[k].at < end)) {
+      now = std::max(now, actions[k].at);
+      const Action& a = actions[k++];
+      const bool took = a.abort ? e.abort_request(a.id) : e.add_request(a.id, a.prompt, a.output, now);
+      log.push_back(Logged{a.abort ? EngineEvent::Preempted : EngineEvent::FirstToken, took ? 1u : 0u, now});
+      log.push_back(Logged{EngineEvent::Finished, static_cast<std::uint32_t>(e.num_requests_running()),
+                           static_cast<Micros>(e.kv_cache_usage(now) * 1e9)});
+      if (e.in_step()) end = e.truncate_step(now);
+      continue;
+    }
+    now = end;
+    out.clear();
+    e.end_step(now, out);
+    for (const EngineEvent& ev : out) log.push_back(Logged{ev.kind, ev.request_id, ev.time});
+    log.push_back(Logged{EngineEvent::Finished, static_cast<std::uint32_t>(e.free_kv_blocks()), e.num_requests_waiting()});
+  }
+  log.push_back(Logged{EngineEvent::Finished, static_cast<std::uint32_t>(e.num_preemptions()), e.num_generation_tokens()});
+  log.push_back(Logged{EngineEvent::Finished, static_cast<std::uint32_t>(e.num_prefix_cache_hit_tokens()), e.busy_time(now)});
+  return log;
+}
+
+}  // namespace
+
+TEST_CASE("lazy decoders give every event, gauge and counter of the request-by-request engine", "[engine]") {
+  // KV-bound toys (preemption, prefix-cache hits), small token budgets (chunked prefills that run out
+  // of budget before and after decoders), odd and large block sizes, a cap on running sequences.
+  std::vector<EngineConfig> configs;
+  for (const int gib : {40, 200, 4000}) {
+    for (const int budget : {64, 512, 8192}) {
+      EngineConfig c = toy_config(gib);
+      c.max_num_batched_tokens = budget;
+      configs.push_back(c);
+    }
+  }
+  EngineConfig odd = toy_config(300);
+  odd.block_size = 7;  // no shift; 7 buckets
+  odd.profile.kv_bytes_per_token = 67108864.0 * 16 / 7;
+  configs.push_back(odd);
+  EngineConfig capped = toy_config(4000);
+  capped.max_num_seqs = 5;
+  configs.push_back(capped);
+  EngineConfig one = toy_config(300);
+  one.block_size = 1;
+  one.profile.kv_bytes_per_token = 67108864.0 * 16;
+  configs.push_back(one);
+  EngineConfig calibrated = default_config();
+  calibrated.max_num_batched_tokens = 2048;
+  configs.push_back(calibrated);
+  int n = 0;
+  std::int64_t preemptions = 0, cache_hits = 0;  // the storms reach the paths that matter
+  for (const EngineConfig& base : configs) {
+    for (const std::uint64_t seed : {1u, 2u, 3u}) {
+      INFO("config " << n << " seed " << seed);
+      // The same engine with and without lazy decoders, step for step, with and without macro steps.
+      for (const int substeps : {4096, 1}) {
+        EngineConfig lazy = base, plain = base;
+        lazy.max_decode_substeps = plain.max_decode_substeps = substeps;
+        lazy.lazy_decode = true;
+        plain.lazy_decode = false;
+        const std::vector<Logged> a = run_storm(lazy, seed, 400);
+        const std::vector<Logged> b = run_storm(plain, seed, 400);
+        preemptions += b[b.size() - 2].id;
+        cache_hits += b.back().id;
+        CHECK(a.size() == b.size());
+        const auto diff = std::mismatch(a.begin(), a.end(), b.begin(), b.end());
+        CHECK(static_cast<std::size_t>(diff.first - a.begin()) == a.size());
+        if (diff.first != a.end() && diff.second != b.end()) CHECK(*diff.first == *diff.second);
+      }
+    }
+    ++n;
+  }
+  CHECK(preemptions > 1000);
+  CHECK(cache_hits > 10000);
+}

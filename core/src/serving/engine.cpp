@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <string>
 
 #include "gpuscale/errors.hpp"
@@ -13,12 +14,7 @@ namespace {
 
 constexpr double kBytesPerGiB = 1024.0 * 1024.0 * 1024.0;
 
-// What a step's duration depends on (engine.hpp, EngineProfile).
-struct StepLoad {
-  std::int64_t tokens = 0;     // scheduled tokens
-  std::int64_t pairs = 0;      // causal attention (query, key) pairs
-  std::int64_t kv_tokens = 0;  // KV tokens read
-};
+using detail::StepLoad;
 
 // A chunk of n new tokens after `computed` cached ones: new token k (1-based) attends to the cached
 // tokens and to k new ones.
@@ -124,6 +120,8 @@ Engine::Engine(const EngineConfig& config) : config_(config) {
   if (worst_ps > 1e18) throw InputError("/engine/profile", "step-time coefficients too large: a step could exceed 10^6 s");
   running_.reserve(static_cast<std::size_t>(std::min(config_.max_num_seqs, 4096)));
   batch_.reserve(running_.capacity() + 1);
+  lazy_ = config_.lazy_decode && config_.block_size <= kMaxLazyBlockSize;
+  if (lazy_) decoder_keys_.assign(static_cast<std::size_t>(config_.block_size), 0);
 }
 
 // --- request slots -------------------------------------------------------------------------------
@@ -203,11 +201,16 @@ bool Engine::abort_request(std::uint32_t id) {
   const std::uint32_t slot = *at;
   Request& r = slots_[slot];
   if (r.gone || r.aborted) return false;
-  for (std::size_t i = 0; i < running_.size(); ++i) {
-    if (running_[i] != slot) continue;
-    running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(i));
+  if (r.running) {
+    if (r.decoding) {
+      remove_decoder(slot, in_step_ && lazy_step_);  // its fields up to date; a lazy decoder is never in batch_
+    } else if (const auto at = std::find(prefilling_.begin(), prefilling_.end(), slot); at != prefilling_.end()) {
+      prefilling_.erase(at);  // (during a step run request by request, prefilling_ is empty)
+    }
     free_plain(r.num_blocks);
     r.num_blocks = 0;
+    r.running = false;  // its entry in running_ is now stale
+    --running_live_;
     if (in_batch(slot)) {
       r.gone = true;  // end_step skips it and releases the slot
     } else {
@@ -239,9 +242,11 @@ void Engine::preempt_last_running(Micros now) {
   // scheduler.py: `preempted_req = self.running.pop()`, kv_cache_manager.free(), num_computed_tokens
   // = 0, `self.waiting.prepend_request(preempted_req)`. Generated tokens are kept and will be
   // recomputed as part of the prompt.
-  const std::uint32_t slot = running_.back();
+  const std::uint32_t slot = running_.back().slot;
   running_.pop_back();
+  --running_live_;
   Request& r = slots_[slot];
+  r.running = false;
   // kv_cache_manager.free() frees the blocks in reverse order, so the tail is evicted first. With
   // prefix caching the full blocks keep their hashes and stay reusable until evicted; the partial
   // last block has no hash.
@@ -269,18 +274,149 @@ bool Engine::in_batch(std::uint32_t slot) const {
 
 // --- the step ------------------------------------------------------------------------------------
 
-Micros Engine::begin_step(Micros now) {
-  batch_.clear();
-  preempted_.clear();
-  StepLoad load;
-  int budget = config_.max_num_batched_tokens;
+// --- lazy decoders (EngineConfig::lazy_decode) ------------------------------------------------------
 
-  // 1. RUNNING requests first, in order: a decode token each, or the next chunk of a prefill.
+void Engine::compact_running() {
+  std::size_t w = 0;
+  for (const RunningEntry& e : running_)
+    if (entry_live(e)) running_[w++] = e;
+  running_.resize(w);
+}
+
+void Engine::admit(std::uint32_t slot) {
+  Request& r = slots_[slot];
+  r.running = true;
+  r.seq = next_seq_++;
+  running_.push_back(RunningEntry{slot, r.seq});
+  ++running_live_;
+  if (lazy_step_) prefilling_.push_back(slot);  // a step run request by request rebuilds it at its end
+}
+
+void Engine::add_decoder(std::uint32_t slot) {
+  Request& r = slots_[slot];
   const int bs = config_.block_size;
-  bool preempted_any = false;
+  r.decoding = true;
+  r.mark = decode_clock_;
+  const std::int64_t base = r.num_computed - r.mark;
+  r.offset_key = static_cast<int>(((base % bs) + bs) % bs);
+  ++decoder_keys_[static_cast<std::size_t>(r.offset_key)];
+  decoder_base_sum_ += base;
+  ++decoders_;
+  max_decoder_seq_ = std::max(max_decoder_seq_, r.seq);
+  finishes_.push_back(Finish{decode_clock_ + (r.output_tokens - r.num_output), r.seq, slot});
+  std::push_heap(finishes_.begin(), finishes_.end(), std::greater<Finish>());
+}
+
+void Engine::remove_decoder(std::uint32_t slot, bool holds_next_block) {
+  Request& r = slots_[slot];
+  const std::int64_t advanced = decode_clock_ - r.mark;
+  --decoder_keys_[static_cast<std::size_t>(r.offset_key)];
+  decoder_base_sum_ -= r.num_computed - r.mark;
+  --decoders_;
+  r.num_computed += static_cast<int>(advanced);
+  r.num_output += static_cast<int>(advanced);
+  // Between steps it holds the blocks of its context; during a step it also holds the block its
+  // token of this step may have started (begin_lazy took them for every decoder at once).
+  r.num_blocks = blocks_for(r.num_computed + (holds_next_block ? 1 : 0));
+  r.decoding = false;
+  r.mark = 0;
+}
+
+void Engine::unlazy_all() {
+  for (const RunningEntry& e : running_)
+    if (entry_live(e) && slots_[e.slot].decoding) remove_decoder(e.slot, false);
+  finishes_.clear();
+  prefilling_.clear();
+  max_decoder_seq_ = 0;
+}
+
+void Engine::relazy_all() {
+  compact_running();
+  finishes_.clear();
+  prefilling_.clear();
+  max_decoder_seq_ = 0;
+  for (const RunningEntry& e : running_) {
+    const Request& r = slots_[e.slot];
+    if (r.num_output >= 1 && r.num_computed == r.prompt_tokens + r.num_output - 1) {
+      add_decoder(e.slot);
+    } else {
+      prefilling_.push_back(e.slot);
+    }
+  }
+}
+
+std::int64_t Engine::decoder_blocks_after(std::int64_t e) const {
+  if (decoders_ == 0 || e <= 0) return 0;
+  const int bs = config_.block_size;
+  const int shift = clock_offset();
+  // Bucket k holds the decoders whose context mod block_size is (k + shift) mod block_size. Each
+  // allocates floor((offset + e) / block_size) blocks in e steps: whole blocks of e, plus one if the
+  // remainder crosses the end of its last block. Only two divisions, whatever the block size.
+  const std::int64_t whole = e / bs;
+  const int rest = static_cast<int>(e - whole * bs);
+  std::int64_t crossing = 0;  // decoders with offset + rest >= block_size: offset in [bs - rest, bs)
+  for (int offset = bs - rest; offset < bs; ++offset) {
+    int k = offset - shift;
+    if (k < 0) k += bs;
+    crossing += decoder_keys_[static_cast<std::size_t>(k)];
+  }
+  return whole * decoders_ + crossing;
+}
+
+int Engine::decoders_needing_block() const {
+  // A context that fills its last block exactly (offset 0) needs a new one for the next token.
+  const int shift = clock_offset();
+  return decoders_ > 0 ? decoder_keys_[static_cast<std::size_t>(shift == 0 ? 0 : config_.block_size - shift)] : 0;
+}
+
+bool Engine::begin_lazy(int& budget, StepLoad& load) {
+  // The request-by-request loop gives every running request its tokens in admission order until
+  // the budget runs out, preempting from the back when blocks run out. When no block runs out and
+  // no decoder comes after the request at which the budget runs out, it schedules every decoder
+  // and the prefills up to that one, whatever the order: their loads and block takes simply add
+  // up. Check that first, without changing anything.
+  std::int64_t demand = decoders_;
+  std::int64_t need = decoders_needing_block();
+  std::size_t scheduled = 0;  // prefills that get tokens: a prefix of prefilling_
+  int last_chunk = 0;         // the last one's tokens (fewer than it has left when the budget runs out)
+  for (const std::uint32_t slot : prefilling_) {
+    if (demand >= budget) {
+      if (scheduled == 0) return false;  // it ran out at a decoder, maybe before a prefill
+      break;
+    }
+    const Request& r = slots_[slot];
+    const int n = static_cast<int>(std::min<std::int64_t>(r.prompt_tokens + r.num_output - r.num_computed, budget - demand));
+    if (demand + n >= budget && r.seq < max_decoder_seq_) return false;  // a decoder after it would get nothing
+    demand += n;
+    if (r.num_computed + n > r.num_blocks * config_.block_size) need += blocks_for(r.num_computed + n) - r.num_blocks;
+    ++scheduled;
+    last_chunk = n;
+  }
+  if (demand > budget || need > free_blocks_) return false;
+  // The blocks come off the head of the free queue whoever takes them: one take for all.
+  if (need > 0) take_free(static_cast<int>(need));
+  for (std::size_t i = 0; i < scheduled; ++i) {
+    Request& r = slots_[prefilling_[i]];
+    const int n = i + 1 < scheduled ? r.prompt_tokens + r.num_output - r.num_computed : last_chunk;
+    r.num_blocks = std::max(r.num_blocks, blocks_for(r.num_computed + n));
+    add_chunk(load, r.num_computed, n);
+    batch_.emplace_back(prefilling_[i], n);
+  }
+  // The decoders: a token each, each reading its context and the new token.
+  const std::int64_t contexts = decoder_base_sum_ + decoders_ * decode_clock_ + decoders_;
+  load.tokens += decoders_;
+  load.kv_tokens += contexts;
+  load.pairs += contexts;
+  budget -= static_cast<int>(demand);
+  return true;
+}
+
+void Engine::begin_request_by_request(Micros now, int& budget, StepLoad& load, bool& preempted_any) {
+  // RUNNING requests first, in order: a decode token each, or the next chunk of a prefill.
+  const int bs = config_.block_size;
   std::size_t i = 0, num_running = running_.size();
   while (i < num_running && budget > 0) {
-    const std::uint32_t slot = running_[i];
+    const std::uint32_t slot = running_[i].slot;
     Request& r = slots_[slot];
     const int computed = r.num_computed;
     const int n = std::min(r.prompt_tokens + r.num_output - computed, budget);
@@ -290,7 +426,7 @@ Micros Engine::begin_step(Micros now) {
       const int need = blocks_for(computed + n) - r.num_blocks;
       bool preempted_self = false;
       while (need > free_blocks_ && !preempted_self) {
-        preempted_self = running_.back() == slot;  // nothing left to preempt but itself
+        preempted_self = running_.back().slot == slot;  // nothing left to preempt but itself
         preempt_last_running(now);
         preempted_any = true;
       }
@@ -310,6 +446,24 @@ Micros Engine::begin_step(Micros now) {
     budget -= n;
     ++i;
   }
+}
+
+// --- the step ------------------------------------------------------------------------------------
+
+Micros Engine::begin_step(Micros now) {
+  batch_.clear();
+  preempted_.clear();
+  StepLoad load;
+  int budget = config_.max_num_batched_tokens;
+
+  // 1. RUNNING requests first (begin_lazy when that provably gives the same as request by request).
+  bool preempted_any = false;
+  lazy_step_ = lazy_ && begin_lazy(budget, load);
+  if (!lazy_step_) {
+    if (lazy_) unlazy_all();
+    compact_running();
+    begin_request_by_request(now, budget, load, preempted_any);
+  }
 
   // 2. WAITING requests FCFS, only if nothing was preempted this step (scheduler.py
   //    `if not preempted_reqs:`), while budget, max_num_seqs and free blocks allow. Chunked prefill:
@@ -319,7 +473,7 @@ Micros Engine::begin_step(Micros now) {
   // same budget left and the same number running, no more free blocks).
   bool waiting_stays = true;
   if (!preempted_any) {
-    while (budget > 0 && static_cast<int>(running_.size()) < config_.max_num_seqs) {
+    while (budget > 0 && running_live_ < config_.max_num_seqs) {
       drop_aborted_head();
       if (waiting_.empty()) break;
       const std::uint32_t slot = waiting_.front();
@@ -351,10 +505,16 @@ Micros Engine::begin_step(Micros now) {
       take_free(need);
       r.num_blocks += need;
       waiting_.pop_front();
-      running_.push_back(slot);
+      admit(slot);
       add_chunk(load, r.num_computed, n);
-      batch_.emplace_back(slot, n);
       budget -= n;
+      if (lazy_step_ && n == 1 && r.num_output >= 1 && r.num_computed + 1 == total) {
+        // Readmitted with all but its newest token cached: it decodes from this step on.
+        prefilling_.pop_back();
+        add_decoder(slot);
+        continue;
+      }
+      batch_.emplace_back(slot, n);
     }
   }
 
@@ -365,8 +525,11 @@ Micros Engine::begin_step(Micros now) {
   // A pure-decode batch that the waiting queue cannot join (nothing waits, or its head does not fit,
   // as when the KV cache is full) runs identical steps until something changes; plan them as one
   // macro step (simulation speed only: every sub-step is timed exactly as a step would be).
-  if (!preempted_any && waiting_stays && batch_.size() == running_.size() &&
-      static_cast<std::int64_t>(batch_.size()) == load.tokens && config_.max_decode_substeps > 1) {
+  const bool pure_decode = lazy_step_ ? batch_.empty() && decoders_ > 0
+                                      : static_cast<int>(batch_.size()) == running_live_ &&
+                                            static_cast<std::int64_t>(batch_.size()) == load.tokens;
+  if (!preempted_any && waiting_stays && pure_decode && config_.max_decode_substeps > 1) {
+    macro_batch_ = lazy_step_ ? decoders_ : static_cast<std::int64_t>(batch_.size());
     decode_kv0_ = load.kv_tokens;
     substeps_ = plan_substeps();
     duration = macro_elapsed(substeps_);
@@ -390,7 +553,13 @@ Micros Engine::macro_elapsed(int n) const {
   // schedules B tokens and reads kv0 + j·B KV tokens, each new token attending to its whole context
   // (as many pairs as KV tokens). So its time in ps is base + max(memory(j), compute(j)), the max of
   // two lines in j, rounded to the nearest µs: step_micros of that load. Summed in closed form.
-  const auto B = static_cast<std::int64_t>(batch_.size());
+  // A short run is cheaper summed term by term than by floor_sum's divisions; the same µs either way.
+  if (n <= 24) {
+    Micros total = 0;
+    for (int j = 0; j < n; ++j) total += substep_micros(j);
+    return total;
+  }
+  const std::int64_t B = macro_batch_;
   const std::int64_t mem0 = cost_.weights_ps + cost_.kv_token_ps * decode_kv0_;
   const std::int64_t mem_slope = cost_.kv_token_ps * B;
   const std::int64_t comp0 = cost_.token_ps * B + cost_.pair_ps * decode_kv0_;
@@ -434,7 +603,7 @@ Micros Engine::macro_elapsed(int n) const {
 }
 
 Micros Engine::substep_micros(std::int64_t j) const {
-  const auto B = static_cast<std::int64_t>(batch_.size());
+  const std::int64_t B = macro_batch_;
   const std::int64_t kv = decode_kv0_ + j * B;
   return step_micros(B, kv, kv);
 }
@@ -443,6 +612,19 @@ int Engine::plan_substeps() {
   // Every sequence must already have its first token (so the sub-steps sample no first token) and
   // the macro step ends at the first completion.
   int k = config_.max_decode_substeps;
+  if (lazy_step_) {  // the decoders: the first finish in the heap, the blocks by offset
+    while (!finishes_.empty()) {
+      const Finish& f = finishes_.front();
+      const Request& r = slots_[f.slot];
+      if (r.decoding && r.seq == f.seq) break;
+      std::pop_heap(finishes_.begin(), finishes_.end(), std::greater<Finish>());  // stale: aborted or taken out
+      finishes_.pop_back();
+    }
+    k = static_cast<int>(std::min<std::int64_t>(k, finishes_.front().clock - decode_clock_));
+    for (; k > 1; k /= 2)
+      if (decoder_blocks_after(k - 1) <= free_blocks_) break;
+    return std::max(1, k);
+  }
   for (const Scheduled& b : batch_) {
     const Request& r = slots_[b.slot];
     if (r.num_output < 1) return 1;
@@ -494,17 +676,36 @@ Micros Engine::truncate_step(Micros now) {
 void Engine::end_step(Micros now, std::vector<EngineEvent>& out) {
   out.insert(out.end(), preempted_.begin(), preempted_.end());
   preempted_.clear();
-  bool any_finished = false;
   std::int64_t sampled = 0;
-  if (substeps_ > 1) {
-    // A macro step: the later sub-steps each decoded one more token, in blocks allocated as they
-    // began, so before anything below is freed. The blocks come off the head of the free queue in
-    // order whoever takes them, so one take for the whole batch leaves the queue as the per-step
-    // takes would.
+  finishing_.clear();
+  if (lazy_step_ && decoders_ > 0) {
+    // The lazy decoders each decoded a token per sub-step, in blocks allocated as the sub-steps
+    // began (the first ones at begin_step), so before anything below is freed.
+    const int steps = substeps_;
+    const std::int64_t more = decoder_blocks_after(steps - 1);
+    if (more > 0) take_free(static_cast<int>(more));
+    sampled += static_cast<std::int64_t>(decoders_) * steps;
+    decode_clock_ += steps;
+    // Those that sampled their last token (plan_substeps ends a macro step at the first of them).
+    while (!finishes_.empty()) {
+      const Finish f = finishes_.front();
+      const Request& r = slots_[f.slot];
+      const bool live = r.decoding && r.seq == f.seq;
+      if (live && f.clock > decode_clock_) break;
+      std::pop_heap(finishes_.begin(), finishes_.end(), std::greater<Finish>());
+      finishes_.pop_back();
+      if (live) finishing_.push_back(f);
+    }
+    std::sort(finishing_.begin(), finishing_.end(), [](const Finish& a, const Finish& b) { return a.seq < b.seq; });
+  } else if (substeps_ > 1) {
+    // A macro step run request by request: the later sub-steps each decoded one more token, in
+    // blocks allocated as they began, so before anything below is freed. The blocks come off the
+    // head of the free queue in order whoever takes them, so one take for the whole batch leaves
+    // the queue as the per-step takes would.
     const int extra = substeps_ - 1;
     int need = 0;
-    for (const Scheduled& s : batch_) {
-      Request& r = slots_[s.slot];
+    for (const Scheduled& b : batch_) {
+      Request& r = slots_[b.slot];
       if (r.gone) continue;  // aborted during the step: released below
       const int more = blocks_for(r.num_computed + 1 + extra) - r.num_blocks;
       need += more;
@@ -515,43 +716,64 @@ void Engine::end_step(Micros now, std::vector<EngineEvent>& out) {
     }
     take_free(need);
   }
+  // Events in batch order, which is admission order: the lazy finishers merge in by it.
+  std::size_t next_finisher = 0;
+  auto finish = [&](std::uint32_t slot) {
+    Request& r = slots_[slot];
+    out.push_back(EngineEvent{EngineEvent::Finished, r.id, now});
+    free_plain(r.num_blocks);  // unique prompts: its cached blocks can never hit
+    r.num_blocks = 0;
+    r.running = false;
+    --running_live_;
+  };
+  auto finish_lazy_before = [&](std::uint64_t seq) {
+    for (; next_finisher < finishing_.size() && finishing_[next_finisher].seq < seq; ++next_finisher) {
+      const std::uint32_t slot = finishing_[next_finisher].slot;
+      remove_decoder(slot, false);  // after the clock moved on: its blocks are its context's
+      finish(slot);
+      release_slot(slot);
+    }
+  };
   for (const Scheduled& s : batch_) {
     Request& r = slots_[s.slot];
     if (r.gone) {  // aborted during the step
       release_slot(s.slot);
       continue;
     }
+    finish_lazy_before(r.seq);
     r.num_computed += s.num_tokens;
-    if (r.num_computed < r.prompt_tokens + r.num_output) continue;  // mid-prefill chunk
+    if (r.num_computed < r.prompt_tokens + r.num_output) {  // mid-prefill chunk
+      // One token left and the first already sampled (a readmitted request): a decode from now on.
+      if (lazy_step_ && r.num_output >= 1 && r.num_computed == r.prompt_tokens + r.num_output - 1) add_decoder(s.slot);
+      continue;
+    }
     // The step computed every known token, so it sampled the next one.
     ++r.num_output;
     ++sampled;
     if (r.num_output == 1) out.push_back(EngineEvent{EngineEvent::FirstToken, r.id, now});
     if (r.num_output == r.output_tokens) {
-      out.push_back(EngineEvent{EngineEvent::Finished, r.id, now});
-      free_plain(r.num_blocks);  // unique prompts: its cached blocks can never hit
-      r.num_blocks = 0;
-      r.gone = true;
-      any_finished = true;
+      finish(s.slot);
+      release_slot(s.slot);
+    } else if (lazy_step_) {
+      add_decoder(s.slot);  // from the next step it decodes a token a step
     }
   }
+  finish_lazy_before(next_seq_);
   num_generation_tokens_ += sampled;
-  if (any_finished) {
-    // One pass keeps running_'s order, instead of an erase from the middle per finished request.
-    std::size_t w = 0;
-    for (std::size_t k = 0; k < running_.size(); ++k) {
-      const std::uint32_t slot = running_[k];
-      if (slots_[slot].gone) {
-        release_slot(slot);
-      } else {
-        running_[w++] = slot;
-      }
-    }
-    running_.resize(w);
+  if (lazy_step_) {
+    std::size_t w = 0;  // keep the ones still prefilling (none finished, decoding or aborted)
+    for (const std::uint32_t slot : prefilling_)
+      if (slots_[slot].running && !slots_[slot].decoding) prefilling_[w++] = slot;
+    prefilling_.resize(w);
+  } else if (lazy_) {
+    relazy_all();
   }
+  if (running_.size() > 2 * static_cast<std::size_t>(running_live_) + 64) compact_running();
   batch_.clear();
+  finishing_.clear();
   busy_before_ += now - step_start_;
   in_step_ = false;
+  lazy_step_ = false;
   substeps_ = 1;
 }
 
@@ -566,7 +788,7 @@ double Engine::kv_cache_usage(Micros now) const {
   if (!in_step_ || substeps_ <= 1 || total_blocks_ <= 0) return kv_cache_usage();
   // Inside a macro step: the blocks the sub-steps begun by `now` would have allocated.
   const int extra = substeps_started(now) - 1;
-  std::int64_t need = 0;
+  std::int64_t need = lazy_step_ ? decoder_blocks_after(extra) : 0;
   for (const Scheduled& b : batch_) {
     const Request& r = slots_[b.slot];
     if (!r.gone) need += blocks_for(r.num_computed + 1 + extra) - r.num_blocks;

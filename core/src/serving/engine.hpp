@@ -78,6 +78,14 @@ struct EngineConfig {
   // truncate_step after every add_request / abort_request made during a step. A macro step costs
   // O(batch) to plan whatever its length: its sub-step times are summed in closed form.
   int max_decode_substeps = 4096;
+  // Simulation speed only: the running requests that are decoding advance together, one token a
+  // step, so the engine keeps them as aggregates (how many, their total context, how many sit at
+  // each offset inside their last KV block, a heap of when each finishes) and a step costs
+  // O(prefilling requests + block_size) instead of O(batch). Whenever a step could preempt or run
+  // out of token budget, they are written back one by one and the step runs request by request.
+  // Results are identical either way (tests/test_engine.cpp proves it). Off for block sizes above
+  // kMaxLazyBlockSize, where the per-offset counts would cost more than the batch.
+  bool lazy_decode = true;
 };
 
 struct EngineEvent {
@@ -92,6 +100,13 @@ struct EngineEvent {
 };
 
 namespace detail {
+// What a step's duration depends on.
+struct StepLoad {
+  std::int64_t tokens = 0;     // scheduled tokens
+  std::int64_t pairs = 0;      // causal attention (query, key) pairs
+  std::int64_t kv_tokens = 0;  // KV tokens read
+};
+
 // FIFO ring that can also push at the front, with no allocation once it has grown to the largest
 // size seen. Used for the waiting queue and for the KV free-block queue.
 template <typename T>
@@ -195,6 +210,7 @@ class IdSlotMap {
 
 class Engine {
  public:
+  static constexpr int kMaxLazyBlockSize = 256;  // EngineConfig::lazy_decode
   // Throws InputError ("/engine/gpu_memory_utilization") if no KV block fits in memory.
   explicit Engine(const EngineConfig& config);
 
@@ -210,7 +226,7 @@ class Engine {
   // O(requests in the engine); a request in the step under way simply produces nothing at end_step.
   bool abort_request(std::uint32_t id);
 
-  bool has_work() const { return !running_.empty() || num_waiting() > 0; }
+  bool has_work() const { return running_live_ > 0 || num_waiting() > 0; }
   bool in_step() const { return in_step_; }
 
   // Schedules one batch (precondition: has_work() && !in_step()) and returns its duration (≥ 1 µs).
@@ -228,7 +244,7 @@ class Engine {
 
   // Gauges and counters under their production names (real-systems.md §6, §7.1).
   int num_requests_waiting() const { return static_cast<int>(num_waiting()); }  // vllm:num_requests_waiting
-  int num_requests_running() const { return static_cast<int>(running_.size()); }  // vllm:num_requests_running
+  int num_requests_running() const { return running_live_; }  // vllm:num_requests_running
   double kv_cache_usage() const;                // vllm:kv_cache_usage_perc: used blocks / total blocks, 0–1
   double kv_cache_usage(Micros now) const;      // the same at `now`, inside a macro step
   // µs with a step under way, from the start up to `now` (not before the last begin/end_step):
@@ -256,6 +272,23 @@ class Engine {
     std::uint64_t cached_segment = 0;  // their segment's id in free_queue_ (valid while cached_blocks > 0)
     bool gone = false;       // finished, or aborted while in the batch: release at end_step
     bool aborted = false;    // aborted while waiting: its entry in waiting_ is skipped when it reaches the head
+    bool running = false;    // in running_ (vLLM self.running)
+    bool decoding = false;   // one of the lazy decoders: the fields below hold, not the ones above
+    std::uint64_t seq = 0;   // admission number (from 1): running_ is in this order, and so is the batch
+    // A lazy decoder's num_computed and num_output are their values when decode_clock_ was `mark`;
+    // each later decode step adds one to both. Its blocks are blocks_for(num_computed) between steps.
+    std::int64_t mark = 0;
+    int offset_key = 0;      // (num_computed − mark) mod block_size: its bucket in decoder_keys_
+  };
+  struct RunningEntry {
+    std::uint32_t slot;
+    std::uint64_t seq;  // a stale entry (finished, aborted, preempted) no longer matches its slot's
+  };
+  struct Finish {
+    std::int64_t clock;  // decode_clock_ when its last token is sampled
+    std::uint64_t seq;
+    std::uint32_t slot;
+    bool operator>(const Finish& o) const { return clock != o.clock ? clock > o.clock : seq > o.seq; }
   };
   struct Scheduled {
     // Built in place by emplace_back: a temporary built field by field and copied as one 8-byte
@@ -292,6 +325,24 @@ class Engine {
   FreeSegment& segment_of(const Request& r);
   void preempt_last_running(Micros now);
   bool in_batch(std::uint32_t slot) const;
+  bool entry_live(const RunningEntry& e) const { return slots_[e.slot].running && slots_[e.slot].seq == e.seq; }
+  void compact_running();
+  void admit(std::uint32_t slot);       // appends to running_ and prefilling_
+  // Lazy decoders: add one (its fields current), bring one's fields up to date and take it out, all of them out.
+  void add_decoder(std::uint32_t slot);
+  // holds_next_block: during a step whose decoders begin_lazy scheduled (their next token's block is taken).
+  void remove_decoder(std::uint32_t slot, bool holds_next_block);
+  void unlazy_all();
+  void relazy_all();                    // after a step run request by request: decoders back into aggregates
+  // Σ over the lazy decoders of floor((offset + e) / block_size), offset = current context mod
+  // block_size: the blocks they allocate in e more decode steps after the next one.
+  std::int64_t decoder_blocks_after(std::int64_t e) const;
+  int decoders_needing_block() const;   // those whose next decode token starts a new block
+  int clock_offset() const {            // decode_clock_ mod block_size
+    return static_cast<int>(block_shift_ >= 0 ? decode_clock_ & (config_.block_size - 1) : decode_clock_ % config_.block_size);
+  }
+  bool begin_lazy(int& budget, detail::StepLoad& load);
+  void begin_request_by_request(Micros now, int& budget, detail::StepLoad& load, bool& preempted_any);
   std::size_t num_waiting() const { return waiting_.size() - aborted_waiting_; }
   void drop_aborted_head();  // releases aborted entries at the head of waiting_
 
@@ -305,7 +356,23 @@ class Engine {
 
   std::vector<Request> slots_;             // request storage, reused through free_slots_
   std::vector<std::uint32_t> free_slots_;
-  std::vector<std::uint32_t> running_;     // slots, in admission order (vLLM self.running)
+  // vLLM self.running, in admission order; finished and aborted entries stay until compacted.
+  std::vector<RunningEntry> running_;
+  int running_live_ = 0;                   // entries of running_ still running
+  std::uint64_t next_seq_ = 1;
+  // The lazy decoders (EngineConfig::lazy_decode): every running request whose next step decodes
+  // one token, except during and after a step run request by request. The others are prefilling_.
+  bool lazy_ = false;                      // lazy_decode and a small enough block size
+  bool lazy_step_ = false;                 // the step under way kept the decoders as aggregates
+  std::int64_t decode_clock_ = 0;          // decode steps the lazy decoders have run
+  int decoders_ = 0;
+  std::uint64_t max_decoder_seq_ = 0;      // at least the largest seq among them (not lowered when one leaves)
+  std::int64_t decoder_base_sum_ = 0;      // Σ (num_computed − mark): their context is this + decoders_ × decode_clock_
+  std::vector<int> decoder_keys_;          // decoders per offset_key
+  std::vector<Finish> finishes_;           // min-heap (std::greater) on clock, then seq; stale entries skipped
+  std::vector<Finish> finishing_;          // end_step: the decoders that sampled their last token
+  std::vector<std::uint32_t> prefilling_;  // running but not lazy decoders, in admission order
+  std::int64_t macro_batch_ = 0;           // sequences each sub-step of the macro step under way decodes
   detail::Ring<std::uint32_t> waiting_;    // slots (vLLM self.waiting), aborted ones included until they reach the head
   std::size_t aborted_waiting_ = 0;        // entries of waiting_ that were aborted
   // Request id → slot, for aborts in O(1) (a client timeout in a queue of thousands would otherwise

@@ -45,6 +45,7 @@ World::World(const Scenario& s, const WorkLimits& limits)
     p.engine.max_num_batched_tokens = static_cast<int>(c.engine.max_num_batched_tokens);
     p.engine.gpu_memory_utilization = c.engine.gpu_memory_utilization;
     p.engine.max_decode_substeps = c.engine.step_coalescing ? 512 : 1;  // a cut macro step wastes little; long decodes need long ones
+    p.engine.lazy_decode = c.engine.step_coalescing;  // off: the plain request-by-request engine, to compare against
     p.gpus_per_replica = p.engine.profile.tensor_parallel;
     p.scalers = make_replica_scalers(c);
   }
