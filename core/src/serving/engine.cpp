@@ -298,13 +298,13 @@ void Engine::add_decoder(std::uint32_t slot) {
   r.decoding = true;
   r.mark = decode_clock_;
   const std::int64_t base = r.num_computed - r.mark;
-  r.offset_key = static_cast<int>(((base % bs) + bs) % bs);
+  r.offset_key = static_cast<int>(block_shift_ >= 0 ? base & (bs - 1) : ((base % bs) + bs) % bs);
   ++decoder_keys_[static_cast<std::size_t>(r.offset_key)];
   decoder_base_sum_ += base;
   ++decoders_;
   max_decoder_seq_ = std::max(max_decoder_seq_, r.seq);
   finishes_.push_back(Finish{decode_clock_ + (r.output_tokens - r.num_output), r.seq, slot});
-  std::push_heap(finishes_.begin(), finishes_.end(), std::greater<Finish>());
+  if (!heap_deferred_) std::push_heap(finishes_.begin(), finishes_.end(), std::greater<Finish>());
 }
 
 void Engine::remove_decoder(std::uint32_t slot, bool holds_next_block) {
@@ -335,6 +335,7 @@ void Engine::relazy_all() {
   finishes_.clear();
   prefilling_.clear();
   max_decoder_seq_ = 0;
+  heap_deferred_ = true;  // one make_heap for all of them
   for (const RunningEntry& e : running_) {
     const Request& r = slots_[e.slot];
     if (r.num_output >= 1 && r.num_computed == r.prompt_tokens + r.num_output - 1) {
@@ -343,6 +344,8 @@ void Engine::relazy_all() {
       prefilling_.push_back(e.slot);
     }
   }
+  heap_deferred_ = false;
+  std::make_heap(finishes_.begin(), finishes_.end(), std::greater<Finish>());
 }
 
 std::int64_t Engine::decoder_blocks_after(std::int64_t e) const {
@@ -352,7 +355,7 @@ std::int64_t Engine::decoder_blocks_after(std::int64_t e) const {
   // Bucket k holds the decoders whose context mod block_size is (k + shift) mod block_size. Each
   // allocates floor((offset + e) / block_size) blocks in e steps: whole blocks of e, plus one if the
   // remainder crosses the end of its last block. Only two divisions, whatever the block size.
-  const std::int64_t whole = e / bs;
+  const std::int64_t whole = block_shift_ >= 0 ? e >> block_shift_ : e / bs;
   const int rest = static_cast<int>(e - whole * bs);
   std::int64_t crossing = 0;  // decoders with offset + rest >= block_size: offset in [bs - rest, bs)
   for (int offset = bs - rest; offset < bs; ++offset) {

@@ -371,6 +371,7 @@ class Engine {
   std::vector<int> decoder_keys_;          // decoders per offset_key
   std::vector<Finish> finishes_;           // min-heap (std::greater) on clock, then seq; stale entries skipped
   std::vector<Finish> finishing_;          // end_step: the decoders that sampled their last token
+  bool heap_deferred_ = false;             // relazy_all: add_decoder leaves finishes_ to one make_heap
   std::vector<std::uint32_t> prefilling_;  // running but not lazy decoders, in admission order
   std::int64_t macro_batch_ = 0;           // sequences each sub-step of the macro step under way decodes
   detail::Ring<std::uint32_t> waiting_;    // slots (vLLM self.waiting), aborted ones included until they reach the head
