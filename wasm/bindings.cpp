@@ -1,64 +1,47 @@
-// The WASM module's API: a handful of JSON-text functions (docs/wasm-api.md). Every call is
-// wrapped so that no exception reaches JavaScript and the module stays usable after an error.
-#include <emscripten/bind.h>
-#include <emscripten/val.h>
+// The WASM module's API: a handful of JSON-text functions (docs/wasm-api.md), exported as plain C
+// functions (no embind, which cost the module about 20 KB of code and the glue 30 KB of JavaScript).
+// sim_api.js (linked in with --post-js) gives them their JavaScript names and optional arguments.
+// Every call is wrapped so that no exception reaches JavaScript and the module stays usable after an
+// error.
+//
+// Calling convention: every text argument arrives as (pointer, byte length) of UTF-8 in the module's
+// memory; a call returns a pointer to its envelope's text, whose length gs_reply_size() then gives.
+// The text stays valid until the next call.
+#include <emscripten/emscripten.h>
 
+#include <cstddef>
 #include <cstdlib>
+#include <functional>
+#include <string>
 
 #include "gpuscale/api.hpp"
 #include "gpuscale/errors.hpp"
 
 using namespace gpuscale;
-using emscripten::val;
+
+// Reports progress to the running call's progress function (sim_api.js keeps it).
+EM_JS(void, gs_progress, (double fraction, const char* label, std::size_t length),
+      { simProgress(fraction, UTF8ToString(label, length)); });
 
 namespace {
 
-// The envelope's text as a JS string, decoded by the host's TextDecoder straight from the module's
-// memory. (Embind's own std::string return scans the bytes in JavaScript first: for a run result of
-// a few hundred KB that scan cost as much as the JSON.parse after it.)
-template <typename F>
-val envelope(F&& operation) {
-  const std::string text = api::envelope(std::forward<F>(operation));
-  static const val decoder = val::global("TextDecoder").new_();
-  return decoder.call<val>("decode", val(emscripten::typed_memory_view(
-                                         text.size(), reinterpret_cast<const unsigned char*>(text.data()))));
+std::string reply;  // the last call's envelope
+
+// One envelope for every operation (a template per call site would repeat api::envelope's ~6 KB).
+const char* respond(const std::function<Json()>& operation) {
+  reply = api::envelope(operation);
+  return reply.data();
 }
 
-// The optional last argument of run, grade and explain: a JS function (fraction, label), called
-// synchronously while the core simulates. Anything that is not a function reports nothing. An
-// exception the function throws propagates to the caller, as from any JS callback.
-api::Progress progress_of(const val& fn) {
-  if (fn.typeOf().as<std::string>() != "function") return {};
-  return [fn](double fraction, const std::string& label) { fn(val(fraction), val(label)); };
-}
+std::string text(const char* data, std::size_t length) { return std::string(data, length); }
 
-val version_json() { return envelope([] { return Json{{"version", api::version()}}; }); }
-val run(const std::string& scenario) { return envelope([&] { return api::run(scenario); }); }
-val run_p(const std::string& scenario, val progress) { return envelope([&] { return api::run(scenario, progress_of(progress)); }); }
-val hpa(const std::string& doc) { return envelope([&] { return api::hpa(doc); }); }
-val exercise(const std::string& def, const std::string& seed) {
-  return envelope([&] { return api::exercise(def, api::parse_seed(seed)); });
+// The optional progress function of run, grade and explain: the JS side says whether one was given
+// and calls it (synchronously, while the core simulates). An exception the function throws propagates
+// to the caller, as from any JS callback.
+api::Progress progress_of(int given) {
+  if (!given) return {};
+  return [](double fraction, const std::string& label) { gs_progress(fraction, label.data(), label.size()); };
 }
-val grade(const std::string& def, const std::string& seed, const std::string& answer) {
-  return envelope([&] { return api::grade(def, api::parse_seed(seed), answer); });
-}
-val grade_c(const std::string& def, const std::string& seed, const std::string& answer, const std::string& context) {
-  return envelope([&] { return api::grade(def, api::parse_seed(seed), answer, context); });
-}
-val grade_cp(const std::string& def, const std::string& seed, const std::string& answer, const std::string& context, val progress) {
-  return envelope([&] { return api::grade(def, api::parse_seed(seed), answer, context, progress_of(progress)); });
-}
-val explain(const std::string& def, const std::string& seed) {
-  return envelope([&] { return api::explain(def, api::parse_seed(seed)); });
-}
-val explain_c(const std::string& def, const std::string& seed, const std::string& context) {
-  return envelope([&] { return api::explain(def, api::parse_seed(seed), context); });
-}
-val explain_cp(const std::string& def, const std::string& seed, const std::string& context, val progress) {
-  return envelope([&] { return api::explain(def, api::parse_seed(seed), context, progress_of(progress)); });
-}
-val schema() { return envelope([] { return api::schema(); }); }
-val nodepool_check(const std::string& doc) { return envelope([&] { return api::nodepool_check(doc); }); }
 
 // Test hook: fails the way a bug in the core would, so the tests can check that the page's worker
 // recovers. Only the worker's debug mode (worker.js?debug=1) lets a call reach it.
@@ -71,35 +54,55 @@ volatile unsigned debug_sink = 0;
   return deeper;
 }
 
+}  // namespace
+
+#define TEXT(name) const char *name, std::size_t name##_n
+#define ARG(name) text(name, name##_n)
+
+extern "C" {
+
+EMSCRIPTEN_KEEPALIVE std::size_t gs_reply_size() { return reply.size(); }
+
+EMSCRIPTEN_KEEPALIVE const char* gs_version() { return respond([] { return Json{{"version", api::version()}}; }); }
+
+EMSCRIPTEN_KEEPALIVE const char* gs_run(TEXT(scenario), int progress) {
+  return respond([&] { return api::run(ARG(scenario), progress_of(progress)); });
+}
+
+EMSCRIPTEN_KEEPALIVE const char* gs_hpa(TEXT(doc)) { return respond([&] { return api::hpa(ARG(doc)); }); }
+
+EMSCRIPTEN_KEEPALIVE const char* gs_exercise(TEXT(def), TEXT(seed)) {
+  return respond([&] { return api::exercise(ARG(def), api::parse_seed(ARG(seed))); });
+}
+
+EMSCRIPTEN_KEEPALIVE const char* gs_grade(TEXT(def), TEXT(seed), TEXT(answer), TEXT(context), int progress) {
+  return respond([&] {
+    return api::grade(ARG(def), api::parse_seed(ARG(seed)), ARG(answer), ARG(context), progress_of(progress));
+  });
+}
+
+EMSCRIPTEN_KEEPALIVE const char* gs_explain(TEXT(def), TEXT(seed), TEXT(context), int progress) {
+  return respond([&] { return api::explain(ARG(def), api::parse_seed(ARG(seed)), ARG(context), progress_of(progress)); });
+}
+
+EMSCRIPTEN_KEEPALIVE const char* gs_schema() { return respond([] { return api::schema(); }); }
+
+EMSCRIPTEN_KEEPALIVE const char* gs_nodepool_check(TEXT(doc)) {
+  return respond([&] { return api::nodepool_check(ARG(doc)); });
+}
+
 // kind "unreachable": a wasm trap (WebAssembly.RuntimeError: unreachable); "stack_overflow": the
 // engine's call stack runs out (RangeError: Maximum call stack size exceeded; the recursion keeps
 // no locals in linear memory, so it is the engine's stack, not the module's, that overflows);
 // "abort": Emscripten's abort() (RuntimeError: Aborted(...)). Any other kind is an error at /kind.
-val debug_trap(const std::string& kind) {
+EMSCRIPTEN_KEEPALIVE const char* gs_debug_trap(TEXT(kind_text)) {
+  const std::string kind = ARG(kind_text);
   if (kind == "unreachable") __builtin_trap();
   if (kind == "stack_overflow") debug_recurse(0);
   if (kind == "abort") std::abort();
-  return envelope([&]() -> Json {
+  return respond([&]() -> Json {
     throw InputError("/kind", "\"" + kind + "\" is not allowed; allowed: unreachable, stack_overflow, abort");
   });
 }
 
-}  // namespace
-
-EMSCRIPTEN_BINDINGS(gpuscale) {
-  emscripten::function("version", &version_json);
-  // Embind overloads by the number of arguments: the context and the progress function are optional.
-  emscripten::function("run", &run);
-  emscripten::function("run", &run_p);
-  emscripten::function("hpa", &hpa);
-  emscripten::function("exercise", &exercise);
-  emscripten::function("grade", &grade);
-  emscripten::function("grade", &grade_c);
-  emscripten::function("grade", &grade_cp);
-  emscripten::function("explain", &explain);
-  emscripten::function("explain", &explain_c);
-  emscripten::function("explain", &explain_cp);
-  emscripten::function("schema", &schema);
-  emscripten::function("nodepool_check", &nodepool_check);
-  emscripten::function("debug_trap", &debug_trap);
-}
+}  // extern "C"

@@ -3,17 +3,18 @@
 
 #include <algorithm>
 #include <cmath>
-#include <sstream>
+#include <cstdio>
 
 namespace gpuscale {
 
 namespace {
 
+// What an ostream with precision(12) prints (%.12g), without pulling iostreams and locales into the
+// WASM module.
 std::string format_number(double v) {
-  std::ostringstream out;
-  out.precision(12);
-  out << v;
-  return out.str();
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.12g", v);
+  return buf;
 }
 
 std::string range_text(double lo, double hi) {
