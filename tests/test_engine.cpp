@@ -720,6 +720,12 @@ TEST_CASE("lazy decoders give every event, gauge and counter of the request-by-r
   EngineConfig calibrated = default_config();
   calibrated.max_num_batched_tokens = 2048;
   configs.push_back(calibrated);
+  for (const int budget : {2, 3}) {  // a recomputing request left a 1-token chunk beside decoders
+    EngineConfig starved = toy_config(40);
+    starved.max_num_batched_tokens = budget;
+    starved.enable_prefix_caching = false;
+    configs.push_back(starved);
+  }
   int n = 0;
   std::int64_t preemptions = 0, cache_hits = 0;  // the storms reach the paths that matter
   for (const EngineConfig& base : configs) {
@@ -745,4 +751,33 @@ TEST_CASE("lazy decoders give every event, gauge and counter of the request-by-r
   }
   CHECK(preemptions > 1000);
   CHECK(cache_hits > 10000);
+}
+
+TEST_CASE("a readmitted request given a 1-token chunk is no decode: macro steps do not count its prompt as output", "[engine]") {
+  // Two 1-token prompts with 40 tokens to generate in 3 blocks of 16 and a budget of 2 tokens: request 1
+  // is preempted twice, and when it recomputes its prompt beside request 0's decode it gets one token a
+  // step. Found by review: macro steps took that chunk for a decode and finished request 1 at 660 ms.
+  EngineConfig c = toy_config(3);
+  c.max_num_batched_tokens = 2;
+  c.enable_prefix_caching = false;
+  std::vector<std::vector<Logged>> logs;
+  for (const bool lazy : {false, true}) {
+    for (const int substeps : {1, 4096}) {
+      EngineConfig x = c;
+      x.lazy_decode = lazy;
+      x.max_decode_substeps = substeps;
+      Engine e(x);
+      REQUIRE(e.add_request(0, 1, 40, 0));
+      REQUIRE(e.add_request(1, 1, 40, 0));
+      std::vector<Logged> log;
+      Micros now = 0;
+      while (e.has_work()) now = step(e, now, log);
+      logs.push_back(log);
+    }
+  }
+  const std::vector<Logged>& plain = logs[0];
+  REQUIRE(plain.size() == 6);
+  CHECK(plain[2] == Logged{EngineEvent::Preempted, 1, 160000});
+  CHECK(plain.back() == Logged{EngineEvent::Finished, 1, 720000});
+  for (const auto& log : logs) CHECK(log == plain);
 }

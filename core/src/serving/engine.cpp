@@ -630,7 +630,9 @@ int Engine::plan_substeps() {
   }
   for (const Scheduled& b : batch_) {
     const Request& r = slots_[b.slot];
-    if (r.num_output < 1) return 1;
+    // A decode: its first token sampled and only its newest token to compute. (A readmitted request
+    // recomputing its prompt can get a 1-token chunk when that is all the budget leaves; it is no decode.)
+    if (r.num_output < 1 || r.num_computed + 1 != r.prompt_tokens + r.num_output) return 1;
     k = std::min(k, r.output_tokens - r.num_output);
   }
   // The blocks the later sub-steps allocate must be free, so that no per-step schedule would have
