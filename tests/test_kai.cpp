@@ -1,11 +1,13 @@
-// KAI Scheduler: the proportion plugin's fair-share division (real-systems.md §5.3), checked against
-// the fixtures of kai-scheduler/KAI-Scheduler
-// pkg/scheduler/plugins/proportion/resource_division/resource_division_test.go.
+// KAI Scheduler's proportion plugin: the fair-share division (real-systems.md §5.3) and the capacity
+// policy (§5.4), checked against the fixtures of kai-scheduler/KAI-Scheduler
+// pkg/scheduler/plugins/proportion/resource_division/resource_division_test.go and
+// capacity_policy/max_allowed_check_test.go.
 #include <catch2/catch.hpp>
 
 #include <string>
 #include <vector>
 
+#include "scheduling/kai/capacity.hpp"
 #include "scheduling/kai/fair_share.hpp"
 
 using namespace gpuscale::kai;
@@ -167,4 +169,91 @@ TEST_CASE("KAI fair share: a parent's share is divided among its children, and a
   std::vector<Queue> unlimited{gpu_queue("all", kUnlimited, 0, 1, 10)};
   CHECK(set_share(6, unlimited) == 0);
   CHECK(unlimited[0].resources[Gpu].fair_share == 6);
+}
+
+// ---- the capacity policy (capacity_policy/max_allowed_check_test.go, quota_check.go) ----------------
+
+namespace {
+
+Queue limited(const std::string& name, const std::string& parent, double gpu_limit, double gpu_allocated) {
+  Queue q;
+  q.name = name;
+  q.parent = parent;
+  for (ResourceShare& s : q.resources) s = ResourceShare{0, 0, kUnlimited, 0, 0, 0, 0, 0};
+  q.resources[Gpu].max_allowed = gpu_limit;
+  q.resources[Gpu].allocated = gpu_allocated;
+  return q;
+}
+
+Totals gpus(double n) {
+  Totals t;
+  t.amount[Gpu] = n;
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("KAI capacity: the limit on every level of the queue chain", "[kai]") {
+  // resultsOverLimit's fixtures: a single queue, then top → mid → leaf.
+  CHECK(check_capacity({limited("queue1", "", kUnlimited, 1)}, "queue1", gpus(10), true).schedulable);
+  CHECK(check_capacity({limited("queue1", "", 3, 1)}, "queue1", gpus(2), true).schedulable);
+  const CapacityResult above = check_capacity({limited("queue1", "", 3, 1)}, "queue1", gpus(3), true);
+  CHECK_FALSE(above.schedulable);
+  CHECK(above.reason == "OverLimit");
+  CHECK(above.message == "queue1 quota has reached the allowable limit of GPUs. Limit is 3 GPUs, currently 1 GPUs allocated and workload requested 3 GPUs");
+  CHECK_FALSE(check_capacity({limited("queue1", "", 3, 0)}, "queue1", gpus(4), true).schedulable);
+  CHECK(check_capacity({limited("top-queue", "", 3, 2), limited("mid-queue", "top-queue", 3, 2), limited("leaf-queue", "mid-queue", 3, 2)},
+                       "leaf-queue", gpus(1), true).schedulable);
+  const CapacityResult mid = check_capacity(
+      {limited("top-queue", "", 3, 3), limited("mid-queue", "top-queue", 2, 1), limited("leaf-queue", "mid-queue", 1, 0)}, "leaf-queue", gpus(1), true);
+  CHECK_FALSE(mid.schedulable);
+  CHECK(mid.queue == "top-queue");  // the leaf and the middle have room; the top is full
+  // isOverLimit's fixtures: tolerance for fractions, CPU named first, unrequested resources ignored.
+  CHECK(check_capacity({limited("q", "", 0.3, 0.1)}, "q", gpus(0.2), true).schedulable);
+  Queue all = limited("q", "", 1, 1);
+  all.resources[Cpu].max_allowed = 1000;
+  all.resources[Cpu].allocated = 500;
+  all.resources[Memory].max_allowed = 1;
+  all.resources[Memory].allocated = 1;
+  Totals everything;
+  everything.amount[Cpu] = 1000;
+  everything.amount[Memory] = 1;
+  everything.amount[Gpu] = 1;
+  const CapacityResult cpu = check_capacity({all}, "q", everything, true);
+  CHECK(cpu.message == "q quota has reached the allowable limit of CPU cores. Limit is 1 cores, currently 0.5 cores allocated and workload requested 1 cores");
+  Queue cpu_full = limited("q", "", 1, 0);
+  cpu_full.resources[Cpu].max_allowed = 1000;
+  cpu_full.resources[Cpu].allocated = 1500;
+  CHECK(check_capacity({cpu_full}, "q", gpus(1), true).schedulable);  // over on CPU, but it asks for none
+}
+
+TEST_CASE("KAI capacity: a non-preemptible job must fit in deserved quota on every level (the default-queue gotcha)", "[kai]") {
+  // The Helm install's default-parent-queue → default-queue, quota 0, limit -1 (deployments/kai-scheduler/values.yaml).
+  Queue parent = limited("default-parent-queue", "", kUnlimited, 0);
+  Queue leaf = limited("default-queue", "default-parent-queue", kUnlimited, 0);
+  const std::vector<Queue> helm{parent, leaf};
+  // A vLLM Deployment: priority class inference (125), so non-preemptible; 2 GPUs.
+  const CapacityResult deployment = check_capacity(helm, "default-queue", gpus(2), false);
+  CHECK_FALSE(deployment.schedulable);
+  CHECK(deployment.reason == "NonPreemptibleOverQuota");
+  CHECK(deployment.queue == "default-queue");
+  CHECK(deployment.message == "Non-preemptible workload is over quota. Workload requested 2 GPUs, but default-queue quota is 0 GPUs, "
+                              "while 0 GPUs are already allocated for non-preemptible pods. Use a preemptible workload to go over quota.");
+  // The same pods labelled preemptible go through (and may use over-quota capacity).
+  CHECK(check_capacity(helm, "default-queue", gpus(2), true).schedulable);
+  // A quota of 8 on both levels, 6 already held by non-preemptible pods: 2 more fit, 3 do not.
+  std::vector<Queue> quota = helm;
+  for (Queue& q : quota) {
+    q.resources[Gpu].deserved = 8;
+    q.resources[Gpu].allocated_not_preemptible = 6;
+  }
+  CHECK(check_capacity(quota, "default-queue", gpus(2), false).schedulable);
+  CHECK_FALSE(check_capacity(quota, "default-queue", gpus(3), false).schedulable);
+  // The parent's quota counts too: the leaf has room, the parent does not.
+  quota[1].resources[Gpu].allocated_not_preemptible = 0;
+  const CapacityResult parent_full = check_capacity(quota, "default-queue", gpus(3), false);
+  CHECK(parent_full.queue == "default-parent-queue");
+  CHECK(humanize(1.23456, 1) == "1.235");
+  CHECK(humanize(2.5e9, 1e9) == "2.5");
+  CHECK(humanize(kUnlimited, 1) == "Unlimited");
 }
