@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "scheduling/kai/capacity.hpp"
@@ -42,60 +43,50 @@ double set_share(double total, std::vector<Queue>& qs) { return divide_resource(
 
 }  // namespace
 
+namespace {
+
+// One queue, one division of `total` after `tweak`: {what is left, its fair share}.
+template <typename Tweak>
+std::pair<double, double> one_queue(Queue queue, double total, Tweak&& tweak) {
+  std::vector<Queue> q{std::move(queue)};
+  tweak(q[0].resources[Gpu]);
+  const double left = set_share(total, q);
+  return {left, q[0].resources[Gpu].fair_share};
+}
+
+void as_is(ResourceShare&) {}
+
+}  // namespace
+
 TEST_CASE("KAI fair share: a single queue within its quota", "[kai]") {
   // "single queue within quota (sanity)": deserved 3, request 2, weight 0.
-  auto fresh = [] { return std::vector<Queue>{gpu_queue("queue-1", 3, 0, 0, 2)}; };
-  auto q = fresh();
-  CHECK(set_share(2, q) == 0);  // gives requested GPUs, no remaining
-  CHECK(q[0].resources[Gpu].fair_share == 2);
-  q = fresh();
-  CHECK(set_share(3, q) == 1);  // with remaining
-  CHECK(q[0].resources[Gpu].fair_share == 2);
-  q = fresh();
-  q[0].resources[Gpu].max_allowed = 2;  // no more than allowed
-  CHECK(set_share(3, q) == 1);
-  CHECK(q[0].resources[Gpu].fair_share == 2);
-  q = fresh();
-  CHECK(set_share(1, q) == 0);  // up to deserved when over-subscribed: past the total
-  CHECK(q[0].resources[Gpu].fair_share == 2);
-  q = fresh();
-  q[0].resources[Gpu].request = 5;  // up to the full quota
-  CHECK(set_share(7, q) == 4);
-  CHECK(q[0].resources[Gpu].fair_share == 3);
-  q = fresh();
-  q[0].resources[Gpu].deserved = 1.5;  // fractions in deserved
-  CHECK(set_share(2, q) == 0.5);
-  CHECK(q[0].resources[Gpu].fair_share == 1.5);
-  q = fresh();
-  q[0].resources[Gpu].request = 1.5;  // fractions in the request
-  CHECK(set_share(2, q) == 0.5);
-  CHECK(q[0].resources[Gpu].fair_share == 1.5);
-  q = fresh();
-  q[0].resources[Gpu].deserved = 0;  // nothing if nothing is deserved (and no weight)
-  CHECK(set_share(2, q) == 2);
-  CHECK(q[0].resources[Gpu].fair_share == 0);
+  const Queue within = gpu_queue("queue-1", 3, 0, 0, 2);
+  using Result = std::pair<double, double>;
+  CHECK(one_queue(within, 2, as_is) == Result{0, 2});  // gives requested GPUs, no remaining
+  CHECK(one_queue(within, 3, as_is) == Result{1, 2});  // with remaining
+  CHECK(one_queue(within, 3, [](ResourceShare& s) { s.max_allowed = 2; }) == Result{1, 2});  // no more than allowed
+  CHECK(one_queue(within, 1, as_is) == Result{0, 2});  // up to deserved when over-subscribed: past the total
+  CHECK(one_queue(within, 7, [](ResourceShare& s) { s.request = 5; }) == Result{4, 3});  // up to the full quota
+  CHECK(one_queue(within, 2, [](ResourceShare& s) { s.deserved = 1.5; }) == Result{0.5, 1.5});  // fractions in deserved
+  CHECK(one_queue(within, 2, [](ResourceShare& s) { s.request = 1.5; }) == Result{0.5, 1.5});  // fractions in the request
+  CHECK(one_queue(within, 2, [](ResourceShare& s) { s.deserved = 0; }) == Result{2, 0});  // nothing deserved (and no weight)
 }
 
 TEST_CASE("KAI fair share: a single queue over its quota", "[kai]") {
   // "single queue over quota (sanity)": divideOverQuotaResource on a queue already at its quota of 3.
   // Here via divide_resource with its deserved part already in fair_share and the quota zeroed, so
   // the deserved step adds nothing.
-  auto over = [](double total, auto&& tweak) {
-    std::vector<Queue> q{gpu_queue("queue-1", 0, 3, 1, 5)};
-    tweak(q[0].resources[Gpu]);
-    const double left = set_share(total, q);
-    return std::pair<double, double>{left, q[0].resources[Gpu].fair_share};
-  };
-  auto none = [](ResourceShare&) {};
-  CHECK(over(2, none) == std::pair<double, double>{0, 5});
-  CHECK(over(3, none) == std::pair<double, double>{1, 5});
-  CHECK(over(2, [](ResourceShare& s) { s.max_allowed = 4; }) == std::pair<double, double>{1, 4});
-  CHECK(over(2, [](ResourceShare& s) { s.over_quota_weight = 0; }) == std::pair<double, double>{2, 3});
-  CHECK(over(2, [](ResourceShare& s) { s.request = 4.5; }) == std::pair<double, double>{0.5, 4.5});
-  CHECK(over(0.5, none) == std::pair<double, double>{0, 3.5});  // the remainder fraction
-  CHECK(over(6, [](ResourceShare& s) { s.fair_share = 0; }) == std::pair<double, double>{1, 5});
-  CHECK(over(0, none) == std::pair<double, double>{0, 3});
-  CHECK(over(10, [](ResourceShare& s) { s.over_quota_weight = 0; }) == std::pair<double, double>{10, 3});
+  const Queue over = gpu_queue("queue-1", 0, 3, 1, 5);
+  using Result = std::pair<double, double>;
+  CHECK(one_queue(over, 2, as_is) == Result{0, 5});
+  CHECK(one_queue(over, 3, as_is) == Result{1, 5});
+  CHECK(one_queue(over, 2, [](ResourceShare& s) { s.max_allowed = 4; }) == Result{1, 4});
+  CHECK(one_queue(over, 2, [](ResourceShare& s) { s.over_quota_weight = 0; }) == Result{2, 3});
+  CHECK(one_queue(over, 2, [](ResourceShare& s) { s.request = 4.5; }) == Result{0.5, 4.5});
+  CHECK(one_queue(over, 0.5, as_is) == Result{0, 3.5});  // the remainder fraction
+  CHECK(one_queue(over, 6, [](ResourceShare& s) { s.fair_share = 0; }) == Result{1, 5});
+  CHECK(one_queue(over, 0, as_is) == Result{0, 3});
+  CHECK(one_queue(over, 10, [](ResourceShare& s) { s.over_quota_weight = 0; }) == Result{10, 3});
 }
 
 TEST_CASE("KAI fair share: two queues, weights, limits, remainders and priorities", "[kai]") {

@@ -338,7 +338,7 @@ void Engine::relazy_all() {
   heap_deferred_ = true;  // one make_heap for all of them
   for (const RunningEntry& e : running_) {
     const Request& r = slots_[e.slot];
-    if (r.num_output >= 1 && r.num_computed == r.prompt_tokens + r.num_output - 1) {
+    if (decodes_next(r)) {
       add_decoder(e.slot);
     } else {
       prefilling_.push_back(e.slot);
@@ -511,7 +511,7 @@ Micros Engine::begin_step(Micros now) {
       admit(slot);
       add_chunk(load, r.num_computed, n);
       budget -= n;
-      if (lazy_step_ && n == 1 && r.num_output >= 1 && r.num_computed + 1 == total) {
+      if (lazy_step_ && decodes_next(r)) {
         // Readmitted with all but its newest token cached: it decodes from this step on.
         prefilling_.pop_back();
         add_decoder(slot);
@@ -616,10 +616,7 @@ int Engine::plan_substeps() {
   // the macro step ends at the first completion.
   int k = config_.max_decode_substeps;
   if (lazy_step_) {  // the decoders: the first finish in the heap, the blocks by offset
-    while (!finishes_.empty()) {
-      const Finish& f = finishes_.front();
-      const Request& r = slots_[f.slot];
-      if (r.decoding && r.seq == f.seq) break;
+    while (!finishes_.empty() && !finish_live(finishes_.front())) {
       std::pop_heap(finishes_.begin(), finishes_.end(), std::greater<Finish>());  // stale: aborted or taken out
       finishes_.pop_back();
     }
@@ -630,9 +627,9 @@ int Engine::plan_substeps() {
   }
   for (const Scheduled& b : batch_) {
     const Request& r = slots_[b.slot];
-    // A decode: its first token sampled and only its newest token to compute. (A readmitted request
-    // recomputing its prompt can get a 1-token chunk when that is all the budget leaves; it is no decode.)
-    if (r.num_output < 1 || r.num_computed + 1 != r.prompt_tokens + r.num_output) return 1;
+    // (A readmitted request recomputing its prompt can get a 1-token chunk when that is all the budget
+    // leaves; it is no decode.)
+    if (!decodes_next(r)) return 1;
     k = std::min(k, r.output_tokens - r.num_output);
   }
   // The blocks the later sub-steps allocate must be free, so that no per-step schedule would have
@@ -694,8 +691,7 @@ void Engine::end_step(Micros now, std::vector<EngineEvent>& out) {
     // Those that sampled their last token (plan_substeps ends a macro step at the first of them).
     while (!finishes_.empty()) {
       const Finish f = finishes_.front();
-      const Request& r = slots_[f.slot];
-      const bool live = r.decoding && r.seq == f.seq;
+      const bool live = finish_live(f);
       if (live && f.clock > decode_clock_) break;
       std::pop_heap(finishes_.begin(), finishes_.end(), std::greater<Finish>());
       finishes_.pop_back();
@@ -730,13 +726,13 @@ void Engine::end_step(Micros now, std::vector<EngineEvent>& out) {
     r.num_blocks = 0;
     r.running = false;
     --running_live_;
+    release_slot(slot);
   };
   auto finish_lazy_before = [&](std::uint64_t seq) {
     for (; next_finisher < finishing_.size() && finishing_[next_finisher].seq < seq; ++next_finisher) {
       const std::uint32_t slot = finishing_[next_finisher].slot;
       remove_decoder(slot, false);  // after the clock moved on: its blocks are its context's
       finish(slot);
-      release_slot(slot);
     }
   };
   for (const Scheduled& s : batch_) {
@@ -749,7 +745,7 @@ void Engine::end_step(Micros now, std::vector<EngineEvent>& out) {
     r.num_computed += s.num_tokens;
     if (r.num_computed < r.prompt_tokens + r.num_output) {  // mid-prefill chunk
       // One token left and the first already sampled (a readmitted request): a decode from now on.
-      if (lazy_step_ && r.num_output >= 1 && r.num_computed == r.prompt_tokens + r.num_output - 1) add_decoder(s.slot);
+      if (lazy_step_ && decodes_next(r)) add_decoder(s.slot);
       continue;
     }
     // The step computed every known token, so it sampled the next one.
@@ -758,7 +754,6 @@ void Engine::end_step(Micros now, std::vector<EngineEvent>& out) {
     if (r.num_output == 1) out.push_back(EngineEvent{EngineEvent::FirstToken, r.id, now});
     if (r.num_output == r.output_tokens) {
       finish(s.slot);
-      release_slot(s.slot);
     } else if (lazy_step_) {
       add_decoder(s.slot);  // from the next step it decodes a token a step
     }

@@ -326,6 +326,9 @@ class Engine {
   void preempt_last_running(Micros now);
   bool in_batch(std::uint32_t slot) const;
   bool entry_live(const RunningEntry& e) const { return slots_[e.slot].running && slots_[e.slot].seq == e.seq; }
+  bool finish_live(const Finish& f) const { return slots_[f.slot].decoding && slots_[f.slot].seq == f.seq; }
+  // Its first token sampled and only its newest token to compute: its next step decodes one token.
+  static bool decodes_next(const Request& r) { return r.num_output >= 1 && r.num_computed + 1 == r.prompt_tokens + r.num_output; }
   void compact_running();
   void admit(std::uint32_t slot);       // appends to running_ and prefilling_
   // Lazy decoders: add one (its fields current), bring one's fields up to date and take it out, all of them out.
