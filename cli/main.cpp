@@ -25,6 +25,8 @@ const char* kUsage =
     "  gpuscale hpa < DOCUMENT.json          evaluate one HPA sync (docs/hpa-cli.md)\n"
     "  gpuscale nodepool check FILE          validate and lint a karpenter.sh/v1 NodePool, YAML or JSON\n"
     "                                        ('-' reads stdin; docs/nodepool.md)\n"
+    "  gpuscale schedule SNAPSHOT            one scheduling cycle (KAI Scheduler or kube-scheduler) over a\n"
+    "                                        cluster snapshot, YAML or JSON ('-' reads stdin; docs/schedule.md)\n"
     "  gpuscale exercise ID --seed N         print the learner's variant of exercise ID\n"
     "  gpuscale grade ID ANSWER.json --seed N [--context FILE]\n"
     "                                        grade an answer ('-' reads stdin); FILE: {history, simulated}\n"
@@ -202,6 +204,16 @@ int main(int argc, char** argv) {
       const std::string json = nodepool_json_text(args[2], text);
       try {
         out = api::nodepool_check(json);
+      } catch (const InputError& e) {
+        explain_yaml_value_error(text, json, e);
+        throw;
+      }
+    } else if (cmd == "schedule") {
+      need(2);
+      const std::string text = read_file(args[1]);
+      const std::string json = snapshot_json_text(args[1], text);
+      try {
+        out = api::schedule(json);
       } catch (const InputError& e) {
         explain_yaml_value_error(text, json, e);
         throw;

@@ -574,6 +574,17 @@ std::string nodepool_json_text(const std::string& path_or_name, const std::strin
   return pools[0].dump();
 }
 
+std::string snapshot_json_text(const std::string& path, const std::string& text) {
+  const std::size_t first = text.find_first_not_of(" \t\r\n");
+  if (path.size() > 5 && path.compare(path.size() - 5, 5, ".json") == 0) return text;
+  if (first != std::string::npos && text[first] == '{' && Json::accept(text)) return text;
+  std::vector<Json> docs;
+  for (Json& doc : yaml_documents_to_json(text))
+    if (!doc.is_null()) docs.push_back(std::move(doc));
+  if (docs.size() != 1) throw InputError("", "expected one snapshot document in '" + path + "', found " + std::to_string(docs.size()));
+  return docs[0].dump();
+}
+
 void explain_yaml_value_error(const std::string& yaml_text, const std::string& json_text, const InputError& error) {
   if (error.message().rfind("expected an object, found a string", 0) != 0 || json_text == yaml_text) return;
   const Json doc = Json::parse(json_text, nullptr, false);

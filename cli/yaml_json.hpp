@@ -34,6 +34,8 @@ Json yaml_documents_to_json(const std::string& text, const YamlLimits& limits = 
 // returned as is. Otherwise the text is YAML; documents whose apiVersion starts with
 // `karpenter.k8s.aws/` (the EC2NodeClass the pool refers to) are skipped and exactly one must remain.
 std::string nodepool_json_text(const std::string& path_or_name, const std::string& text);
+// A cluster snapshot for `schedule`: JSON as it is, or one YAML document as JSON.
+std::string snapshot_json_text(const std::string& path, const std::string& text);
 
 // The NodePool check refused `error` in `json_text`, which nodepool_json_text made from the YAML
 // `yaml_text`. If the refused value is text that YAML read from `key:value` with no space after the

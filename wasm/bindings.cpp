@@ -91,6 +91,10 @@ EMSCRIPTEN_KEEPALIVE const char* gs_nodepool_check(TEXT(doc)) {
   return respond([&] { return api::nodepool_check(ARG(doc)); });
 }
 
+EMSCRIPTEN_KEEPALIVE const char* gs_schedule(TEXT(doc)) {
+  return respond([&] { return api::schedule(ARG(doc)); });
+}
+
 // kind "unreachable": a wasm trap (WebAssembly.RuntimeError: unreachable); "stack_overflow": the
 // engine's call stack runs out (RangeError: Maximum call stack size exceeded; the recursion keeps
 // no locals in linear memory, so it is the engine's stack, not the module's, that overflows);

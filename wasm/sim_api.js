@@ -84,4 +84,5 @@ simDefine('grade', 4, 3, true);     // grade(definition, seed, answer[, context[
 simDefine('explain', 3, 2, true);   // explain(definition, seed[, context[, progress]])
 simDefine('schema', 0, 0, false);
 simDefine('nodepool_check', 1, 1, false);
+simDefine('schedule', 1, 1, false);
 simDefine('debug_trap', 1, 1, false);

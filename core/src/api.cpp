@@ -7,6 +7,7 @@
 #include "exercises/exercise.hpp"
 #include "autoscaling/hpa_json.hpp"
 #include "provisioning/karpenter/nodepool.hpp"
+#include "scheduling/snapshot_schedule.hpp"
 #include "sim/simulation.hpp"
 
 namespace gpuscale::api {
@@ -25,6 +26,11 @@ Json hpa(const std::string& document_json) { return Json::parse(hpa::evaluate_hp
 Json schema() { return scenario_schema(); }
 
 Json nodepool_check(const std::string& json_text) { return check_nodepool_document(parse_json_text(json_text)); }
+
+Json schedule(const std::string& snapshot_json) {
+  const Snapshot snapshot = parse_snapshot(parse_json_text(snapshot_json));
+  return schedule_outcome_json(snapshot, schedule_snapshot(snapshot));
+}
 
 struct PreparedScenario {
   Scenario scenario;

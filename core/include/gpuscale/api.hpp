@@ -38,6 +38,10 @@ Json schema();
 // Validates a karpenter.sh/v1 NodePool (JSON text) and lints it as a GPU pool:
 // {"valid": true, "nodepool": normalised, "warnings": [...]} (docs/nodepool.md).
 Json nodepool_check(const std::string& json_text);
+// One scheduling cycle over a cluster snapshot (JSON text): kube-scheduler pod by pod or KAI
+// Scheduler's actions; per job its status, reason and message and the node of each pod, the victims
+// with the action that chose them, per queue deserved / fair share / allocated (docs/schedule.md).
+Json schedule(const std::string& snapshot_json);
 
 // Wraps an operation in the {"ok":true,"result":...} / {"ok":false,"error":{"path","message"}}
 // envelope, catching every exception so no error escapes to the caller.

@@ -1,0 +1,731 @@
+// One KAI Scheduler cycle (see session.hpp). Sources, all kai-scheduler/KAI-Scheduler:
+//   session and statement: pkg/scheduler/framework/session.go, statement.go (Allocate, Pipeline, Evict,
+//     Checkpoint, Rollback, Commit, Discard);
+//   queue and job order: pkg/scheduler/actions/utils/job_order_by_queue.go, plugins/proportion/
+//     queue_order/queue_order.go, plugins/priority, plugins/elastic, framework/session_plugins.go;
+//   allocate: actions/allocate/allocate.go, actions/common/allocate.go, api/podgroup_info/allocation_info.go;
+//   node order: plugins/nodeavailability, plugins/resourcetype, plugins/nodeplacement/pack.go, scores.go;
+//   node resources: api/node_info/node_info.go (idle, releasing, used; a pipelined task takes releasing room);
+//   queue usage: plugins/proportion/proportion.go (updateQueuesCurrentResourceUsage, allocate/deallocate handlers).
+#include "scheduling/kai/session.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <map>
+
+#include "scheduling/fit.hpp"
+#include "scheduling/kai/capacity.hpp"
+#include "scheduling/kai/eviction.hpp"
+#include "scheduling/kai/session_state.hpp"
+
+namespace gpuscale::kai {
+
+namespace {
+
+constexpr double kMaxHighDensity = 9;     // scores.MaxHighDensity
+constexpr double kResourceTypeScore = 10; // scores.ResourceType
+constexpr double kAvailabilityScore = 1000;  // scores.Availability
+
+}  // namespace
+
+// ---- the session's state ----------------------------------------------------------------------
+
+Session::Session(const Snapshot& s) : snap(s) {
+  nodes.resize(s.nodes.size());
+  for (std::size_t n = 0; n < s.nodes.size(); ++n) {
+    const SnapshotNode& sn = s.nodes[n];
+    NodeRoom& room = nodes[n];
+    room.allocatable = {static_cast<double>(sn.gpus), static_cast<double>(sn.cpu_milli), static_cast<double>(sn.memory_bytes)};
+    room.idle = room.allocatable;
+  }
+  for (std::size_t q = 0; q < s.queues.size(); ++q) queue_index[s.queues[q].name] = static_cast<int>(q);
+  queues = s.queues;
+  for (Queue& q : queues)
+    for (ResourceShare& r : q.resources) {
+      r.allocated = r.allocated_not_preemptible = r.request = r.fair_share = 0;
+    }
+  tasks.resize(s.jobs.size());
+  fit_errors.resize(s.jobs.size());
+  job_queue.assign(s.jobs.size(), -1);
+  for (std::size_t j = 0; j < s.jobs.size(); ++j) {
+    const SnapshotJob& job = s.jobs[j];
+    const auto qi = queue_index.find(job.queue);
+    job_queue[j] = qi == queue_index.end() ? -1 : qi->second;
+    tasks[j].resize(job.tasks.size());
+    for (std::size_t t = 0; t < job.tasks.size(); ++t) {
+      const SnapshotTask& st = job.tasks[t];
+      TaskRun& run = tasks[j][t];
+      run.request = {static_cast<double>(st.pod.gpus), static_cast<double>(st.pod.cpu_milli), static_cast<double>(st.memory_bytes)};
+      run.node = st.node;
+      run.status = st.state == TaskState::Pending ? Status::Pending : st.state == TaskState::Running ? Status::Running : Status::Releasing;
+      if (run.node >= 0) {
+        NodeRoom& room = nodes[static_cast<std::size_t>(run.node)];
+        const Vec charged = charged_on(room, run.request);
+        room.used += charged;
+        if (run.status == Status::Releasing) room.releasing += charged;
+        room.idle -= charged;
+      }
+      // proportion.go updateQueuesCurrentResourceUsage: allocated statuses count as allocated and
+      // requested, pending ones as requested; releasing ones as neither.
+      if (run.status == Status::Running) add_queue_usage(static_cast<int>(j), run.request, +1, true);
+      else if (run.status == Status::Pending) add_queue_request(static_cast<int>(j), run.request);
+    }
+  }
+  // The proportion plugin's total: every node's allocatable (all snapshot nodes are Ready).
+  for (const NodeRoom& n : nodes)
+    for (int r = 0; r < kNumResources; ++r) total.amount[r] += n.allocatable.v[kv(r)];
+  DivisionTrace trace;
+  set_fair_shares(queues, total, s.kai.k_value, &trace);
+  for (std::string& line : trace.lines) log.push_back("fair share: " + line);
+}
+
+// Resources by index: the Vec is gpu, cpu, memory; the queue's Resource enum is the same order.
+int Session::kv(int r) { return r; }
+
+Vec Session::charged_on(const NodeRoom& room, const Vec& request) {
+  // node_info addTaskResources: a resource the node does not offer is not charged.
+  Vec v = request;
+  for (int r = 0; r < 3; ++r)
+    if (room.allocatable.v[r] == 0) v.v[r] = 0;
+  return v;
+}
+
+void Session::add_queue_request(int job, const Vec& request) {
+  for (int q = job_queue[static_cast<std::size_t>(job)]; q >= 0; q = parent_of(q))
+    for (int r = 0; r < kNumResources; ++r) queues[static_cast<std::size_t>(q)].resources[r].request += request.v[kv(r)];
+}
+
+void Session::add_queue_usage(int job, const Vec& request, int sign, bool count_request) {
+  const bool preemptible = snap.jobs[static_cast<std::size_t>(job)].preemptible;
+  for (int q = job_queue[static_cast<std::size_t>(job)]; q >= 0; q = parent_of(q))
+    for (int r = 0; r < kNumResources; ++r) {
+      ResourceShare& s = queues[static_cast<std::size_t>(q)].resources[r];
+      s.allocated += sign * request.v[kv(r)];
+      if (count_request) s.request += sign * request.v[kv(r)];
+      if (!preemptible) s.allocated_not_preemptible += sign * request.v[kv(r)];
+    }
+}
+
+int Session::parent_of(int q) const {
+  const std::string& p = queues[static_cast<std::size_t>(q)].parent;
+  if (p.empty()) return -1;
+  const auto it = queue_index.find(p);
+  return it == queue_index.end() ? -1 : it->second;
+}
+
+bool Session::is_leaf(int q) const {
+  for (const Queue& other : queues)
+    if (other.parent == queues[static_cast<std::size_t>(q)].name) return false;
+  return true;
+}
+
+// ---- the statement: what an action did, undone on discard -------------------------------------
+
+void Session::allocate_task(int j, int t, int node, bool pipelined) {
+  TaskRun& run = tasks[static_cast<std::size_t>(j)][static_cast<std::size_t>(t)];
+  NodeRoom& room = nodes[static_cast<std::size_t>(node)];
+  const Vec charged = charged_on(room, run.request);
+  journal.push_back({Op::Place, j, t, run.status, run.node});
+  run.status = pipelined ? Status::Pipelined : Status::Allocated;
+  run.node = node;
+  room.used += charged;
+  if (pipelined) room.releasing -= charged;  // node_info addTaskResources: Pipelined takes releasing room
+  else room.idle -= charged;
+  add_queue_usage(j, run.request, +1, false);
+}
+
+void Session::evict_task(int j, int t) {
+  TaskRun& run = tasks[static_cast<std::size_t>(j)][static_cast<std::size_t>(t)];
+  NodeRoom& room = nodes[static_cast<std::size_t>(run.node)];
+  const Vec charged = charged_on(room, run.request);
+  journal.push_back({Op::Evict, j, t, run.status, run.node});
+  // A running pod turns Releasing: its room is still used, and now releasing.
+  room.releasing += charged;
+  room.idle += Vec{};  // idle is unchanged: the pod's room was already taken from it
+  if (run.status != Status::Pending) add_queue_usage(j, run.request, -1, true);
+  run.status = Status::Releasing;
+}
+
+void Session::rollback(std::size_t mark) {
+  while (journal.size() > mark) {
+    const Op op = journal.back();
+    journal.pop_back();
+    TaskRun& run = tasks[static_cast<std::size_t>(op.job)][static_cast<std::size_t>(op.task)];
+    NodeRoom& room = nodes[static_cast<std::size_t>(op.kind == Op::Place ? run.node : op.prev_node)];
+    const Vec charged = charged_on(room, run.request);
+    if (op.kind == Op::Place) {
+      room.used -= charged;
+      if (run.status == Status::Pipelined) room.releasing += charged;
+      else room.idle += charged;
+      add_queue_usage(op.job, run.request, -1, false);
+    } else {
+      room.releasing -= charged;
+      if (op.prev_status != Status::Pending) add_queue_usage(op.job, run.request, +1, true);
+    }
+    run.status = op.prev_status;
+    run.node = op.prev_node;
+  }
+}
+
+// ---- job and task views -----------------------------------------------------------------------
+
+bool is_active_allocated(Status s) {
+  return s == Status::Allocated || s == Status::Pipelined || s == Status::Binding || s == Status::Running;
+}
+
+int Session::active_allocated(int j, const std::string& sub_group) const {
+  int n = 0;
+  const SnapshotJob& job = snap.jobs[static_cast<std::size_t>(j)];
+  for (std::size_t t = 0; t < job.tasks.size(); ++t)
+    if (job.tasks[t].sub_group == sub_group && is_active_allocated(tasks[static_cast<std::size_t>(j)][t].status)) ++n;
+  return n;
+}
+
+// The job's pod sets (PodSets): its sub-groups, or one default set with the job's minMember.
+std::vector<Session::PodSet> Session::pod_sets(int j) const {
+  const SnapshotJob& job = snap.jobs[static_cast<std::size_t>(j)];
+  std::vector<PodSet> sets;
+  if (job.sub_groups.empty()) {
+    sets.push_back({"", job.min_member});
+  } else {
+    for (const SnapshotSubGroup& g : job.sub_groups) sets.push_back({g.name, g.min_member});
+    bool loose = false;
+    for (const SnapshotTask& t : job.tasks) loose = loose || t.sub_group.empty();
+    if (loose) sets.push_back({"", 0});
+  }
+  return sets;
+}
+
+bool Session::has_pending(int j) const {
+  for (const TaskRun& t : tasks[static_cast<std::size_t>(j)])
+    if (t.status == Status::Pending) return true;
+  return false;
+}
+
+// allocation_info.go GetTasksToAllocate: in the gang phase, for each pod set below its minMember, its
+// missing members; once every set is satisfied, one more task of the first set that has one (the
+// elastic phase, one task per pass). Tasks by TaskOrderFn's fallback: creation, then name (here:
+// their order in the job).
+std::vector<int> Session::tasks_to_allocate(int j) const {
+  const SnapshotJob& job = snap.jobs[static_cast<std::size_t>(j)];
+  const std::vector<PodSet> sets = pod_sets(j);
+  const auto pending_of = [&](const std::string& set, int limit) {
+    std::vector<int> out;
+    for (std::size_t t = 0; t < job.tasks.size() && static_cast<int>(out.size()) < limit; ++t)
+      if (job.tasks[t].sub_group == set && tasks[static_cast<std::size_t>(j)][t].status == Status::Pending) out.push_back(static_cast<int>(t));
+    return out;
+  };
+  std::vector<int> out;
+  bool satisfied = true;
+  for (const PodSet& ps : sets) {
+    const int have = active_allocated(j, ps.name);
+    if (have < ps.min_member) {
+      satisfied = false;
+      for (int t : pending_of(ps.name, ps.min_member - have)) out.push_back(t);
+    }
+  }
+  if (!satisfied) return out;
+  for (const PodSet& ps : sets) {
+    std::vector<int> one = pending_of(ps.name, 1);
+    if (!one.empty()) return one;
+  }
+  return {};
+}
+
+Vec Session::request_of(int j, const std::vector<int>& which) const {
+  Vec v;
+  for (int t : which) v += tasks[static_cast<std::size_t>(j)][static_cast<std::size_t>(t)].request;
+  return v;
+}
+
+// elastic.go minAvailableState
+Session::Elastic Session::elastic_state(int j) const {
+  bool exactly = true;
+  for (const PodSet& ps : pod_sets(j)) {
+    const int have = active_allocated(j, ps.name);
+    if (have < ps.min_member) return Elastic::Below;
+    if (have > ps.min_member) exactly = false;
+  }
+  return exactly ? Elastic::Exactly : Elastic::Above;
+}
+
+// session_plugins.go JobOrderFn: the priority plugin (higher first), the elastic plugin (below
+// minMember first, then exactly at it), then creation time, then UID (the name).
+bool Session::job_before(int a, int b) const {
+  const SnapshotJob& ja = snap.jobs[static_cast<std::size_t>(a)];
+  const SnapshotJob& jb = snap.jobs[static_cast<std::size_t>(b)];
+  if (ja.priority != jb.priority) return ja.priority > jb.priority;
+  const Elastic ea = elastic_state(a), eb = elastic_state(b);
+  if (ea == Elastic::Below && eb != Elastic::Below) return true;
+  if (ea == Elastic::Exactly && eb == Elastic::Above) return true;
+  if (ea != Elastic::Below && eb == Elastic::Below) return false;
+  if (ea == Elastic::Above && eb == Elastic::Exactly) return false;
+  if (ja.created != jb.created) return ja.created < jb.created;
+  return ja.name < jb.name;
+}
+
+// ---- queue order (queue_order.go GetQueueOrderResult) -----------------------------------------
+
+namespace {
+
+bool fair_share_less_than_allocated(const Queue& q) {
+  for (const ResourceShare& r : q.resources)
+    if (r.fair_share >= r.allocated) return false;
+  return true;
+}
+
+// resource_quantities.go compareQuantities: -1 (unlimited) is above everything.
+int compare_quantities(double a, double b) {
+  if (a == kUnlimited) return b == kUnlimited ? 0 : 1;
+  if (b == kUnlimited) return -1;
+  return a > b ? 1 : a < b ? -1 : 0;
+}
+
+double allocatable_share(const ResourceShare& r) {
+  if (r.deserved == kUnlimited) return r.max_allowed;
+  double a = std::max(r.deserved, r.fair_share);
+  if (r.max_allowed != kUnlimited) a = std::min(r.max_allowed, a);
+  return a;
+}
+
+double dominant_share(const Queue& q, const Totals& total, const Vec& extra) {
+  double dominant = 0;
+  for (int r = 0; r < kNumResources; ++r) {
+    const ResourceShare& s = q.resources[r];
+    double allocatable = allocatable_share(s);
+    if (allocatable == kUnlimited) allocatable = total.amount[r];
+    const double allocated = s.allocated + extra.v[r];
+    const double value = allocatable == 0 ? allocated * 1000 : allocated / allocatable;  // noFairShareDrfMultiplier
+    dominant = std::max(dominant, value);
+  }
+  return dominant;
+}
+
+}  // namespace
+
+// -1: a first, 1: b first. `ja`, `jb`: each queue's best pending job (-1: none).
+int Session::queue_order(int qa, int qb, int ja, int jb) const {
+  const Queue& a = queues[static_cast<std::size_t>(qa)];
+  const Queue& b = queues[static_cast<std::size_t>(qb)];
+  // prioritizeUnderUtilized
+  const bool a_over = fair_share_less_than_allocated(a), b_over = fair_share_less_than_allocated(b);
+  if (!a_over && b_over) return -1;
+  if (a_over && !b_over) return 1;
+  const Vec ra = ja >= 0 ? request_of(ja, tasks_to_allocate(ja)) : Vec{};
+  const Vec rb = jb >= 0 ? request_of(jb, tasks_to_allocate(jb)) : Vec{};
+  // prioritizeUnderQuotaWithJob
+  const auto starved = [](const Queue& q, const Vec& req) {
+    for (int r = 0; r < kNumResources; ++r)
+      if (compare_quantities(q.resources[r].allocated + req.v[r], q.resources[r].deserved) > 0) return false;
+    return true;
+  };
+  const bool a_starved = starved(a, ra), b_starved = starved(b, rb);
+  if (a_starved && !b_starved) return -1;
+  if (b_starved && !a_starved) return 1;
+  // prioritizePrioritized
+  if (a.priority != b.priority) return a.priority > b.priority ? -1 : 1;
+  // penalizeZeroShareWithJob
+  const auto violates = [](const Queue& q, const Vec& req) {
+    bool v = false;
+    for (int r = 0; r < kNumResources; ++r)
+      if (allocatable_share(q.resources[r]) == 0 && q.resources[r].allocated + req.v[r] > 0) v = true;
+    return v;
+  };
+  const bool a_viol = violates(a, ra), b_viol = violates(b, rb);
+  if (a_viol && !b_viol) return 1;
+  if (!a_viol && b_viol) return -1;
+  // prioritizeSmallerResourceShare (with the job), then without it
+  const double da = dominant_share(a, total, ra), db = dominant_share(b, total, rb);
+  if (da != db) return da < db ? -1 : 1;
+  const double wa = dominant_share(a, total, Vec{}), wb = dominant_share(b, total, Vec{});
+  if (wa != wb) return wa < wb ? -1 : 1;
+  // prioritizeBasedOnAllocatableShare: smaller in at least one resource and not larger in any
+  const auto smaller = [](const Queue& l, const Queue& r) {
+    bool less_one = false;
+    for (int k = 0; k < kNumResources; ++k) {
+      const double x = allocatable_share(l.resources[k]), y = allocatable_share(r.resources[k]);
+      if (x < y) less_one = true;
+      if (x > y) return false;
+    }
+    return less_one;
+  };
+  if (smaller(a, b)) return -1;
+  if (smaller(b, a)) return 1;
+  // prioritizeBasedOnCreationTime
+  return a.created < b.created ? -1 : 1;
+}
+
+// The next job by the tree of queues (job_order_by_queue.go PopNextJob): from the top queues down,
+// at each level the child queue first by queue order, compared by each one's best job; in the leaf,
+// the first job by job order.
+int Session::pop_next_job(std::vector<std::vector<int>>& leaf_jobs) const {
+  // The best job of a queue's subtree, and whether it has one.
+  std::vector<int> best(queues.size(), -2);  // -2: not computed
+  std::function<int(int)> best_of = [&](int q) -> int {
+    if (best[static_cast<std::size_t>(q)] != -2) return best[static_cast<std::size_t>(q)];
+    int b = -1;
+    const std::vector<int>& own = leaf_jobs[static_cast<std::size_t>(q)];
+    for (int j : own)
+      if (b < 0 || job_before(j, b)) b = j;
+    if (own.empty()) {
+      const int child = best_child(q, leaf_jobs, best_of);
+      b = child < 0 ? -1 : best_of(child);
+    }
+    best[static_cast<std::size_t>(q)] = b;
+    return b;
+  };
+  int q = best_child(-1, leaf_jobs, best_of);
+  if (q < 0) return -1;
+  while (leaf_jobs[static_cast<std::size_t>(q)].empty()) {
+    q = best_child(q, leaf_jobs, best_of);
+    if (q < 0) return -1;
+  }
+  const int j = best_of(q);
+  std::vector<int>& own = leaf_jobs[static_cast<std::size_t>(q)];
+  own.erase(std::find(own.begin(), own.end(), j));
+  return j;
+}
+
+int Session::best_child(int parent, const std::vector<std::vector<int>>& leaf_jobs, const std::function<int(int)>& best_of) const {
+  int chosen = -1;
+  for (std::size_t c = 0; c < queues.size(); ++c) {
+    const int ci = static_cast<int>(c);
+    if (parent_of(ci) != parent) continue;
+    if (parent < 0 && !queues[c].parent.empty()) continue;
+    if (best_of(ci) < 0) continue;
+    (void)leaf_jobs;
+    if (chosen < 0 || queue_order(ci, chosen, best_of(ci), best_of(chosen)) < 0) chosen = ci;
+  }
+  return chosen;
+}
+
+// ---- node choice ------------------------------------------------------------------------------
+
+bool Session::passes_predicates(int j, int t, int node, std::string* why) const {
+  const SnapshotNode& n = snap.nodes[static_cast<std::size_t>(node)];
+  const PodTemplate& pod = snap.jobs[static_cast<std::size_t>(j)].tasks[static_cast<std::size_t>(t)].pod;
+  if (n.unschedulable) {
+    if (why) *why = "node(s) were unschedulable";
+    return false;
+  }
+  if (!fits_node_affinity(pod, n.labels)) {
+    if (why) *why = "node(s) didn't match Pod's node affinity/selector";
+    return false;
+  }
+  if (const Taint* taint = first_untolerated(pod.tolerations, n.taints)) {
+    if (why) *why = "node(s) had untolerated taint {" + taint->key + (taint->value.empty() ? "" : ": " + taint->value) + "}";
+    return false;
+  }
+  return true;
+}
+
+bool Session::fits(const Vec& request, const Vec& room) {
+  for (int r = 0; r < 3; ++r)
+    if (request.v[r] > room.v[r] + 1e-9) return false;
+  return true;
+}
+
+std::vector<int> Session::ordered_nodes(int j, int t, const std::vector<int>& candidates) const {
+  const TaskRun& run = tasks[static_cast<std::size_t>(j)][static_cast<std::size_t>(t)];
+  const bool gpu_task = run.request.v[0] > 0;
+  const int packed = gpu_task ? 0 : 1;  // nodeplacement binpack: GPUs for a GPU job, else CPU
+  // pack.go getMinMaxPerNode over the nodes that have the resource at all.
+  double lo = std::numeric_limits<double>::max(), hi = 0;
+  for (int n : candidates) {
+    const NodeRoom& room = nodes[static_cast<std::size_t>(n)];
+    if (room.allocatable.v[packed] == 0) continue;
+    const double free = room.idle.v[packed] + room.releasing.v[packed];
+    lo = std::min(lo, free);
+    hi = std::max(hi, free);
+  }
+  std::vector<std::pair<double, int>> scored;
+  for (int n : candidates) {
+    const NodeRoom& room = nodes[static_cast<std::size_t>(n)];
+    double score = 0;
+    if (fits(charged_on(room, run.request), room.idle)) score += kAvailabilityScore;               // nodeavailability
+    if (!gpu_task && room.allocatable.v[0] == 0) score += kResourceTypeScore;                        // resourcetype
+    const double free = room.idle.v[packed] + room.releasing.v[packed];
+    if (room.allocatable.v[packed] != 0 && hi != 0)
+      score += lo == hi ? kMaxHighDensity : kMaxHighDensity * (1 - (free - lo) / (hi - lo));       // pack.go
+    scored.push_back({score, n});
+  }
+  // Highest score first; upstream's order among equal scores follows a Go map, here the node's name.
+  std::stable_sort(scored.begin(), scored.end(), [&](const auto& a, const auto& b) {
+    if (a.first != b.first) return a.first > b.first;
+    return snap.nodes[static_cast<std::size_t>(a.second)].name < snap.nodes[static_cast<std::size_t>(b.second)].name;
+  });
+  std::vector<int> out;
+  for (const auto& [score, n] : scored) out.push_back(n);
+  return out;
+}
+
+// ---- allocate ---------------------------------------------------------------------------------
+
+std::string Session::task_fit_text(int j, int t) const {
+  // common_info FitErrors: "0/N nodes are available: <count> <reason>, ...", reasons sorted.
+  const TaskRun& run = tasks[static_cast<std::size_t>(j)][static_cast<std::size_t>(t)];
+  std::map<std::string, int> reasons;
+  for (std::size_t n = 0; n < nodes.size(); ++n) {
+    std::string why;
+    const NodeRoom& room = nodes[n];
+    const Vec need = charged_on(room, run.request);
+    Vec free = room.idle;
+    free += room.releasing;
+    if (!fits(need, free)) {
+      if (need.v[0] > free.v[0] + 1e-9) why = "node(s) didn't have enough resources: GPUs";
+      else if (need.v[1] > free.v[1] + 1e-9) why = "node(s) didn't have enough resources: CPU cores";
+      else why = "node(s) didn't have enough resources: memory";
+    } else if (!passes_predicates(j, t, static_cast<int>(n), &why)) {
+    } else {
+      continue;
+    }
+    ++reasons[why];
+  }
+  std::string msg = "0/" + std::to_string(nodes.size()) + " nodes are available";
+  bool first = true;
+  for (const auto& [why, count] : reasons) {
+    msg += (first ? ": " : ", ") + std::to_string(count) + " " + why;
+    first = false;
+  }
+  return msg + ".";
+}
+
+bool Session::allocate_task_on(int j, int t, const std::vector<int>& candidates, bool pipeline_only) {
+  for (int n : ordered_nodes(j, t, candidates)) {
+    NodeRoom& room = nodes[static_cast<std::size_t>(n)];
+    const Vec need = charged_on(room, tasks[static_cast<std::size_t>(j)][static_cast<std::size_t>(t)].request);
+    Vec free = room.idle;
+    free += room.releasing;
+    if (!fits(need, free) || !passes_predicates(j, t, n, nullptr)) continue;
+    allocate_task(j, t, n, pipeline_only || !fits(need, room.idle));
+    return true;
+  }
+  return false;
+}
+
+// actions/common/allocate.go AllocateJob: the capacity check, then every task to allocate on a node,
+// all or none. Records the job's fit error when it fails. `candidates`: the nodes it may use.
+bool Session::allocate_job(int j, const std::vector<int>& candidates, bool pipeline_only, bool record) {
+  const std::vector<int> which = tasks_to_allocate(j);
+  if (which.empty()) return false;
+  const SnapshotJob& job = snap.jobs[static_cast<std::size_t>(j)];
+  const Vec req = request_of(j, which);
+  Totals requested;
+  for (int r = 0; r < kNumResources; ++r) requested.amount[r] = req.v[r];
+  const CapacityResult cap = check_capacity(queues, job.queue, requested, job.preemptible);
+  if (!cap.schedulable) {
+    if (record) fit_errors[static_cast<std::size_t>(j)] = {cap.reason, cap.message};
+    return false;
+  }
+  if (!snap.topologies.empty() || !job.topology.topology.empty()) {
+    // Topology-aware: the domains to try, each a set of nodes (topology.cpp).
+    const std::vector<std::vector<int>> domains = topology_domains(*this, j, which, candidates);
+    for (const std::vector<int>& domain : domains) {
+      const std::size_t mark = journal.size();
+      if (place_all(j, which, domain, pipeline_only, record)) return true;
+      rollback(mark);
+    }
+    if (domains.empty()) {
+      if (record && fit_errors[static_cast<std::size_t>(j)].reason.empty())
+        fit_errors[static_cast<std::size_t>(j)] = {"Unschedulable", topology_failure_message(*this, j, which)};
+      return false;
+    }
+    return false;
+  }
+  const std::size_t mark = journal.size();
+  if (place_all(j, which, candidates, pipeline_only, record)) return true;
+  rollback(mark);
+  return false;
+}
+
+bool Session::place_all(int j, const std::vector<int>& which, const std::vector<int>& candidates, bool pipeline_only, bool record) {
+  for (std::size_t i = 0; i < which.size(); ++i) {
+    const int t = which[i];
+    if (allocate_task_on(j, t, candidates, pipeline_only)) continue;
+    if (record) fit_errors[static_cast<std::size_t>(j)] = {"Unschedulable", failed_task_message(j, t, static_cast<int>(i))};
+    return false;
+  }
+  return true;
+}
+
+// common/allocate.go handleFailedTaskAllocation
+std::string Session::failed_task_message(int j, int t, int placed) const {
+  const SnapshotJob& job = snap.jobs[static_cast<std::size_t>(j)];
+  const std::string why = task_fit_text(j, t);
+  const std::string pod = "default/" + job.tasks[static_cast<std::size_t>(t)].name;
+  bool gang = false;
+  for (const PodSet& ps : pod_sets(j)) gang = gang || ps.min_member > 1;
+  const std::string& set = job.tasks[static_cast<std::size_t>(t)].sub_group;
+  int min_member = 0;
+  for (const PodSet& ps : pod_sets(j))
+    if (ps.name == set) min_member = ps.min_member;
+  int active_used = 0;
+  for (std::size_t k = 0; k < job.tasks.size(); ++k) {
+    const Status s = tasks[static_cast<std::size_t>(j)][k].status;
+    if (job.tasks[k].sub_group == set && (is_active_allocated(s) || s == Status::Releasing)) ++active_used;
+  }
+  if (!gang || active_used >= min_member) return "Resources were not found for pod " + pod + " due to: " + why;
+  if (job.sub_groups.empty())
+    return "Resources were found for " + std::to_string(placed) + " pods while " + std::to_string(min_member) +
+           " are required for gang scheduling. Additional pods cannot be scheduled due to: " + why;
+  return "Resources were found for " + std::to_string(placed) + " pods from all sub-groups while sub-group " + set + " requires " +
+         std::to_string(min_member) + " pods for gang scheduling. Additional pods cannot be scheduled in this sub-group due to: " + why;
+}
+
+bool Session::job_ready(int j) const {
+  // podgroup_info IsReadyForScheduling: enough live pods for the gang.
+  int alive = 0;
+  for (const TaskRun& t : tasks[static_cast<std::size_t>(j)])
+    if (t.status != Status::Releasing) ++alive;
+  return alive >= snap.jobs[static_cast<std::size_t>(j)].min_member;
+}
+
+std::vector<std::vector<int>> Session::pending_jobs_by_queue() const {
+  std::vector<std::vector<int>> leaf_jobs(queues.size());
+  for (std::size_t j = 0; j < snap.jobs.size(); ++j) {
+    const int q = job_queue[j];
+    if (q < 0 || !has_pending(static_cast<int>(j)) || !job_ready(static_cast<int>(j))) continue;
+    leaf_jobs[static_cast<std::size_t>(q)].push_back(static_cast<int>(j));
+  }
+  return leaf_jobs;
+}
+
+std::vector<int> Session::all_nodes() const {
+  std::vector<int> all(nodes.size());
+  for (std::size_t n = 0; n < nodes.size(); ++n) all[n] = static_cast<int>(n);
+  return all;
+}
+
+void Session::commit(int j) {
+  // A job with any pipelined task is pipelined whole (allocate.go ConvertAllAllocatedToPipelined).
+  bool pipelined = false;
+  for (const TaskRun& t : tasks[static_cast<std::size_t>(j)]) pipelined = pipelined || t.status == Status::Pipelined;
+  for (TaskRun& t : tasks[static_cast<std::size_t>(j)]) {
+    if (t.status == Status::Allocated) {
+      if (pipelined) {
+        NodeRoom& room = nodes[static_cast<std::size_t>(t.node)];
+        const Vec charged = charged_on(room, t.request);
+        room.idle += charged;  // it waits with the others: moved from idle to releasing room
+        room.releasing -= charged;
+        t.status = Status::Pipelined;
+      } else {
+        t.status = Status::Binding;  // the statement's commit writes its BindRequest
+      }
+    }
+  }
+  journal.clear();
+}
+
+void Session::allocate_action() {
+  std::vector<std::vector<int>> leaf_jobs = pending_jobs_by_queue();
+  const std::vector<int> all = all_nodes();
+  for (int guard = 0; guard < 1000000; ++guard) {
+    const int j = pop_next_job(leaf_jobs);
+    if (j < 0) break;
+    journal.clear();
+    const std::vector<int> which = tasks_to_allocate(j);
+    if (allocate_job(j, all, false, true)) {
+      commit(j);
+      fit_errors[static_cast<std::size_t>(j)] = {};
+      std::string placed;
+      for (int t : which) {
+        const TaskRun& run = tasks[static_cast<std::size_t>(j)][static_cast<std::size_t>(t)];
+        placed += (placed.empty() ? "" : ", ") + snap.jobs[static_cast<std::size_t>(j)].tasks[static_cast<std::size_t>(t)].name + " → " +
+                  snap.nodes[static_cast<std::size_t>(run.node)].name;
+      }
+      log.push_back("allocate: " + snap.jobs[static_cast<std::size_t>(j)].name + " (queue " + snap.jobs[static_cast<std::size_t>(j)].queue +
+                    "): " + placed);
+      if (has_pending(j)) leaf_jobs[static_cast<std::size_t>(job_queue[static_cast<std::size_t>(j)])].push_back(j);
+    } else {
+      rollback(0);
+      const FitError& e = fit_errors[static_cast<std::size_t>(j)];
+      log.push_back("allocate: " + snap.jobs[static_cast<std::size_t>(j)].name + " not allocated: " + e.reason + ": " + e.message);
+    }
+  }
+}
+
+// actions/stalegangeviction: a gang whose running members fell below minMember for longer than the
+// staleness grace period is evicted whole.
+void Session::stale_gang_eviction_action() {
+  for (std::size_t j = 0; j < snap.jobs.size(); ++j) {
+    const SnapshotJob& job = snap.jobs[j];
+    if (job.stale_for_s < 0 || job.stale_for_s < snap.kai.staleness_grace_s) continue;
+    int active = 0;
+    for (const TaskRun& t : tasks[j]) active += is_active_allocated(t.status) ? 1 : 0;
+    if (active == 0 || active >= job.min_member) continue;
+    for (std::size_t t = 0; t < tasks[j].size(); ++t) {
+      if (!is_active_allocated(tasks[j][t].status) || tasks[j][t].node < 0) continue;
+      const int node = tasks[j][t].node;
+      evict_task(static_cast<int>(j), static_cast<int>(t));
+      victims.push_back({static_cast<int>(j), static_cast<int>(t), node, "stalegangeviction", ""});
+    }
+    journal.clear();
+    log.push_back("stalegangeviction: " + job.name + " has " + std::to_string(active) + " of its minMember " + std::to_string(job.min_member) +
+                  " pods running, stale for " + std::to_string(static_cast<long long>(job.stale_for_s)) + " s ≥ the " +
+                  std::to_string(static_cast<long long>(snap.kai.staleness_grace_s)) + " s grace: evicted");
+  }
+}
+
+ScheduleOutcome Session::outcome() const {
+  ScheduleOutcome out;
+  out.log = log;
+  out.victims = victims;
+  out.jobs.resize(snap.jobs.size());
+  for (std::size_t j = 0; j < snap.jobs.size(); ++j) {
+    JobOutcome& jo = out.jobs[j];
+    bool pending = false, binding = false, pipelined = false, running = false, releasing = false;
+    for (std::size_t t = 0; t < tasks[j].size(); ++t) {
+      const TaskRun& run = tasks[j][t];
+      TaskOutcome to;
+      to.node = run.node;
+      switch (run.status) {
+        case Status::Pending: to.status = "Pending"; pending = true; break;
+        case Status::Allocated:
+        case Status::Binding: to.status = "Binding"; binding = true; break;
+        case Status::Pipelined: to.status = "Pipelined"; pipelined = true; break;
+        case Status::Running: to.status = "Running"; running = true; break;
+        case Status::Releasing: to.status = "Releasing"; releasing = true; break;
+      }
+      jo.tasks.push_back(std::move(to));
+    }
+    const FitError& e = fit_errors[j];
+    if (pipelined) jo.status = "pipelined";
+    else if (binding) jo.status = "allocated";
+    else if (pending) jo.status = "pending";
+    else if (running) jo.status = "running";
+    else jo.status = releasing ? "evicted" : "running";
+    if (pending && !e.reason.empty()) {
+      jo.reason = e.reason;
+      jo.message = e.message;
+    } else if (pending && !binding && !pipelined && !job_ready(static_cast<int>(j))) {
+      jo.reason = "Unschedulable";
+      jo.message = "the PodGroup has fewer live pods than its minMember " + std::to_string(snap.jobs[j].min_member);
+    }
+  }
+  out.queues.resize(queues.size());
+  for (std::size_t q = 0; q < queues.size(); ++q)
+    for (int r = 0; r < kNumResources; ++r) {
+      const ResourceShare& s = queues[q].resources[r];
+      out.queues[q].deserved[r] = s.deserved;
+      out.queues[q].fair_share[r] = s.fair_share;
+      out.queues[q].allocated[r] = s.allocated;
+      out.queues[q].request[r] = s.request;
+    }
+  return out;
+}
+
+ScheduleOutcome run_cycle(const Snapshot& snapshot) {
+  Session session(snapshot);
+  for (const std::string& action : snapshot.kai.actions) {
+    if (action == "allocate") session.allocate_action();
+    else if (action == "consolidation") consolidation_action(session);
+    else if (action == "reclaim") reclaim_action(session);
+    else if (action == "preempt") preempt_action(session);
+    else if (action == "stalegangeviction") session.stale_gang_eviction_action();
+  }
+  return session.outcome();
+}
+
+}  // namespace gpuscale::kai

@@ -1,0 +1,112 @@
+// A cluster snapshot, as a scheduler sees it at the start of one cycle: nodes, queues, topologies and
+// jobs with their tasks (pods). `gpuscale schedule SNAPSHOT` and its WASM twin read one, run one cycle
+// of the named scheduler and return the placements (docs/schedule.md). The snapshot can say what KAI
+// Scheduler's own unit tests set up (pkg/scheduler/test_utils: TestTopologyBasic, TestJobBasic,
+// TestNodeBasic, TestQueueBasic), so their fixtures run through it (tests/data/kai/).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gpuscale/json.hpp"
+#include "k8s/constraints.hpp"
+#include "k8s/pod.hpp"
+#include "scheduling/kai/fair_share.hpp"
+
+namespace gpuscale {
+
+struct SnapshotLimits {
+  static constexpr std::size_t kMaxNodes = 5000;
+  static constexpr std::size_t kMaxQueues = 1000;
+  static constexpr std::size_t kMaxJobs = 20000;
+  static constexpr std::size_t kMaxTasksPerJob = 1024;
+  static constexpr std::size_t kMaxTasks = 50000;
+  static constexpr std::size_t kMaxTopologies = 16;
+  static constexpr std::size_t kMaxLevels = 8;
+};
+
+struct SnapshotNode {
+  std::string name;
+  int gpus = 0;                      // allocatable nvidia.com/gpu
+  std::int64_t cpu_milli = 0;        // allocatable cpu
+  std::int64_t memory_bytes = 0;     // allocatable memory
+  Labels labels;                     // with kubernetes.io/hostname = name unless given
+  std::vector<Taint> taints;
+  bool unschedulable = false;        // spec.unschedulable (cordoned)
+};
+
+// A pod's state at the snapshot (pod_status: Pending, Running, Releasing — a pod being deleted whose
+// resources are not free yet).
+enum class TaskState : std::uint8_t { Pending, Running, Releasing };
+inline constexpr Named<TaskState> kTaskStates[] = {
+    {"pending", TaskState::Pending}, {"running", TaskState::Running}, {"releasing", TaskState::Releasing}};
+
+struct SnapshotTask {
+  std::string name;
+  PodTemplate pod;                   // its requests, nodeSelector, affinity, tolerations
+  std::int64_t memory_bytes = 0;     // the memory request in bytes (the pod's MiB are rounded down)
+  TaskState state = TaskState::Pending;
+  int node = -1;                     // index into nodes (running or releasing)
+  std::string sub_group;             // the PodGroup sub-group it belongs to ("" = the job's)
+};
+
+// spec.topologyConstraint of a PodGroup (scheduling.run.ai/v2alpha2).
+struct TopologyConstraint {
+  std::string topology;              // a Topology's name ("" = none)
+  std::string required_level;        // requiredTopologyLevel: a nodeLabel of its levels
+  std::string preferred_level;       // preferredTopologyLevel
+};
+
+// A PodGroup sub-group (spec.subGroups[]): a set of its tasks with its own minMember.
+struct SnapshotSubGroup {
+  std::string name;
+  int min_member = 0;
+  TopologyConstraint topology;
+};
+
+// A PodGroup and its pods.
+struct SnapshotJob {
+  std::string name;
+  std::string queue;                 // spec.queue (or the pods' kai.scheduler/queue label)
+  std::string priority_class;        // spec.priorityClassName ("" = given as a number)
+  int priority = 50;                 // the class's value
+  bool preemptible = true;           // spec.preemptibility, or priority < 100
+  int min_member = 0;                // spec.minMember (default: every task)
+  std::int64_t created = 0;          // creation order: smaller = older
+  TopologyConstraint topology;
+  std::vector<SnapshotSubGroup> sub_groups;
+  double stale_for_s = -1;           // seconds since it fell below minMember (-1: not stale)
+  std::vector<SnapshotTask> tasks;
+};
+
+// A Topology (kai.scheduler/v1alpha1): node labels from the widest level to the narrowest.
+struct SnapshotTopology {
+  std::string name;
+  std::vector<std::string> levels;
+};
+
+struct KaiSettings {
+  // The actions, in order (the scheduling shard's default: allocate, consolidation, reclaim, preempt,
+  // stalegangeviction).
+  std::vector<std::string> actions{"allocate", "consolidation", "reclaim", "preempt", "stalegangeviction"};
+  double k_value = 1.0;              // the proportion plugin's kValue
+  bool spread = false;               // placementStrategy gpu: spread (consolidation off)
+  double staleness_grace_s = 60;     // --default-staleness-grace-period
+  int max_consolidation_preemptees = 16;
+};
+
+struct Snapshot {
+  std::string scheduler = "kai-scheduler";  // or "default-scheduler"
+  KaiSettings kai;
+  std::vector<SnapshotNode> nodes;
+  std::vector<kai::Queue> queues;   // memory in bytes (the Queue's MB × 10^6), CPU in millicores
+  std::vector<SnapshotTopology> topologies;
+  std::vector<SnapshotJob> jobs;
+};
+
+// Parses and checks a snapshot; every error names its JSON path (docs/schedule.md).
+Snapshot parse_snapshot(const Json& doc);
+
+const char* task_state_name(TaskState s);
+
+}  // namespace gpuscale

@@ -1,0 +1,236 @@
+// `gpuscale schedule`: one cycle over a snapshot, kube-scheduler vs KAI Scheduler (real-systems.md §5),
+// and the snapshot's input errors.
+#include "gpuscale/api.hpp"
+#include "test_support.hpp"
+
+using namespace gpuscale;
+
+namespace {
+
+// A queue as KAI's Helm chart writes the defaults: everything unlimited but what is given.
+Json queue(const std::string& name, double gpu_quota, const std::string& parent = "", double gpu_limit = -1, int priority = 100) {
+  Json q = {{"name", name},
+            {"priority", priority},
+            {"resources",
+             {{"gpu", {{"quota", gpu_quota}, {"limit", gpu_limit}, {"overQuotaWeight", 1}}},
+              {"cpu", {{"quota", -1}, {"limit", -1}, {"overQuotaWeight", 1}}},
+              {"memory", {{"quota", -1}, {"limit", -1}, {"overQuotaWeight", 1}}}}}};
+  if (!parent.empty()) q["parentQueue"] = parent;
+  return q;
+}
+
+Json node(const std::string& name, int gpus, Json labels = Json::object()) {
+  return {{"name", name}, {"gpus", gpus}, {"cpu", "192"}, {"memory", "2000Gi"}, {"labels", labels}};
+}
+
+Json pending(int gpus) { return {{"gpus", gpus}, {"state", "pending"}}; }
+Json running(int gpus, const std::string& on) { return {{"gpus", gpus}, {"state", "running"}, {"node", on}}; }
+
+Json job(const std::string& name, const std::string& q, Json tasks, int priority = 50) {
+  return {{"name", name}, {"queue", q}, {"priority", priority}, {"tasks", std::move(tasks)}};
+}
+
+Json schedule(const Json& snapshot) { return api::schedule(snapshot.dump()); }
+
+const Json& job_of(const Json& out, const std::string& name) {
+  for (const Json& j : out.at("jobs"))
+    if (j.at("name") == name) return j;
+  throw std::runtime_error("no job " + name);
+}
+
+int count_status(const Json& job, const std::string& status) {
+  int n = 0;
+  for (const Json& t : job.at("tasks")) n += t.at("status") == status ? 1 : 0;
+  return n;
+}
+
+// Eight 1-GPU pods of one model server; the cluster has 7 free GPUs.
+Json seven_of_eight(const std::string& scheduler) {
+  Json tasks = Json::array();
+  for (int i = 0; i < 8; ++i) tasks.push_back(pending(1));
+  Json other = Json::array({running(1, "p5-a")});
+  return {{"scheduler", scheduler},
+          {"nodes", {node("p5-a", 8)}},
+          {"queues", {queue("root", -1), queue("inference", 8, "root")}},
+          {"jobs", {job("llama-405b", "inference", tasks, 50), job("other", "inference", other, 50)}}};
+}
+
+}  // namespace
+
+TEST_CASE("schedule: the 7-of-8 trap — kube-scheduler places 7 pods of the group, KAI none", "[schedule][kai]") {
+  const Json kube = schedule(seven_of_eight("default-scheduler"));
+  const Json& kj = job_of(kube, "llama-405b");
+  CHECK(count_status(kj, "Binding") == 7);
+  CHECK(count_status(kj, "Pending") == 1);
+  CHECK(kj.at("status") == "partly placed");
+  CHECK(kj.at("message") == "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.");
+  REQUIRE(kube.at("warnings").size() == 1);
+  CHECK(kube.at("warnings")[0].get<std::string>().find("7 of 8 pods placed") != std::string::npos);
+
+  const Json kai = schedule(seven_of_eight("kai-scheduler"));
+  const Json& gj = job_of(kai, "llama-405b");
+  CHECK(count_status(gj, "Pending") == 8);  // all or nothing
+  CHECK(gj.at("status") == "pending");
+  CHECK(gj.at("reason") == "Unschedulable");
+  CHECK(gj.at("message") ==
+        "Resources were found for 7 pods while 8 are required for gang scheduling. Additional pods cannot be scheduled due to: "
+        "0/1 nodes are available: 1 node(s) didn't have enough resources: GPUs.");
+}
+
+TEST_CASE("schedule: a plain Deployment (inference, non-preemptible) in a queue with quota 0 stays Pending", "[schedule][kai]") {
+  Json s = {{"nodes", {node("n1", 8)}},
+            {"queues", {queue("default-parent-queue", 0), queue("default-queue", 0, "default-parent-queue")}},
+            {"jobs", {{{"name", "vllm-0"}, {"queue", "default-queue"}, {"priorityClassName", "inference"}, {"tasks", {pending(2)}}}}}};
+  const Json out = schedule(s);
+  const Json& j = job_of(out, "vllm-0");
+  CHECK(j.at("status") == "pending");
+  CHECK(j.at("reason") == "NonPreemptibleOverQuota");
+  CHECK(j.at("message") ==
+        "Non-preemptible workload is over quota. Workload requested 2 GPUs, but default-queue quota is 0 GPUs, while 0 GPUs are already "
+        "allocated for non-preemptible pods. Use a preemptible workload to go over quota.");
+  // The fix: a GPU quota for the inference queue.
+  s["queues"] = Json::array({queue("default-parent-queue", -1), queue("default-queue", 2, "default-parent-queue")});
+  CHECK(job_of(schedule(s), "vllm-0").at("status") == "allocated");
+}
+
+TEST_CASE("schedule: a queue limit refuses the job on every level of the chain (OverLimit)", "[schedule][kai]") {
+  const Json s = {{"nodes", {node("n1", 8)}},
+                  {"queues", {queue("dept", -1, "", 4), queue("team", -1, "dept")}},
+                  {"jobs", {job("train", "team", {pending(4), pending(2)})}}};
+  const Json out = schedule(s);
+  const Json& j = job_of(out, "train");
+  CHECK(j.at("reason") == "OverLimit");
+  CHECK(j.at("message").get<std::string>().rfind("dept quota has reached the allowable limit of GPUs. Limit is 4 GPUs", 0) == 0);
+}
+
+TEST_CASE("schedule: reclaim takes over-quota GPUs back from a training queue for inference", "[schedule][kai]") {
+  // Training holds all 8 GPUs (quota 4, so 4 over); inference (quota 4) needs 4.
+  Json train = Json::array();
+  for (int i = 0; i < 8; ++i) train.push_back(running(1, "n1"));
+  Json train_jobs = Json::array();
+  for (int i = 0; i < 8; ++i) train_jobs.push_back(job("train-" + std::to_string(i), "training", {running(1, "n1")}, 50));
+  Json jobs = train_jobs;
+  jobs.push_back({{"name", "vllm"}, {"queue", "inference"}, {"priorityClassName", "inference"}, {"minMember", 4},
+                  {"tasks", {pending(1), pending(1), pending(1), pending(1)}}});
+  const Json s = {{"nodes", {node("n1", 8)}},
+                  {"queues", {queue("root", -1), queue("inference", 4, "root"), queue("training", 4, "root")}},
+                  {"jobs", jobs}};
+  const Json out = schedule(s);
+  const Json& v = job_of(out, "vllm");
+  CHECK(v.at("status") == "pipelined");
+  CHECK(count_status(v, "Pipelined") == 4);
+  // Exactly the over-quota four are reclaimed, the newest first.
+  REQUIRE(out.at("victims").size() == 4);
+  for (const Json& victim : out.at("victims")) {
+    CHECK(victim.at("action") == "reclaim");
+    CHECK(victim.at("for") == "vllm");
+  }
+  int releasing = 0;
+  for (int i = 0; i < 8; ++i) releasing += count_status(job_of(out, "train-" + std::to_string(i)), "Releasing");
+  CHECK(releasing == 4);
+  CHECK(count_status(job_of(out, "train-0"), "Running") == 1);  // the oldest keep running
+  // In-quota resources are never reclaimed: with training at its quota, nothing is taken.
+  Json at_quota = s;
+  at_quota["jobs"] = Json::array();
+  for (int i = 0; i < 4; ++i) at_quota["jobs"].push_back(job("train-" + std::to_string(i), "training", {running(1, "n1")}, 50));
+  at_quota["jobs"].push_back({{"name", "vllm"}, {"queue", "inference"}, {"priorityClassName", "inference"}, {"minMember", 5},
+                              {"tasks", {pending(1), pending(1), pending(1), pending(1), pending(1)}}});
+  const Json none = schedule(at_quota);
+  CHECK(none.at("victims").empty());
+  CHECK(job_of(none, "vllm").at("status") == "pending");
+}
+
+TEST_CASE("schedule: preempt evicts only strictly lower priority in the same queue", "[schedule][kai]") {
+  const auto snapshot = [](int victim_priority) {
+    return Json{{"nodes", {node("n1", 4)}},
+                {"queues", {queue("root", -1), queue("q", -1, "root")}},
+                {"jobs", {job("low", "q", {running(4, "n1")}, victim_priority), job("high", "q", {pending(4)}, 75)}}};
+  };
+  const Json out = schedule(snapshot(50));
+  REQUIRE(out.at("victims").size() == 1);
+  CHECK(out.at("victims")[0].at("action") == "preempt");
+  CHECK(job_of(out, "high").at("status") == "pipelined");
+  const Json equal = schedule(snapshot(75));
+  CHECK(equal.at("victims").empty());
+  CHECK(job_of(equal, "high").at("status") == "pending");
+}
+
+TEST_CASE("schedule: a task lands on room being released as Pipelined", "[schedule][kai]") {
+  const Json s = {{"nodes", {node("n1", 4)}},
+                  {"queues", {queue("root", -1), queue("q", -1, "root")}},
+                  {"jobs",
+                   {job("old", "q", {{{"gpus", 4}, {"state", "releasing"}, {"node", "n1"}}}),
+                    job("new", "q", {pending(2)})}}};
+  const Json out = schedule(s);
+  CHECK(job_of(out, "new").at("status") == "pipelined");
+  CHECK(job_of(out, "new").at("tasks")[0].at("node") == "n1");
+}
+
+TEST_CASE("schedule: required topology keeps a gang inside one rack, or pending", "[schedule][kai]") {
+  const auto snapshot = [](int free_per_node) {
+    Json jobs = Json::array();
+    Json tasks = Json::array();
+    for (int i = 0; i < 4; ++i) tasks.push_back(pending(4));
+    jobs.push_back({{"name", "pp"}, {"queue", "q"}, {"tasks", tasks},
+                    {"topologyConstraint", {{"topology", "dc"}, {"requiredTopologyLevel", "rack"}}}});
+    Json nodes = Json::array();
+    int used = 0;
+    for (const char* rack : {"r1", "r2"})
+      for (int i = 0; i < 4; ++i) {
+        const std::string name = std::string(rack) + "-n" + std::to_string(i);
+        nodes.push_back(node(name, 8, {{"rack", rack}}));
+        if (8 - free_per_node > 0 && std::string(rack) == "r1")
+          jobs.push_back(job("busy-" + std::to_string(used++), "q", {running(8 - free_per_node, name)}));
+      }
+    return Json{{"nodes", nodes}, {"queues", {queue("root", -1), queue("q", -1, "root")}},
+                {"topologies", {{{"name", "dc"}, {"levels", {{{"nodeLabel", "rack"}}, {{"nodeLabel", "kubernetes.io/hostname"}}}}}}},
+                {"jobs", jobs}};
+  };
+  // r1 has 4 free per node (16), r2 32: both hold the 16 GPUs; bin packing picks the fuller r1.
+  const Json out = schedule(snapshot(4));
+  const Json& pp = job_of(out, "pp");
+  CHECK(pp.at("status") == "allocated");
+  for (const Json& t : pp.at("tasks")) CHECK(t.at("node").get<std::string>().rfind("r1-", 0) == 0);
+}
+
+TEST_CASE("schedule: stale gang eviction evicts a gang below minMember after the grace period", "[schedule][kai]") {
+  Json s = {{"nodes", {node("n1", 8)}},
+            {"queues", {queue("root", -1), queue("q", -1, "root")}},
+            {"jobs", {{{"name", "gang"}, {"queue", "q"}, {"minMember", 4}, {"staleForSeconds", 61},
+                       {"tasks", {running(1, "n1"), running(1, "n1"), {{"gpus", 1}, {"state", "releasing"}, {"node", "n1"}},
+                                  {{"gpus", 1}, {"state", "releasing"}, {"node", "n1"}}}}}}}};
+  s["kai"] = {{"actions", {"stalegangeviction"}}};
+  const Json out = schedule(s);
+  CHECK(out.at("victims").size() == 2);
+  CHECK(count_status(job_of(out, "gang"), "Releasing") == 4);
+  s["jobs"][0]["staleForSeconds"] = 30;
+  CHECK(schedule(s).at("victims").empty());
+}
+
+TEST_CASE("schedule: the snapshot's errors name the field", "[schedule][errors]") {
+  const auto error_of = [](const Json& s) { return testing::input_error([&] { schedule(s); }); };
+  Json s = seven_of_eight("kai-scheduler");
+  s["jobs"][0]["tasks"][0]["node"] = "nowhere";
+  s["jobs"][0]["tasks"][0]["state"] = "running";
+  CHECK(error_of(s).path() == "/jobs/0/tasks/0/node");
+  s = seven_of_eight("kai-scheduler");
+  s["jobs"][0]["minMember"] = 9;
+  CHECK(error_of(s).path() == "/jobs/0/minMember");
+  s = seven_of_eight("kai-scheduler");
+  s["jobs"][0]["queue"] = "root";
+  CHECK(error_of(s).message().find("only leaf queues hold workloads") != std::string::npos);
+  s = seven_of_eight("kai-scheduler");
+  s["queues"][0]["parentQueue"] = "inference";
+  CHECK(error_of(s).message().find("cycle") != std::string::npos);
+  s = seven_of_eight("kai-scheduler");
+  s["nodes"][0]["gpu"] = 8;
+  CHECK(error_of(s).path() == "/nodes/0/gpu");
+  s = seven_of_eight("kai-scheduler");
+  s["scheduler"] = "volcano";
+  CHECK(error_of(s).path() == "/scheduler");
+}
+
+TEST_CASE("schedule: the same snapshot gives the same bytes", "[schedule][determinism]") {
+  const Json s = seven_of_eight("kai-scheduler");
+  CHECK(dump_json(schedule(s)) == dump_json(schedule(s)));
+}
