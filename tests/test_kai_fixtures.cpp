@@ -46,8 +46,10 @@ std::vector<std::string> run_fixture(const Json& fixture) {
       wrong.push_back("no job " + name);
       continue;
     }
-    if (want.contains("message") && it->second.value("message", "") != want.at("message").get<std::string>())
-      wrong.push_back(name + ": message " + it->second.value("message", "\"\"") + ", upstream " + want.at("message").dump());
+    // Upstream's tests compare common_info.JobFitErrorsToDetailedMessage: "\n<reason>.\n<message>." for one error.
+    const std::string rendered = "\n" + it->second.value("reason", "") + ".\n" + it->second.value("message", "") + ".";
+    if (want.contains("message") && rendered != want.at("message").get<std::string>())
+      wrong.push_back(name + ": message " + Json(rendered).dump() + ", upstream " + want.at("message").dump());
   }
   if (!wrong.empty()) wrong.push_back("log: " + out.at("log").dump());
   return wrong;

@@ -71,10 +71,10 @@ TEST_CASE("schedule: the 7-of-8 trap — kube-scheduler places 7 pods of the gro
   const Json& gj = job_of(kai, "llama-405b");
   CHECK(count_status(gj, "Pending") == 8);  // all or nothing
   CHECK(gj.at("status") == "pending");
-  CHECK(gj.at("reason") == "Unschedulable");
+  CHECK(gj.at("reason") == "PodSchedulingErrors");
   CHECK(gj.at("message") ==
         "Resources were found for 7 pods while 8 are required for gang scheduling. Additional pods cannot be scheduled due to: "
-        "0/1 nodes are available: 1 node(s) didn't have enough resources: GPUs.");
+        "no nodes with enough resources were found: 1 node(s) didn't have enough resources: GPUs.");
 }
 
 TEST_CASE("schedule: a plain Deployment (inference, non-preemptible) in a queue with quota 0 stays Pending", "[schedule][kai]") {

@@ -33,6 +33,7 @@ struct Named_object {
   std::string name;
   const Json* spec = nullptr;  // the spec object (or the flat object itself)
   std::string spec_path;
+  std::string namespace_ = "default";
 };
 
 // `with_tasks`: a PodGroup, whose pods sit beside its spec.
@@ -54,7 +55,7 @@ Named_object read_object(const Json& doc, const std::string& path, const char* a
     ObjectReader mr(meta, path + "/metadata");
     mr.only_keys({"name", "labels", "annotations", "namespace"});
     out.name = object_name(mr.require("name", std::string("the ") + what + "'s name"), path + "/metadata/name", what);
-    if (const Json* ns = mr.raw("namespace")) expect_string(*ns, path + "/metadata/namespace", 63);
+    if (const Json* ns = mr.raw("namespace")) out.namespace_ = expect_string(*ns, path + "/metadata/namespace", 63);
     mr.raw("labels");
     mr.raw("annotations");
     static const Json kEmpty = Json::object();
@@ -202,8 +203,10 @@ SnapshotJob read_job(const Json& doc, const std::string& path, std::int64_t inde
   ObjectReader r(*o.spec, o.spec_path);
   if (object_form) {
     j.name = o.name;
+    j.namespace_ = o.namespace_;
   } else {
     j.name = object_name(r.require("name", "the PodGroup's name"), r.child_path("name"), "PodGroup");
+    j.namespace_ = r.get_string("namespace", "default", 63);
     tasks = r.raw("tasks");
     tasks_path = r.child_path("tasks");
   }

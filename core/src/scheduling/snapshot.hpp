@@ -67,6 +67,7 @@ struct SnapshotSubGroup {
 // A PodGroup and its pods.
 struct SnapshotJob {
   std::string name;
+  std::string namespace_ = "default";  // metadata.namespace (KAI's messages name pods "<namespace>/<pod>")
   std::string queue;                 // spec.queue (or the pods' kai.scheduler/queue label)
   std::string priority_class;        // spec.priorityClassName ("" = given as a number)
   int priority = 50;                 // the class's value

@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <limits>
 #include <map>
+#include <optional>
 
 #include "scheduling/fit.hpp"
 #include "scheduling/kai/capacity.hpp"
@@ -72,6 +73,32 @@ Session::Session(const Snapshot& s) : snap(s) {
       if (run.status == Status::Running) add_queue_usage(static_cast<int>(j), run.request, +1, true);
       else if (run.status == Status::Pending) add_queue_request(static_cast<int>(j), run.request);
     }
+  }
+  // plugins/taskorder: kai.scheduler/task-priority (an integer; labelled first, higher first), then the
+  // session's fallback, creation then UID: the snapshot's pods have no creation time, so their name.
+  task_order_.resize(s.jobs.size());
+  for (std::size_t j = 0; j < s.jobs.size(); ++j) {
+    std::vector<int>& order = task_order_[j];
+    for (std::size_t t = 0; t < s.jobs[j].tasks.size(); ++t) order.push_back(static_cast<int>(t));
+    const auto priority_of = [&](int t) -> std::optional<long long> {
+      const Labels& l = s.jobs[j].tasks[static_cast<std::size_t>(t)].pod.labels;
+      const auto it = l.find("kai.scheduler/task-priority");
+      if (it == l.end() || it->second.empty()) return std::nullopt;
+      long long v = 0;
+      std::size_t k = it->second[0] == '-' ? 1 : 0;
+      if (k == it->second.size()) return std::nullopt;
+      for (; k < it->second.size(); ++k) {
+        if (it->second[k] < '0' || it->second[k] > '9' || v > 100000000000LL) return std::nullopt;
+        v = v * 10 + (it->second[k] - '0');
+      }
+      return it->second[0] == '-' ? -v : v;
+    };
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+      const auto pa = priority_of(a), pb = priority_of(b);
+      if (pa.has_value() != pb.has_value()) return pa.has_value();
+      if (pa && *pa != *pb) return *pa > *pb;
+      return s.jobs[j].tasks[static_cast<std::size_t>(a)].name < s.jobs[j].tasks[static_cast<std::size_t>(b)].name;
+    });
   }
   // The proportion plugin's total: every node's allocatable (all snapshot nodes are Ready).
   for (const NodeRoom& n : nodes)
@@ -206,15 +233,18 @@ bool Session::has_pending(int j) const {
 
 // allocation_info.go GetTasksToAllocate: in the gang phase, for each pod set below its minMember, its
 // missing members; once every set is satisfied, one more task of the first set that has one (the
-// elastic phase, one task per pass). Tasks by TaskOrderFn's fallback: creation, then name (here:
-// their order in the job).
+// elastic phase, one task per pass). Tasks by TaskOrderFn: the label kai.scheduler/task-priority
+// (higher first, labelled before unlabelled), then creation, then UID — the pod's name here.
 std::vector<int> Session::tasks_to_allocate(int j) const {
   const SnapshotJob& job = snap.jobs[static_cast<std::size_t>(j)];
   const std::vector<PodSet> sets = pod_sets(j);
   const auto pending_of = [&](const std::string& set, int limit) {
     std::vector<int> out;
-    for (std::size_t t = 0; t < job.tasks.size() && static_cast<int>(out.size()) < limit; ++t)
-      if (job.tasks[t].sub_group == set && tasks[static_cast<std::size_t>(j)][t].status == Status::Pending) out.push_back(static_cast<int>(t));
+    for (int t : task_order_[static_cast<std::size_t>(j)]) {
+      if (static_cast<int>(out.size()) >= limit) break;
+      if (job.tasks[static_cast<std::size_t>(t)].sub_group == set && tasks[static_cast<std::size_t>(j)][static_cast<std::size_t>(t)].status == Status::Pending)
+        out.push_back(t);
+    }
     return out;
   };
   std::vector<int> out;
@@ -463,36 +493,66 @@ std::vector<int> Session::ordered_nodes(int j, int t, const std::vector<int>& ca
 
 // ---- allocate ---------------------------------------------------------------------------------
 
+// The task's fit errors over the nodes (api/common_info/pod_errors.go TasksFitErrors.Error(), node_info.go
+// FittingError): "no nodes with enough resources were found: <count> <reason>. \n<count> <reason>.", the
+// reasons sorted. A node records a resource reason when the pod fits neither its idle nor its idle and
+// releasing room (available = allocatable − used), else the first predicate it fails.
 std::string Session::task_fit_text(int j, int t) const {
-  // common_info FitErrors: "0/N nodes are available: <count> <reason>, ...", reasons sorted.
   const TaskRun& run = tasks[static_cast<std::size_t>(j)][static_cast<std::size_t>(t)];
   std::map<std::string, int> reasons;
   for (std::size_t n = 0; n < nodes.size(); ++n) {
     std::string why;
     const NodeRoom& room = nodes[n];
-    const Vec need = charged_on(room, run.request);
+    const Vec need = run.request;
     Vec free = room.idle;
     free += room.releasing;
     if (!fits(need, free)) {
-      if (need.v[0] > free.v[0] + 1e-9) why = "node(s) didn't have enough resources: GPUs";
-      else if (need.v[1] > free.v[1] + 1e-9) why = "node(s) didn't have enough resources: CPU cores";
-      else why = "node(s) didn't have enough resources: memory";
-    } else if (!passes_predicates(j, t, static_cast<int>(n), &why)) {
-    } else {
+      if (fits(need, room.idle)) continue;
+      Vec avail = room.allocatable;
+      avail -= room.used;
+      if (need.v[0] > avail.v[0]) ++reasons["node(s) didn't have enough resources: GPUs"];
+      if (static_cast<std::int64_t>(need.v[1]) > static_cast<std::int64_t>(avail.v[1])) ++reasons["node(s) didn't have enough resources: CPU cores"];
+      if (need.v[2] > avail.v[2]) ++reasons["node(s) didn't have enough resources: memory"];
       continue;
     }
-    ++reasons[why];
+    if (!passes_predicates(j, t, static_cast<int>(n), &why)) ++reasons[why];
   }
-  std::string msg = "0/" + std::to_string(nodes.size()) + " nodes are available";
-  bool first = true;
-  for (const auto& [why, count] : reasons) {
-    msg += (first ? ": " : ", ") + std::to_string(count) + " " + why;
-    first = false;
-  }
+  std::string msg = "no nodes with enough resources were found";
+  if (reasons.empty()) return msg;
+  std::vector<std::string> parts;
+  for (const auto& [why, count] : reasons) parts.push_back(std::to_string(count) + " " + why);
+  std::sort(parts.begin(), parts.end());
+  for (std::size_t i = 0; i < parts.size(); ++i) msg += (i ? ". \n" : ": ") + parts[i];
   return msg + ".";
 }
 
+// predicates.go evaluateTaskOnPrePredicate, MaxNodePoolResources (k8s_internal/predicates/maxNodeResources.go):
+// a pod larger than the largest node (GPU, then CPU, then memory) fits nowhere. "" when it passes.
+std::string Session::max_node_resources_failure(int j, int t) const {
+  const TaskRun& run = tasks[static_cast<std::size_t>(j)][static_cast<std::size_t>(t)];
+  Vec most;
+  for (const NodeRoom& n : nodes)
+    for (int r = 0; r < 3; ++r) most.v[r] = std::max(most.v[r], n.allocatable.v[r]);
+  const char* what[3] = {"GPU", "CPU", "memory"};
+  const char* units[3] = {"", " cores", " GB"};
+  const double unit[3] = {1, 1000, 1e9};
+  for (int r = 0; r < 3; ++r) {
+    if (run.request.v[r] <= most.v[r]) continue;
+    const SnapshotJob& job = snap.jobs[static_cast<std::size_t>(j)];
+    const std::string pod = job.namespace_ + "/" + job.tasks[static_cast<std::size_t>(t)].name;
+    std::string msg = "Scheduling conditions were not met for pod " + pod + ":\nMaxNodePoolResources: The pod " + pod + " requires GPU: " +
+                      humanize(run.request.v[0], 1) + ", CPU: " + humanize(run.request.v[1], 1000) + " (cores), memory: " +
+                      humanize(run.request.v[2], 1e9) + " (GB), pods: 1. ";
+    if (most.v[r] == 0) msg += std::string("No node in the default node-pool has ") + what[r] + " resources";
+    else msg += std::string("Max ") + what[r] + " resources available in a single node in the default node-pool is topped at " +
+                humanize(most.v[r], unit[r]) + units[r];
+    return msg + "\n";
+  }
+  return "";
+}
+
 bool Session::allocate_task_on(int j, int t, const std::vector<int>& candidates, bool pipeline_only) {
+  if (!max_node_resources_failure(j, t).empty()) return false;
   for (int n : ordered_nodes(j, t, candidates)) {
     NodeRoom& room = nodes[static_cast<std::size_t>(n)];
     const Vec need = charged_on(room, tasks[static_cast<std::size_t>(j)][static_cast<std::size_t>(t)].request);
@@ -529,7 +589,7 @@ bool Session::allocate_job(int j, const std::vector<int>& candidates, bool pipel
     }
     if (domains.empty()) {
       if (record && fit_errors[static_cast<std::size_t>(j)].reason.empty())
-        fit_errors[static_cast<std::size_t>(j)] = {"Unschedulable", topology_failure_message(*this, j, which)};
+        fit_errors[static_cast<std::size_t>(j)] = {"PodSchedulingErrors", topology_failure_message(*this, j, which)};
       return false;
     }
     return false;
@@ -544,7 +604,7 @@ bool Session::place_all(int j, const std::vector<int>& which, const std::vector<
   for (std::size_t i = 0; i < which.size(); ++i) {
     const int t = which[i];
     if (allocate_task_on(j, t, candidates, pipeline_only)) continue;
-    if (record) fit_errors[static_cast<std::size_t>(j)] = {"Unschedulable", failed_task_message(j, t, static_cast<int>(i))};
+    if (record) fit_errors[static_cast<std::size_t>(j)] = {"PodSchedulingErrors", failed_task_message(j, t, static_cast<int>(i))};
     return false;
   }
   return true;
@@ -553,8 +613,9 @@ bool Session::place_all(int j, const std::vector<int>& which, const std::vector<
 // common/allocate.go handleFailedTaskAllocation
 std::string Session::failed_task_message(int j, int t, int placed) const {
   const SnapshotJob& job = snap.jobs[static_cast<std::size_t>(j)];
-  const std::string why = task_fit_text(j, t);
-  const std::string pod = "default/" + job.tasks[static_cast<std::size_t>(t)].name;
+  const std::string pre = max_node_resources_failure(j, t);
+  const std::string why = pre.empty() ? task_fit_text(j, t) : pre;
+  const std::string pod = job.namespace_ + "/" + job.tasks[static_cast<std::size_t>(t)].name;
   bool gang = false;
   for (const PodSet& ps : pod_sets(j)) gang = gang || ps.min_member > 1;
   const std::string& set = job.tasks[static_cast<std::size_t>(t)].sub_group;
@@ -598,21 +659,34 @@ std::vector<int> Session::all_nodes() const {
   return all;
 }
 
+// podgroup_info ShouldPipelineJob: some pod set has a pipelined task and fewer than its minMember
+// active pods that are not pipelined; then every pod the statement allocated to the job is pipelined
+// too (allocate.go ConvertAllAllocatedToPipelined), so the gang starts together. Then the commit:
+// allocated pods are Binding (their BindRequests written).
 void Session::commit(int j) {
-  // A job with any pipelined task is pipelined whole (allocate.go ConvertAllAllocatedToPipelined).
-  bool pipelined = false;
-  for (const TaskRun& t : tasks[static_cast<std::size_t>(j)]) pipelined = pipelined || t.status == Status::Pipelined;
+  const SnapshotJob& job = snap.jobs[static_cast<std::size_t>(j)];
+  bool pipeline = false;
+  for (const PodSet& ps : pod_sets(j)) {
+    bool has_pipelined = false;
+    int others = 0;
+    for (std::size_t t = 0; t < job.tasks.size(); ++t) {
+      if (job.tasks[t].sub_group != ps.name) continue;
+      const Status st = tasks[static_cast<std::size_t>(j)][t].status;
+      has_pipelined = has_pipelined || st == Status::Pipelined;
+      others += (st == Status::Allocated || st == Status::Binding || st == Status::Running) ? 1 : 0;
+    }
+    pipeline = pipeline || (has_pipelined && others < ps.min_member);
+  }
   for (TaskRun& t : tasks[static_cast<std::size_t>(j)]) {
-    if (t.status == Status::Allocated) {
-      if (pipelined) {
-        NodeRoom& room = nodes[static_cast<std::size_t>(t.node)];
-        const Vec charged = charged_on(room, t.request);
-        room.idle += charged;  // it waits with the others: moved from idle to releasing room
-        room.releasing -= charged;
-        t.status = Status::Pipelined;
-      } else {
-        t.status = Status::Binding;  // the statement's commit writes its BindRequest
-      }
+    if (t.status != Status::Allocated) continue;
+    if (pipeline) {
+      NodeRoom& room = nodes[static_cast<std::size_t>(t.node)];
+      const Vec charged = charged_on(room, t.request);
+      room.idle += charged;  // re-pipelined on the same node: from idle accounting to releasing
+      room.releasing -= charged;
+      t.status = Status::Pipelined;
+    } else {
+      t.status = Status::Binding;
     }
   }
   journal.clear();
@@ -700,7 +774,7 @@ ScheduleOutcome Session::outcome() const {
       jo.reason = e.reason;
       jo.message = e.message;
     } else if (pending && !binding && !pipelined && !job_ready(static_cast<int>(j))) {
-      jo.reason = "Unschedulable";
+      jo.reason = "NotReady";
       jo.message = "the PodGroup has fewer live pods than its minMember " + std::to_string(snap.jobs[j].min_member);
     }
   }

@@ -112,6 +112,8 @@ class Session {
   bool allocate_job(int j, const std::vector<int>& candidates, bool pipeline_only, bool record);
   bool place_all(int j, const std::vector<int>& which, const std::vector<int>& candidates, bool pipeline_only, bool record);
   std::string task_fit_text(int j, int t) const;
+  std::string max_node_resources_failure(int j, int t) const;
+  std::vector<std::vector<int>> task_order_;  // per job, its tasks in TaskOrderFn's order
   std::string failed_task_message(int j, int t, int placed) const;
 
   // Actions.
