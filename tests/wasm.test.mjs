@@ -155,3 +155,22 @@ test('grade and explain take a context and a progress function; explain is locke
   assert.equal(run.ok, true);
   assert.ok(runSeen.length >= 19 && runSeen.length <= 20);
 });
+
+test('schedule: the WASM module and the CLI give the same bytes for a snapshot, and errors name the path', async () => {
+  const { benchmarkSnapshot } = await import(new URL('scripts/schedule-snapshot.mjs', root));
+  const snapshot = benchmarkSnapshot({ nodes: 40, pods: 400 });
+  snapshot.kai = { actions: ['allocate', 'preempt', 'stalegangeviction'] };
+  const text = JSON.stringify(snapshot);
+  const wasm = JSON.parse(sim.schedule(text));
+  assert.equal(wasm.ok, true);
+  const cliOut = JSON.parse(native(['schedule', '-'], text));
+  assert.deepEqual(wasm.result, cliOut);
+  assert.ok(wasm.result.jobs.some((j) => j.status === 'allocated'));
+  const example = readFileSync(new URL('docs/examples/schedule-7-of-8.yaml', root), 'utf8');
+  const out = JSON.parse(native(['schedule', '-'], example));
+  assert.equal(out.jobs[0].status, 'pending');
+  assert.match(out.jobs[0].message, /^Resources were found for 7 pods while 8 are required for gang scheduling/);
+  const bad = JSON.parse(sim.schedule(JSON.stringify({ nodes: [{ name: 'n1', gpus: 'eight' }] })));
+  assert.equal(bad.ok, false);
+  assert.equal(bad.error.path, '/nodes/0/gpus');
+});
