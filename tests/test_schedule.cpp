@@ -80,7 +80,7 @@ TEST_CASE("schedule: the 7-of-8 trap — kube-scheduler places 7 pods of the gro
 TEST_CASE("schedule: a plain Deployment (inference, non-preemptible) in a queue with quota 0 stays Pending", "[schedule][kai]") {
   Json s = {{"nodes", {node("n1", 8)}},
             {"queues", {queue("default-parent-queue", 0), queue("default-queue", 0, "default-parent-queue")}},
-            {"jobs", {{{"name", "vllm-0"}, {"queue", "default-queue"}, {"priorityClassName", "inference"}, {"tasks", {pending(2)}}}}}};
+            {"jobs", {{{"name", "vllm-0"}, {"queue", "default-queue"}, {"priorityClassName", "inference"}, {"tasks", Json::array({pending(2)})}}}}};
   const Json out = schedule(s);
   const Json& j = job_of(out, "vllm-0");
   CHECK(j.at("status") == "pending");
@@ -108,7 +108,7 @@ TEST_CASE("schedule: reclaim takes over-quota GPUs back from a training queue fo
   Json train = Json::array();
   for (int i = 0; i < 8; ++i) train.push_back(running(1, "n1"));
   Json train_jobs = Json::array();
-  for (int i = 0; i < 8; ++i) train_jobs.push_back(job("train-" + std::to_string(i), "training", {running(1, "n1")}, 50));
+  for (int i = 0; i < 8; ++i) train_jobs.push_back(job("train-" + std::to_string(i), "training", Json::array({running(1, "n1")}), 50));
   Json jobs = train_jobs;
   jobs.push_back({{"name", "vllm"}, {"queue", "inference"}, {"priorityClassName", "inference"}, {"minMember", 4},
                   {"tasks", {pending(1), pending(1), pending(1), pending(1)}}});
@@ -132,7 +132,7 @@ TEST_CASE("schedule: reclaim takes over-quota GPUs back from a training queue fo
   // In-quota resources are never reclaimed: with training at its quota, nothing is taken.
   Json at_quota = s;
   at_quota["jobs"] = Json::array();
-  for (int i = 0; i < 4; ++i) at_quota["jobs"].push_back(job("train-" + std::to_string(i), "training", {running(1, "n1")}, 50));
+  for (int i = 0; i < 4; ++i) at_quota["jobs"].push_back(job("train-" + std::to_string(i), "training", Json::array({running(1, "n1")}), 50));
   at_quota["jobs"].push_back({{"name", "vllm"}, {"queue", "inference"}, {"priorityClassName", "inference"}, {"minMember", 5},
                               {"tasks", {pending(1), pending(1), pending(1), pending(1), pending(1)}}});
   const Json none = schedule(at_quota);
@@ -144,7 +144,7 @@ TEST_CASE("schedule: preempt evicts only strictly lower priority in the same que
   const auto snapshot = [](int victim_priority) {
     return Json{{"nodes", {node("n1", 4)}},
                 {"queues", {queue("root", -1), queue("q", -1, "root")}},
-                {"jobs", {job("low", "q", {running(4, "n1")}, victim_priority), job("high", "q", {pending(4)}, 75)}}};
+                {"jobs", {job("low", "q", Json::array({running(4, "n1")}), victim_priority), job("high", "q", Json::array({pending(4)}), 75)}}};
   };
   const Json out = schedule(snapshot(50));
   REQUIRE(out.at("victims").size() == 1);
@@ -159,8 +159,8 @@ TEST_CASE("schedule: a task lands on room being released as Pipelined", "[schedu
   const Json s = {{"nodes", {node("n1", 4)}},
                   {"queues", {queue("root", -1), queue("q", -1, "root")}},
                   {"jobs",
-                   {job("old", "q", {{{"gpus", 4}, {"state", "releasing"}, {"node", "n1"}}}),
-                    job("new", "q", {pending(2)})}}};
+                   {job("old", "q", Json::array({{{"gpus", 4}, {"state", "releasing"}, {"node", "n1"}}})),
+                    job("new", "q", Json::array({pending(2)}))}}};
   const Json out = schedule(s);
   CHECK(job_of(out, "new").at("status") == "pipelined");
   CHECK(job_of(out, "new").at("tasks")[0].at("node") == "n1");
@@ -180,7 +180,7 @@ TEST_CASE("schedule: required topology keeps a gang inside one rack, or pending"
         const std::string name = std::string(rack) + "-n" + std::to_string(i);
         nodes.push_back(node(name, 8, {{"rack", rack}}));
         if (8 - free_per_node > 0 && std::string(rack) == "r1")
-          jobs.push_back(job("busy-" + std::to_string(used++), "q", {running(8 - free_per_node, name)}));
+          jobs.push_back(job("busy-" + std::to_string(used++), "q", Json::array({running(8 - free_per_node, name)})));
       }
     return Json{{"nodes", nodes}, {"queues", {queue("root", -1), queue("q", -1, "root")}},
                 {"topologies", {{{"name", "dc"}, {"levels", {{{"nodeLabel", "rack"}}, {{"nodeLabel", "kubernetes.io/hostname"}}}}}}},
