@@ -150,6 +150,20 @@ int bench(const fs::path& ex_dir, int repeat) {
   return 0;
 }
 
+// Reads FILE (YAML or JSON) into JSON with `to_json`, then runs `operation` on it; a value error is
+// told with the YAML line it came from.
+Json with_yaml_context(const std::string& file, std::string (*to_json)(const std::string&, const std::string&),
+                       Json (*operation)(const std::string&)) {
+  const std::string text = read_file(file);
+  const std::string json = to_json(file, text);
+  try {
+    return operation(json);
+  } catch (const InputError& e) {
+    explain_yaml_value_error(text, json, e);
+    throw;
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -200,24 +214,10 @@ int main(int argc, char** argv) {
     } else if (cmd == "nodepool") {
       if (args.size() < 2 || args[1] != "check") throw UsageError("'nodepool' takes the subcommand 'check FILE'");
       need(3);
-      const std::string text = read_file(args[2]);
-      const std::string json = nodepool_json_text(args[2], text);
-      try {
-        out = api::nodepool_check(json);
-      } catch (const InputError& e) {
-        explain_yaml_value_error(text, json, e);
-        throw;
-      }
+      out = with_yaml_context(args[2], nodepool_json_text, api::nodepool_check);
     } else if (cmd == "schedule") {
       need(2);
-      const std::string text = read_file(args[1]);
-      const std::string json = snapshot_json_text(args[1], text);
-      try {
-        out = api::schedule(json);
-      } catch (const InputError& e) {
-        explain_yaml_value_error(text, json, e);
-        throw;
-      }
+      out = with_yaml_context(args[1], snapshot_json_text, api::schedule);
     } else if (cmd == "exercise" || cmd == "explain" || cmd == "solve") {
       need(2);
       std::string def = exercise_definition(exercises_dir(ex_flag, argv[0]), args[1]);

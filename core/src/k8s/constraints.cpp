@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "k8s/names.hpp"
+
 namespace gpuscale {
 
 namespace {
@@ -151,6 +153,22 @@ std::vector<Requirement> parse_requirements(const Json& doc, const std::string& 
       }
     }
     out.push_back(std::move(q));
+  }
+  return out;
+}
+
+Labels parse_labels(const Json& doc, const std::string& path) {
+  const Json& labels = expect_object(doc, path);
+  if (labels.size() > 64) throw InputError(path, "has more than 64 labels");
+  Labels out;
+  for (auto it = labels.begin(); it != labels.end(); ++it) {
+    const std::string p = path + "/" + pointer_token(it.key());
+    if (std::string why = qualified_name_problem(it.key()); !why.empty()) {
+      throw InputError(p, "key " + shown(it.key()) + " is not a valid label key: " + why);
+    }
+    const std::string value = expect_string(it.value(), p, 63);
+    if (std::string why = label_value_problem(value); !why.empty()) throw InputError(p, "label value " + shown(value) + " " + why);
+    out[it.key()] = value;
   }
   return out;
 }

@@ -63,6 +63,8 @@ bool matches_all(const std::vector<Requirement>& rs, const Labels& labels);
 bool matches_selector(const Labels& selector, const Labels& labels);
 
 std::vector<Taint> parse_taints(const Json& doc, const std::string& path);
+// metadata.labels: at most 64, keys qualified names, values label values (apimachinery validation).
+Labels parse_labels(const Json& doc, const std::string& path);
 std::vector<Toleration> parse_tolerations(const Json& doc, const std::string& path);
 std::vector<Requirement> parse_requirements(const Json& doc, const std::string& path);
 Json taints_to_json(const std::vector<Taint>& taints);

@@ -73,17 +73,7 @@ PodTemplate parse_pod_template(const Json& doc, const std::string& path, PodTemp
     ar.finish();
   }
   if (const Json* v = r.raw("labels")) {
-    const Json& labels = expect_object(*v, path + "/labels");
-    if (labels.size() > 64) throw InputError(path + "/labels", "has more than 64 labels");
-    for (auto it = labels.begin(); it != labels.end(); ++it) {
-      const std::string p = path + "/labels/" + pointer_token(it.key());
-      if (std::string why = qualified_name_problem(it.key()); !why.empty()) {
-        throw InputError(p, "key " + shown(it.key()) + " is not a valid label key: " + why);
-      }
-      const std::string value = expect_string(it.value(), p, 63);
-      if (std::string why = label_value_problem(value); !why.empty()) throw InputError(p, "label value " + shown(value) + " " + why);
-      t.labels[it.key()] = value;
-    }
+    for (auto& [key, value] : parse_labels(*v, path + "/labels")) t.labels[key] = value;
   }
   if (const Json* v = r.raw("annotations")) {
     const Json& ann = expect_object(*v, path + "/annotations");

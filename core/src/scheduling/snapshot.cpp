@@ -145,17 +145,7 @@ SnapshotNode read_node(const Json& doc, const std::string& path) {
     n.memory_bytes = quantity_milli(*v, r.child_path("memory")) / 1000;
     if (n.memory_bytes < 0) throw InputError(r.child_path("memory"), "is negative");
   }
-  if (const Json* v = r.raw("labels")) {
-    const Json& labels = expect_object(*v, r.child_path("labels"));
-    if (labels.size() > 64) throw InputError(r.child_path("labels"), "has more than 64 labels");
-    for (auto it = labels.begin(); it != labels.end(); ++it) {
-      const std::string p = r.child_path("labels") + "/" + pointer_token(it.key());
-      if (std::string why = qualified_name_problem(it.key()); !why.empty()) throw InputError(p, "key " + shown(it.key()) + " is not a valid label key: " + why);
-      const std::string value = expect_string(it.value(), p, 63);
-      if (std::string why = label_value_problem(value); !why.empty()) throw InputError(p, "label value " + shown(value) + " " + why);
-      n.labels[it.key()] = value;
-    }
-  }
+  if (const Json* v = r.raw("labels")) n.labels = parse_labels(*v, r.child_path("labels"));
   n.labels.emplace("kubernetes.io/hostname", n.name);  // the kubelet's label, unless given
   if (const Json* v = r.raw("taints")) n.taints = parse_taints(*v, r.child_path("taints"));
   n.unschedulable = r.get_bool("unschedulable", false);

@@ -55,8 +55,7 @@ const char* job_status_of(const std::vector<TaskOutcome>& tasks) {
 
 Json resources_json(const double (&v)[3]) {
   const auto amount = [](double x) { return x == kai::kUnlimited ? Json(-1) : Json(x); };
-  return {{"gpu", amount(v[kai::Gpu])}, {"cpu", amount(v[kai::Cpu] == kai::kUnlimited ? v[kai::Cpu] : v[kai::Cpu])},
-          {"memory", amount(v[kai::Memory])}};
+  return {{"gpu", amount(v[kai::Gpu])}, {"cpu", amount(v[kai::Cpu])}, {"memory", amount(v[kai::Memory])}};
 }
 
 }  // namespace
@@ -65,6 +64,8 @@ ScheduleOutcome schedule_kube(const Snapshot& s) {
   ScheduleOutcome out;
   const ClusterState cluster = cluster_of(s);
   std::vector<AssumedRoom> assumed(cluster.nodes.size());
+  // selectHost's random pick among the top-scored nodes, from a fixed stream: the same snapshot always
+  // gives the same placements.
   Rng ties = Rng::stream(0, "kube-scheduler");
   // The scheduling queue pops by priority, then by creation (the PrioritySort plugin's Less: priority,
   // then the time the pod entered the queue); pods carry their job's creation order, then their index.

@@ -51,13 +51,6 @@ bool less_equal(const Quantities& a, const Quantities& b) {
   return true;
 }
 
-double allocatable_share(const ResourceShare& r) {
-  if (r.deserved == kUnlimited) return r.max_allowed;
-  double a = std::max(r.deserved, r.fair_share);
-  if (r.max_allowed != kUnlimited) a = std::min(r.max_allowed, a);
-  return a;
-}
-
 // QuantitiesLessEqualAllocatable
 bool less_equal_allocatable(const Queue& q, const Quantities& x) {
   for (int r = 0; r < 3; ++r) {
@@ -331,9 +324,7 @@ void reclaim_action(Session& s) {
     for (std::size_t v = 0; v < s.snap.jobs.size(); ++v) {
       const int vq = s.job_queue[v];
       if (vq < 0 || vq == s.job_queue[static_cast<std::size_t>(j)] || !s.snap.jobs[v].preemptible) continue;
-      bool active = false;
-      for (const TaskRun& t : s.tasks[v]) active = active || (is_active_allocated(t.status) && t.node >= 0);
-      if (!active || !check.victim_allowed(vq)) continue;
+      if (!s.has_active(static_cast<int>(v)) || !check.victim_allowed(vq)) continue;
       candidates.push_back(static_cast<int>(v));
     }
     if (candidates.empty()) return;
@@ -350,9 +341,7 @@ void preempt_action(Session& s) {
     for (std::size_t v = 0; v < s.snap.jobs.size(); ++v) {
       const SnapshotJob& vj = s.snap.jobs[v];
       if (static_cast<int>(v) == j || !vj.preemptible || vj.priority >= job.priority || s.job_queue[v] != s.job_queue[static_cast<std::size_t>(j)]) continue;
-      bool active = false;
-      for (const TaskRun& t : s.tasks[v]) active = active || (is_active_allocated(t.status) && t.node >= 0);
-      if (active) candidates.push_back(static_cast<int>(v));
+      if (s.has_active(static_cast<int>(v))) candidates.push_back(static_cast<int>(v));
     }
     if (candidates.empty()) return;
     solve(s, j, victim_units(s, candidates), [](const std::vector<Unit>&) { return true; }, "preempt");

@@ -102,14 +102,11 @@ Session::Session(const Snapshot& s) : snap(s) {
   }
   // The proportion plugin's total: every node's allocatable (all snapshot nodes are Ready).
   for (const NodeRoom& n : nodes)
-    for (int r = 0; r < kNumResources; ++r) total.amount[r] += n.allocatable.v[kv(r)];
+    for (int r = 0; r < kNumResources; ++r) total.amount[r] += n.allocatable.v[r];
   DivisionTrace trace;
   set_fair_shares(queues, total, s.kai.k_value, &trace);
   for (std::string& line : trace.lines) log.push_back("fair share: " + line);
 }
-
-// Resources by index: the Vec is gpu, cpu, memory; the queue's Resource enum is the same order.
-int Session::kv(int r) { return r; }
 
 Vec Session::charged_on(const NodeRoom& room, const Vec& request) {
   // node_info addTaskResources: a resource the node does not offer is not charged.
@@ -121,7 +118,7 @@ Vec Session::charged_on(const NodeRoom& room, const Vec& request) {
 
 void Session::add_queue_request(int job, const Vec& request) {
   for (int q = job_queue[static_cast<std::size_t>(job)]; q >= 0; q = parent_of(q))
-    for (int r = 0; r < kNumResources; ++r) queues[static_cast<std::size_t>(q)].resources[r].request += request.v[kv(r)];
+    for (int r = 0; r < kNumResources; ++r) queues[static_cast<std::size_t>(q)].resources[r].request += request.v[r];
 }
 
 void Session::add_queue_usage(int job, const Vec& request, int sign, bool count_request) {
@@ -129,9 +126,9 @@ void Session::add_queue_usage(int job, const Vec& request, int sign, bool count_
   for (int q = job_queue[static_cast<std::size_t>(job)]; q >= 0; q = parent_of(q))
     for (int r = 0; r < kNumResources; ++r) {
       ResourceShare& s = queues[static_cast<std::size_t>(q)].resources[r];
-      s.allocated += sign * request.v[kv(r)];
-      if (count_request) s.request += sign * request.v[kv(r)];
-      if (!preemptible) s.allocated_not_preemptible += sign * request.v[kv(r)];
+      s.allocated += sign * request.v[r];
+      if (count_request) s.request += sign * request.v[r];
+      if (!preemptible) s.allocated_not_preemptible += sign * request.v[r];
     }
 }
 
@@ -169,8 +166,7 @@ void Session::evict_task(int j, int t) {
   const Vec charged = charged_on(room, run.request);
   journal.push_back({Op::Evict, j, t, run.status, run.node});
   // A running pod turns Releasing: its room is still used, and now releasing.
-  room.releasing += charged;
-  room.idle += Vec{};  // idle is unchanged: the pod's room was already taken from it
+  room.releasing += charged;  // idle is unchanged: the pod's room was already taken from it
   if (run.status != Status::Pending) add_queue_usage(j, run.request, -1, true);
   run.status = Status::Releasing;
 }
@@ -313,13 +309,6 @@ int compare_quantities(double a, double b) {
   return a > b ? 1 : a < b ? -1 : 0;
 }
 
-double allocatable_share(const ResourceShare& r) {
-  if (r.deserved == kUnlimited) return r.max_allowed;
-  double a = std::max(r.deserved, r.fair_share);
-  if (r.max_allowed != kUnlimited) a = std::min(r.max_allowed, a);
-  return a;
-}
-
 double dominant_share(const Queue& q, const Totals& total, const Vec& extra) {
   double dominant = 0;
   for (int r = 0; r < kNumResources; ++r) {
@@ -334,6 +323,21 @@ double dominant_share(const Queue& q, const Totals& total, const Vec& extra) {
 }
 
 }  // namespace
+
+// resource_share.go GetAllocatableShare: max(deserved, fair share) capped by the limit; an unlimited
+// quota gives the limit.
+double allocatable_share(const ResourceShare& r) {
+  if (r.deserved == kUnlimited) return r.max_allowed;
+  double a = std::max(r.deserved, r.fair_share);
+  if (r.max_allowed != kUnlimited) a = std::min(r.max_allowed, a);
+  return a;
+}
+
+bool Session::has_active(int j) const {
+  for (const TaskRun& t : tasks[static_cast<std::size_t>(j)])
+    if (is_active_allocated(t.status) && t.node >= 0) return true;
+  return false;
+}
 
 // -1: a first, 1: b first. `ja`, `jb`: each queue's best pending job (-1: none).
 int Session::queue_order(int qa, int qb, int ja, int jb) const {
@@ -400,16 +404,16 @@ int Session::pop_next_job(std::vector<std::vector<int>>& leaf_jobs) const {
     for (int j : own)
       if (b < 0 || job_before(j, b)) b = j;
     if (own.empty()) {
-      const int child = best_child(q, leaf_jobs, best_of);
+      const int child = best_child(q, best_of);
       b = child < 0 ? -1 : best_of(child);
     }
     best[static_cast<std::size_t>(q)] = b;
     return b;
   };
-  int q = best_child(-1, leaf_jobs, best_of);
+  int q = best_child(-1, best_of);
   if (q < 0) return -1;
   while (leaf_jobs[static_cast<std::size_t>(q)].empty()) {
-    q = best_child(q, leaf_jobs, best_of);
+    q = best_child(q, best_of);
     if (q < 0) return -1;
   }
   const int j = best_of(q);
@@ -418,14 +422,13 @@ int Session::pop_next_job(std::vector<std::vector<int>>& leaf_jobs) const {
   return j;
 }
 
-int Session::best_child(int parent, const std::vector<std::vector<int>>& leaf_jobs, const std::function<int(int)>& best_of) const {
+int Session::best_child(int parent, const std::function<int(int)>& best_of) const {
   int chosen = -1;
   for (std::size_t c = 0; c < queues.size(); ++c) {
     const int ci = static_cast<int>(c);
     if (parent_of(ci) != parent) continue;
     if (parent < 0 && !queues[c].parent.empty()) continue;
     if (best_of(ci) < 0) continue;
-    (void)leaf_jobs;
     if (chosen < 0 || queue_order(ci, chosen, best_of(ci), best_of(chosen)) < 0) chosen = ci;
   }
   return chosen;

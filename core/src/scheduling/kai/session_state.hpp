@@ -77,7 +77,7 @@ class Session {
   int parent_of(int q) const;
   bool is_leaf(int q) const;
   int queue_order(int qa, int qb, int ja, int jb) const;  // -1: qa first
-  int best_child(int parent, const std::vector<std::vector<int>>& leaf_jobs, const std::function<int(int)>& best_of) const;
+  int best_child(int parent, const std::function<int(int)>& best_of) const;
   int pop_next_job(std::vector<std::vector<int>>& leaf_jobs) const;
   std::vector<std::vector<int>> pending_jobs_by_queue() const;
   void add_queue_request(int job, const Vec& request);
@@ -87,6 +87,7 @@ class Session {
   std::vector<PodSet> pod_sets(int j) const;
   int active_allocated(int j, const std::string& sub_group) const;
   bool has_pending(int j) const;
+  bool has_active(int j) const;  // a pod placed and active (Allocated, Pipelined, Binding, Running)
   bool job_ready(int j) const;
   std::vector<int> tasks_to_allocate(int j) const;
   Vec request_of(int j, const std::vector<int>& which) const;
@@ -94,7 +95,6 @@ class Session {
   bool job_before(int a, int b) const;
 
   // Nodes.
-  static int kv(int r);
   static Vec charged_on(const NodeRoom& room, const Vec& request);
   static bool fits(const Vec& request, const Vec& room);
   bool passes_predicates(int j, int t, int node, std::string* why) const;
@@ -121,6 +121,9 @@ class Session {
   void stale_gang_eviction_action();
   ScheduleOutcome outcome() const;
 };
+
+// resource_share.go GetAllocatableShare (session.cpp).
+double allocatable_share(const ResourceShare& r);
 
 // topology.cpp: the domains (node sets) a job may be placed in, best first, for its constraint;
 // {all candidates} when it has none. Empty: no domain can hold it.
