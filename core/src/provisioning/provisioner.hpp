@@ -44,14 +44,16 @@ struct LaunchOutcome {
   std::int32_t node = -1;
 };
 
-// Why a node goes (Karpenter's disruption reasons and the others that remove a node).
-enum class RemovalReason : std::uint8_t { Empty, Underutilized, Drifted, Expired, Interrupted, ScaleDown, RegistrationTimeout, Drain };
-inline constexpr int kNumRemovalReasons = 8;
+// Why a node goes (Karpenter's disruption reasons and the others that remove a node), or, Preempted, why a
+// scheduler deleted one pod to make room (KAI's evictions: the DisruptionTarget reason PreemptionByScheduler).
+enum class RemovalReason : std::uint8_t { Empty, Underutilized, Drifted, Expired, Interrupted, ScaleDown, RegistrationTimeout, Drain, Preempted };
+inline constexpr int kNumRemovalReasons = 9;
 inline constexpr Named<RemovalReason> kRemovalReasons[] = {
     {"Empty", RemovalReason::Empty},         {"Underutilized", RemovalReason::Underutilized},
     {"Drifted", RemovalReason::Drifted},     {"Expired", RemovalReason::Expired},
     {"Interrupted", RemovalReason::Interrupted}, {"ScaleDown", RemovalReason::ScaleDown},
-    {"RegistrationTimeout", RemovalReason::RegistrationTimeout}, {"Drain", RemovalReason::Drain}};
+    {"RegistrationTimeout", RemovalReason::RegistrationTimeout}, {"Drain", RemovalReason::Drain},
+    {"Preempted", RemovalReason::Preempted}};
 inline const char* to_string(RemovalReason r) { return name_of(r, kRemovalReasons); }
 
 struct NodeRemoval {

@@ -294,6 +294,8 @@ int type_index(const ClusterConfig& c, const std::string& name, const std::strin
   return static_cast<int>(t - c.instance_types.data());
 }
 
+KaiSchedulerConfig parse_kai(const Json& v, const std::string& path);
+
 void parse_cluster(const Json& j, Scenario& s) {
   ClusterConfig& c = s.cluster;
   ObjectReader r(j, "/cluster");
@@ -352,6 +354,7 @@ void parse_cluster(const Json& j, Scenario& s) {
   const Json* insufficient = r.raw("insufficient_capacity");
   const Json* reclaims = r.raw("spot_reclaims");
   if (r.raw("start_time")) c.start_unix_s = parse_utc_time(r.get_string("start_time", "", 64), "/cluster/start_time");
+  if (const Json* v = r.raw("kai")) c.kai = parse_kai(*v, "/cluster/kai");
   r.finish();
 
   // The single-service form's replica pod and budget belong to its one pool.
@@ -485,6 +488,41 @@ void parse_cluster(const Json& j, Scenario& s) {
     check_scheduler(s.pools[i].pod, s.pools_declared ? "/pools/" + std::to_string(i) + "/pod/schedulerName" : "/cluster/inference_pod/schedulerName");
   }
   for (std::size_t i = 0; i < c.workloads.size(); ++i) check_scheduler(c.workloads[i].pod, "/cluster/workloads/" + std::to_string(i) + "/pod/schedulerName");
+  // A KAI pod's queue (its kai.scheduler/queue label, or default-queue) is a leaf queue of cluster.kai.
+  const auto check_queue = [&](const PodTemplate& pod, const std::string& path) {
+    if (pod.scheduler_name != kKaiScheduler) return;
+    const auto label = pod.labels.find(kKaiQueueLabel);
+    const std::string queue = label == pod.labels.end() ? kKaiDefaultQueue : label->second;
+    const std::string where = label == pod.labels.end() ? path : path + "/labels/" + json_pointer_token(kKaiQueueLabel);
+    const auto q = std::find_if(c.kai.queues.begin(), c.kai.queues.end(), [&](const kai::Queue& x) { return x.name == queue; });
+    if (q == c.kai.queues.end()) {
+      throw InputError(where, (label == pod.labels.end() ? "has no kai.scheduler/queue label, so KAI puts it in \"" + queue + "\", which"
+                                                         : quote_for_message(queue)) +
+                                  " is not a queue of /cluster/kai/queues");
+    }
+    for (const kai::Queue& child : c.kai.queues)
+      if (child.parent == queue) throw InputError(where, quote_for_message(queue) + " is a parent queue; only leaf queues hold workloads");
+  };
+  for (std::size_t i = 0; i < s.pools.size(); ++i) check_queue(s.pools[i].pod, s.pools_declared ? "/pools/" + std::to_string(i) + "/pod" : "/cluster/inference_pod");
+  for (std::size_t i = 0; i < c.workloads.size(); ++i) check_queue(c.workloads[i].pod, "/cluster/workloads/" + std::to_string(i) + "/pod");
+}
+
+// /cluster/kai: KAI Scheduler's settings (as a snapshot's "kai"), its cycle and its Queue and Topology CRs.
+KaiSchedulerConfig parse_kai(const Json& v, const std::string& path) {
+  ObjectReader r(v, path);
+  r.only_keys({"actions", "kValue", "placementStrategy", "stalenessGracePeriodSeconds", "maxConsolidationPreemptees", "schedulePeriodSeconds",
+               "queues", "topologies"});
+  KaiSchedulerConfig k;
+  read_kai_settings(r, k.settings);
+  k.schedule_period_s = r.get_number("schedulePeriodSeconds", 1, 0.1, 60);
+  k.queues = default_kai_queues();
+  if (const Json* q = r.raw("queues")) {
+    k.queues = read_queues(*q, r.child_path("queues"));
+    if (k.queues.empty()) throw InputError(r.child_path("queues"), "is empty; leave it out for the default install's default-parent-queue → default-queue");
+  }
+  if (const Json* t = r.raw("topologies")) k.topologies = read_topologies(*t, r.child_path("topologies"));
+  r.finish();
+  return k;
 }
 
 void parse_workload(const Json& j, WorkloadConfig& wl) {

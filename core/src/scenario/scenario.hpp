@@ -17,6 +17,7 @@
 #include "k8s/pod.hpp"
 #include "provisioning/cluster_autoscaler/cluster_autoscaler.hpp"
 #include "provisioning/karpenter/nodepool.hpp"
+#include "scheduling/kai_scheduler.hpp"
 #include "serving/workload.hpp"
 
 namespace gpuscale {
@@ -172,6 +173,9 @@ struct ClusterConfig {
   // (/cluster/insufficient_capacity; empty: every launch succeeds).
   std::vector<InsufficientCapacityRate> insufficient_capacity;
   std::vector<SpotReclaim> spot_reclaims;
+  // KAI Scheduler, for the pods whose schedulerName is kai-scheduler (/cluster/kai): its settings, Queue
+  // and Topology CRs and cycle period. Without queues, the default install's two.
+  KaiSchedulerConfig kai{KaiSettings{}, default_kai_queues(), {}, 1.0};
   std::int64_t start_unix_s = 1767571200;      // wall clock (UTC) at t = 0, for budget schedules: 2026-01-05T00:00:00Z, a Monday
 };
 

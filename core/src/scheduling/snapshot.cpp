@@ -280,6 +280,83 @@ SnapshotJob read_job(const Json& doc, const std::string& path, std::int64_t inde
 
 const char* task_state_name(TaskState s) { return name_of(s, kTaskStates); }
 
+void read_kai_settings(ObjectReader& kr, KaiSettings& out) {
+  if (const Json* a = kr.raw("actions")) {
+    expect_array(*a, kr.child_path("actions"), 5);
+    out.actions.clear();
+    for (std::size_t i = 0; i < a->size(); ++i) {
+      std::string name = expect_enum((*a)[i], kr.child_path("actions") + "/" + std::to_string(i),
+                                     {"allocate", "consolidation", "reclaim", "preempt", "stalegangeviction"});
+      for (const auto& seen : out.actions)
+        if (seen == name) throw InputError(kr.child_path("actions") + "/" + std::to_string(i), shown(name) + " is listed twice");
+      out.actions.push_back(std::move(name));
+    }
+  }
+  out.k_value = kr.get_number("kValue", 1.0, 0, 100);
+  out.spread = kr.get_enum("placementStrategy", "binpack", {"binpack", "spread"}) == "spread";
+  out.staleness_grace_s = kr.get_number("stalenessGracePeriodSeconds", 60, 0, 1e7);
+  out.max_consolidation_preemptees = static_cast<int>(kr.get_int("maxConsolidationPreemptees", 16, 0, 1000));
+}
+
+std::vector<kai::Queue> read_queues(const Json& v, const std::string& path) {
+  std::vector<kai::Queue> queues;
+  std::set<std::string> queue_names;
+  expect_array(v, path, SnapshotLimits::kMaxQueues);
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    kai::Queue q = read_queue(v[i], path + "/" + std::to_string(i), static_cast<std::int64_t>(i));
+    if (!queue_names.insert(q.name).second) throw InputError(path + "/" + std::to_string(i), "queue " + shown(q.name) + " is listed twice");
+    queues.push_back(std::move(q));
+  }
+  for (std::size_t i = 0; i < queues.size(); ++i) {
+    const kai::Queue& q = queues[i];
+    if (!q.parent.empty() && !queue_names.count(q.parent))
+      throw InputError(path + "/" + std::to_string(i) + "/parentQueue", shown(q.parent) + " is not a queue of the snapshot");
+    // A cycle would make the chain endless (capacity.cpp bounds the walk, but the hierarchy is wrong).
+    std::string at = q.parent;
+    for (std::size_t steps = 0; !at.empty(); ++steps) {
+      if (steps > queues.size() || at == q.name)
+        throw InputError(path + "/" + std::to_string(i) + "/parentQueue", "the queue hierarchy has a cycle through " + shown(q.name));
+      for (const auto& p : queues)
+        if (p.name == at) {
+          at = p.parent;
+          break;
+        }
+    }
+  }
+  return queues;
+}
+
+std::vector<SnapshotTopology> read_topologies(const Json& v, const std::string& path) {
+  std::vector<SnapshotTopology> topologies;
+  expect_array(v, path, SnapshotLimits::kMaxTopologies);
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const std::string p = path + "/" + std::to_string(i);
+    const Named_object o = read_object(v[i], p, "kai.scheduler/v1alpha1", "Topology", "Topology");
+    ObjectReader tr(*o.spec, o.spec_path);
+    SnapshotTopology t;
+    t.name = o.name.empty() ? object_name(tr.require("name", "the Topology's name"), tr.child_path("name"), "Topology") : o.name;
+    const Json& levels = tr.require("levels", "[{\"nodeLabel\": \"...\"}, ...] from the widest level to the narrowest");
+    expect_array(levels, tr.child_path("levels"), SnapshotLimits::kMaxLevels);
+    if (levels.empty()) throw InputError(tr.child_path("levels"), "is empty; a Topology has at least one level");
+    for (std::size_t k = 0; k < levels.size(); ++k) {
+      const std::string lp = tr.child_path("levels") + "/" + std::to_string(k);
+      ObjectReader lr(levels[k], lp);
+      lr.only_keys({"nodeLabel"});
+      const std::string label = lr.require_string("nodeLabel", "a node label key", 317);
+      if (std::string why = qualified_name_problem(label); !why.empty()) throw InputError(lp + "/nodeLabel", shown(label) + " is not a label key: " + why);
+      for (const auto& seen : t.levels)
+        if (seen == label) throw InputError(lp + "/nodeLabel", shown(label) + " is a level twice");
+      t.levels.push_back(label);
+      lr.finish();
+    }
+    tr.finish();
+    for (const auto& other : topologies)
+      if (other.name == t.name) throw InputError(p, "topology " + shown(t.name) + " is listed twice");
+    topologies.push_back(std::move(t));
+  }
+  return topologies;
+}
+
 Snapshot parse_snapshot(const Json& doc) {
   ObjectReader r(doc, "");
   r.only_keys({"scheduler", "kai", "nodes", "queues", "topologies", "jobs"});
@@ -288,21 +365,7 @@ Snapshot parse_snapshot(const Json& doc) {
   if (const Json* v = r.raw("kai")) {
     ObjectReader kr(*v, "/kai");
     kr.only_keys({"actions", "kValue", "placementStrategy", "stalenessGracePeriodSeconds", "maxConsolidationPreemptees"});
-    if (const Json* a = kr.raw("actions")) {
-      expect_array(*a, "/kai/actions", 5);
-      s.kai.actions.clear();
-      for (std::size_t i = 0; i < a->size(); ++i) {
-        std::string name = expect_enum((*a)[i], "/kai/actions/" + std::to_string(i),
-                                       {"allocate", "consolidation", "reclaim", "preempt", "stalegangeviction"});
-        for (const auto& seen : s.kai.actions)
-          if (seen == name) throw InputError("/kai/actions/" + std::to_string(i), shown(name) + " is listed twice");
-        s.kai.actions.push_back(std::move(name));
-      }
-    }
-    s.kai.k_value = kr.get_number("kValue", 1.0, 0, 100);
-    s.kai.spread = kr.get_enum("placementStrategy", "binpack", {"binpack", "spread"}) == "spread";
-    s.kai.staleness_grace_s = kr.get_number("stalenessGracePeriodSeconds", 60, 0, 1e7);
-    s.kai.max_consolidation_preemptees = static_cast<int>(kr.get_int("maxConsolidationPreemptees", 16, 0, 1000));
+    read_kai_settings(kr, s.kai);
     kr.finish();
   }
   std::map<std::string, int> node_index;
@@ -314,59 +377,8 @@ Snapshot parse_snapshot(const Json& doc) {
       s.nodes.push_back(std::move(n));
     }
   }
-  std::set<std::string> queue_names;
-  if (const Json* v = r.raw("queues")) {
-    expect_array(*v, "/queues", SnapshotLimits::kMaxQueues);
-    for (std::size_t i = 0; i < v->size(); ++i) {
-      kai::Queue q = read_queue((*v)[i], "/queues/" + std::to_string(i), static_cast<std::int64_t>(i));
-      if (!queue_names.insert(q.name).second) throw InputError("/queues/" + std::to_string(i), "queue " + shown(q.name) + " is listed twice");
-      s.queues.push_back(std::move(q));
-    }
-    for (std::size_t i = 0; i < s.queues.size(); ++i) {
-      const kai::Queue& q = s.queues[i];
-      if (!q.parent.empty() && !queue_names.count(q.parent))
-        throw InputError("/queues/" + std::to_string(i) + "/parentQueue", shown(q.parent) + " is not a queue of the snapshot");
-      // A cycle would make the chain endless (capacity.cpp bounds the walk, but the hierarchy is wrong).
-      std::string at = q.parent;
-      for (std::size_t steps = 0; !at.empty(); ++steps) {
-        if (steps > s.queues.size() || at == q.name)
-          throw InputError("/queues/" + std::to_string(i) + "/parentQueue", "the queue hierarchy has a cycle through " + shown(q.name));
-        for (const auto& p : s.queues)
-          if (p.name == at) {
-            at = p.parent;
-            break;
-          }
-      }
-    }
-  }
-  if (const Json* v = r.raw("topologies")) {
-    expect_array(*v, "/topologies", SnapshotLimits::kMaxTopologies);
-    for (std::size_t i = 0; i < v->size(); ++i) {
-      const std::string p = "/topologies/" + std::to_string(i);
-      const Named_object o = read_object((*v)[i], p, "kai.scheduler/v1alpha1", "Topology", "Topology");
-      ObjectReader tr(*o.spec, o.spec_path);
-      SnapshotTopology t;
-      t.name = o.name.empty() ? object_name(tr.require("name", "the Topology's name"), tr.child_path("name"), "Topology") : o.name;
-      const Json& levels = tr.require("levels", "[{\"nodeLabel\": \"...\"}, ...] from the widest level to the narrowest");
-      expect_array(levels, tr.child_path("levels"), SnapshotLimits::kMaxLevels);
-      if (levels.empty()) throw InputError(tr.child_path("levels"), "is empty; a Topology has at least one level");
-      for (std::size_t k = 0; k < levels.size(); ++k) {
-        const std::string lp = tr.child_path("levels") + "/" + std::to_string(k);
-        ObjectReader lr(levels[k], lp);
-        lr.only_keys({"nodeLabel"});
-        const std::string label = lr.require_string("nodeLabel", "a node label key", 317);
-        if (std::string why = qualified_name_problem(label); !why.empty()) throw InputError(lp + "/nodeLabel", shown(label) + " is not a label key: " + why);
-        for (const auto& seen : t.levels)
-          if (seen == label) throw InputError(lp + "/nodeLabel", shown(label) + " is a level twice");
-        t.levels.push_back(label);
-        lr.finish();
-      }
-      tr.finish();
-      for (const auto& other : s.topologies)
-        if (other.name == t.name) throw InputError(p, "topology " + shown(t.name) + " is listed twice");
-      s.topologies.push_back(std::move(t));
-    }
-  }
+  if (const Json* v = r.raw("queues")) s.queues = read_queues(*v, "/queues");
+  if (const Json* v = r.raw("topologies")) s.topologies = read_topologies(*v, "/topologies");
   if (const Json* v = r.raw("jobs")) {
     expect_array(*v, "/jobs", SnapshotLimits::kMaxJobs);
     std::set<std::string> job_names, task_names;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gpuscale/json.hpp"
+#include "io/json_reader.hpp"
 #include "k8s/constraints.hpp"
 #include "k8s/pod.hpp"
 #include "scheduling/kai/fair_share.hpp"
@@ -109,5 +110,12 @@ struct Snapshot {
 Snapshot parse_snapshot(const Json& doc);
 
 const char* task_state_name(TaskState s);
+
+// The parts a scenario's cluster.kai shares with a snapshot, read the same way with the same errors.
+// read_kai_settings reads the keys actions, kValue, placementStrategy, stalenessGracePeriodSeconds and
+// maxConsolidationPreemptees of an object whose keys the caller declared.
+void read_kai_settings(ObjectReader& r, KaiSettings& out);
+std::vector<kai::Queue> read_queues(const Json& v, const std::string& path);         // Queue CRs or flat
+std::vector<SnapshotTopology> read_topologies(const Json& v, const std::string& path);  // Topology CRs or flat
 
 }  // namespace gpuscale

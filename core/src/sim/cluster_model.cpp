@@ -90,7 +90,9 @@ ClusterModel::ClusterModel(const Scenario& scenario, std::unique_ptr<NodeProvisi
     auto it = std::find(names.begin(), names.end(), t.scheduler_name);
     if (it == names.end()) {
       names.push_back(t.scheduler_name);
-      schedulers_.push_back(make_scheduler(t.scheduler_name, scenario.seed));
+      schedulers_.push_back(make_scheduler(t.scheduler_name, scenario.seed, scenario.cluster.kai));
+      scheduler_due_.push_back(false);
+      scheduler_wake_at_.push_back(-1);
       it = names.end() - 1;
     }
     template_scheduler_.push_back(static_cast<int>(it - names.begin()));
@@ -308,7 +310,7 @@ void ClusterModel::set_expected_replicas(int pool, std::int32_t replicas) {
   state_.pools[static_cast<std::size_t>(pool)].expected_replicas = replicas;
 }
 
-void ClusterModel::bind(Pod& pod, Node& node, Micros now, const std::string& why) {
+void ClusterModel::bind(Pod& pod, Node& node, Micros now, const std::string& why, const char* scheduler) {
   const PodTemplate& t = state_.template_of(pod);
   node.pods.push_back(pod.id);
   node.gpus_requested += t.gpus;
@@ -321,7 +323,7 @@ void ClusterModel::bind(Pod& pod, Node& node, Micros now, const std::string& why
   const InstanceType& type = state_.types[static_cast<std::size_t>(node.type_index)];
   const bool non_gpu_on_gpu = t.gpus == 0 && type.gpus > 0;
   if (non_gpu_on_gpu) ++totals_.non_gpu_pods_on_gpu_nodes;
-  log(now, "kube-scheduler", "bind", non_gpu_on_gpu ? "NonGpuPodOnGpuNode" : "Scheduled",
+  log(now, scheduler, "bind", non_gpu_on_gpu ? "NonGpuPodOnGpuNode" : "Scheduled",
       "pod " + std::to_string(pod.id) + " (" + t.name + ") " + why + ", a " + type.name + " (" + node.owner + ")");
   if (pod.replica >= 0) {
     const int pool = state_.pool_of(pod);
@@ -357,33 +359,70 @@ Micros ClusterModel::pull_image(Node& node, const Pod& pod, double pull_s, Micro
   return ready_at;
 }
 
+// A scheduler's name in the decision log: kube-scheduler for default-scheduler, else its own.
+const char* ClusterModel::scheduler_log_name(std::size_t s) const {
+  return schedulers_[s]->name() == std::string(kDefaultScheduler) ? "kube-scheduler" : schedulers_[s]->name();
+}
+
 void ClusterModel::schedule_pending(Micros now) {
   for (std::size_t s = 0; s < schedulers_.size(); ++s) {
     std::vector<std::uint32_t> mine;
     for (std::uint32_t id : pending_) {
       if (template_scheduler_[static_cast<std::size_t>(state_.pods[id].template_index)] == static_cast<int>(s)) mine.push_back(id);
     }
+    const Micros period = schedulers_[s]->period();
+    if (period > 0 && !scheduler_due_[s]) {
+      // A scheduler on its own clock sees the change at its next cycle, on the period's grid.
+      if (!mine.empty() && scheduler_wake_at_[s] < 0) file_scheduler_wake(s, (now / period + 1) * period);
+      continue;
+    }
+    scheduler_due_[s] = false;
     if (mine.empty()) continue;
     const SchedulingCycle cycle = schedulers_[s]->schedule(state_, mine, now);
-    for (const PodOutcome& o : cycle.outcomes) {
-      Pod& pod = state_.pods[o.pod];
-      if (o.node) {
-        bind(pod, state_.nodes[*o.node], now, o.message);
-        pending_.erase(std::find(pending_.begin(), pending_.end(), o.pod));
-        continue;
-      }
-      if (pod.unschedulable_since < 0) {
-        pod.unschedulable_since = now;
-        log(now, schedulers_[s]->name() == std::string(kDefaultScheduler) ? "kube-scheduler" : schedulers_[s]->name(), "unschedulable",
-            "FailedScheduling", "pod " + std::to_string(o.pod) + " (" + state_.template_of(pod).name + "): " + o.message);
-      }
-      provisioner_->on_unschedulable(state_, o.pod, now);
-    }
-    if (cycle.next_wakeup >= 0) {
-      events_.file(cycle.next_wakeup, EventClass::NodeControl, ClusterEvent{ClusterEvent::Kind::SchedulerWake, static_cast<std::uint32_t>(s), 0});
-    }
+    apply_cycle(s, cycle, now);
+    if (cycle.next_wakeup >= 0 && (period <= 0 || scheduler_wake_at_[s] < 0)) file_scheduler_wake(s, cycle.next_wakeup);
   }
   rearm_provisioner();
+}
+
+void ClusterModel::file_scheduler_wake(std::size_t s, Micros at) {
+  if (schedulers_[s]->period() > 0) scheduler_wake_at_[s] = at;
+  events_.file(at, EventClass::NodeControl, ClusterEvent{ClusterEvent::Kind::SchedulerWake, static_cast<std::uint32_t>(s), 0});
+}
+
+void ClusterModel::apply_cycle(std::size_t s, const SchedulingCycle& cycle, Micros now) {
+  const char* who = scheduler_log_name(s);
+  bool acted = false;
+  for (const PodEviction& e : cycle.evictions) {
+    Pod& pod = state_.pods[e.pod];
+    if (pod.deleted || pod.terminating() || pod.node < 0) continue;
+    Node& node = state_.nodes[static_cast<std::size_t>(pod.node)];
+    log(now, who, "evict", e.action, "pod " + std::to_string(e.pod) + " (" + state_.template_of(pod).name + ") on node " + std::to_string(node.id) + ": " + e.message);
+    delete_pod(pod, node, RemovalReason::Preempted, -1, now);
+    acted = true;
+  }
+  for (const PodOutcome& o : cycle.outcomes) {
+    Pod& pod = state_.pods[o.pod];
+    if (o.node) {
+      bind(pod, state_.nodes[*o.node], now, o.message, who);
+      pending_.erase(std::find(pending_.begin(), pending_.end(), o.pod));
+      acted = true;
+      continue;
+    }
+    if (o.reason == "Pipelined") continue;  // placed onto room being released: it binds at a later cycle
+    if (pod.unschedulable_since < 0) {
+      pod.unschedulable_since = now;
+      log(now, who, "unschedulable", "FailedScheduling", "pod " + std::to_string(o.pod) + " (" + state_.template_of(pod).name + "): " + o.message);
+    }
+    // Pods another scheduler holds back still look unschedulable to the node provisioner
+    // (kai-scheduler/KAI-Scheduler#1615: a queue's limit makes Karpenter launch nodes).
+    provisioner_->on_unschedulable(state_, o.pod, now);
+  }
+  if (acted && !cycle.notes.empty()) {
+    std::string text;
+    for (const std::string& line : cycle.notes) text += (text.empty() ? "" : "; ") + line;
+    log(now, who, "cycle", "Session", std::move(text));
+  }
 }
 
 void ClusterModel::rearm_provisioner() {
@@ -411,28 +450,32 @@ std::size_t ClusterModel::evict_pods(Node& node, RemovalReason reason, bool resp
       ++stay;
       continue;
     }
-    pod.deletion_timestamp = now;
-    pod.ready = false;
-    note_pod_event(node, now);  // the pod-event clock moves when a pod starts terminating
-    ++totals_.pod_evictions;
-    if (pod.replica >= 0) {
-      ++totals_.replica_evictions;
-      notices_.push_back(ClusterNotice{ClusterNotice::Kind::ReplicaPodEvicted, state_.pool_of(pod), pod.replica, id, node.id, now, now, reason, cap});
-      continue;
-    }
-    const PodTemplate& t = state_.template_of(pod);
-    Micros grace = t.termination_grace_period_s * kMicrosPerSecond;
-    if (cap >= 0) grace = std::min(grace, cap);
-    const Micros prestop = std::min(t.prestop_sleep_s * kMicrosPerSecond, grace);
-    if (prestop > 0) {
-      events_.file(now + prestop, EventClass::NodeLifecycle, ClusterEvent{ClusterEvent::Kind::PodGone, id, 0});
-    } else {
-      unbind(pod, now);
-      pod.deleted = true;
-    }
-    new_pod(pod.template_index, -1, now);  // its ReplicaSet makes a new one
+    delete_pod(pod, node, reason, cap, now);
   }
   return stay;
+}
+
+void ClusterModel::delete_pod(Pod& pod, Node& node, RemovalReason reason, Micros max_grace, Micros now) {
+  pod.deletion_timestamp = now;
+  pod.ready = false;
+  note_pod_event(node, now);  // the pod-event clock moves when a pod starts terminating
+  ++totals_.pod_evictions;
+  if (pod.replica >= 0) {
+    ++totals_.replica_evictions;
+    notices_.push_back(ClusterNotice{ClusterNotice::Kind::ReplicaPodEvicted, state_.pool_of(pod), pod.replica, pod.id, node.id, now, now, reason, max_grace});
+    return;
+  }
+  const PodTemplate& t = state_.template_of(pod);
+  Micros grace = t.termination_grace_period_s * kMicrosPerSecond;
+  if (max_grace >= 0) grace = std::min(grace, max_grace);
+  const Micros prestop = std::min(t.prestop_sleep_s * kMicrosPerSecond, grace);
+  if (prestop > 0) {
+    events_.file(now + prestop, EventClass::NodeLifecycle, ClusterEvent{ClusterEvent::Kind::PodGone, pod.id, 0});
+  } else {
+    unbind(pod, now);
+    pod.deleted = true;
+  }
+  new_pod(pod.template_index, -1, now);  // its ReplicaSet makes a new one
 }
 
 void ClusterModel::terminate_if_drained(Node& node, Micros now) {
@@ -563,8 +606,13 @@ void ClusterModel::apply(ProvisionerActions& actions, Micros now) {
 void ClusterModel::on_event(const ClusterEvent& e, Micros now) {
   account(now);
   switch (e.kind) {
-    case ClusterEvent::Kind::SchedulerWake:  // e.g. kube-scheduler's periodic flush of unschedulable pods
+    case ClusterEvent::Kind::SchedulerWake:  // kube-scheduler's periodic flush of unschedulable pods; KAI's cycle
       schedulers_[e.index]->on_wakeup(now);
+      if (schedulers_[e.index]->period() > 0) {
+        if (scheduler_wake_at_[e.index] != now) return;  // superseded
+        scheduler_wake_at_[e.index] = -1;
+        scheduler_due_[e.index] = true;
+      }
       reschedule_ = true;
       return;
     case ClusterEvent::Kind::ProvisionerWake: {

@@ -67,7 +67,7 @@ struct ClusterNotice {
 // One logged layer-1 decision (scheduling, provisioning, disruption), with its arithmetic.
 struct ClusterLog {
   Micros time;
-  std::string controller;  // "kube-scheduler", "karpenter.provisioner", "karpenter.disruption", "cluster-autoscaler", "cloud"
+  std::string controller;  // "kube-scheduler", "kai-scheduler", "karpenter.provisioner", "karpenter.disruption", "cluster-autoscaler", "cloud"
   std::string action;
   std::string reason;
   std::string explanation;
@@ -126,8 +126,15 @@ class ClusterModel {
   std::int32_t nodes_in(NodePhase phase) const;
 
  private:
+  // Each scheduler's cycle over its pending pods: event-driven ones now, periodic ones (KAI) when due.
   void schedule_pending(Micros now);
-  void bind(Pod& pod, Node& node, Micros now, const std::string& why);
+  void apply_cycle(std::size_t scheduler, const SchedulingCycle& cycle, Micros now);
+  void file_scheduler_wake(std::size_t scheduler, Micros at);
+  const char* scheduler_log_name(std::size_t scheduler) const;
+  void bind(Pod& pod, Node& node, Micros now, const std::string& why, const char* scheduler);
+  // Deletes a bound pod: a replica's terminates in the world (ReplicaPodEvicted); another workload's
+  // stops after its preStop sleep and its ReplicaSet makes a new one. `max_grace`: a drain's cap (-1: none).
+  void delete_pod(Pod& pod, Node& node, RemovalReason reason, Micros max_grace, Micros now);
   void unbind(Pod& pod, Micros now);
   // When the pod's container can start on the node: now if the node has its image, else after the pull.
   Micros pull_image(Node& node, const Pod& pod, double pull_s, Micros now);
@@ -156,6 +163,8 @@ class ClusterModel {
   std::unique_ptr<NodeProvisioner> provisioner_;
   std::vector<std::unique_ptr<Scheduler>> schedulers_;  // by name, for the pods that name them
   std::vector<int> template_scheduler_;                  // templates → index into schedulers_
+  std::vector<bool> scheduler_due_;                      // a periodic scheduler's cycle is due at this settle
+  std::vector<Micros> scheduler_wake_at_;                // a periodic scheduler's filed cycle (-1: none)
   ClusterEvents& events_;
   Rng rng_;
   Rng ready_rng_;  // registered → Ready, its own stream so the other node draws stay where they were

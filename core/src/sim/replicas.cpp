@@ -34,6 +34,7 @@ FailureCause failure_cause_of(RemovalReason reason) {
     case RemovalReason::Expired: return FailureCause::Expiry;
     case RemovalReason::Drifted: return FailureCause::Drift;
     case RemovalReason::Interrupted: return FailureCause::Spot;
+    case RemovalReason::Preempted: return FailureCause::Preemption;
     default: return FailureCause::NodeRemoved;
   }
 }

@@ -21,17 +21,19 @@ namespace gpuscale {
 // Why a request failed. A pod termination's cause is whoever deleted the pod: the ReplicaSet (the
 // autoscaler lowered the count), Karpenter's consolidation (Empty or Underutilized), Cluster
 // Autoscaler's scale-down, expiry (expireAfter), drift, a spot interruption; or any other node removal.
-enum class FailureCause : std::uint8_t { ClientTimeout, ScaleDown, Consolidation, NodeScaleDown, Expiry, Drift, Spot, NodeRemoved };
-inline constexpr int kNumFailureCauses = 8;
+enum class FailureCause : std::uint8_t { ClientTimeout, ScaleDown, Consolidation, NodeScaleDown, Expiry, Drift, Spot, NodeRemoved, Preemption };
+inline constexpr int kNumFailureCauses = 9;
 inline constexpr Named<FailureCause> kFailureCauses[] = {
     {"client_timeout", FailureCause::ClientTimeout}, {"scale_down", FailureCause::ScaleDown},
     {"consolidation", FailureCause::Consolidation},  {"node_scale_down", FailureCause::NodeScaleDown},
     {"expiry", FailureCause::Expiry},                {"drift", FailureCause::Drift},
-    {"spot", FailureCause::Spot},                    {"node_removed", FailureCause::NodeRemoved}};
+    {"spot", FailureCause::Spot},                    {"node_removed", FailureCause::NodeRemoved},
+    {"preemption", FailureCause::Preemption}};
 inline const char* to_string(FailureCause c) { return name_of(c, kFailureCauses); }
 // A node removal's reason as the cause of the requests its pods' terminations fail.
 FailureCause failure_cause_of(RemovalReason reason);
-// Causes of a node removal (every one but the client's timeout and the ReplicaSet's scale-down).
+// Causes of an eviction: a node removal or a scheduler's preemption (every one but the client's timeout
+// and the ReplicaSet's scale-down).
 inline bool is_node_cause(FailureCause c) { return c != FailureCause::ClientTimeout && c != FailureCause::ScaleDown; }
 
 // One request's lifecycle (times in seconds since the start; absent = never happened).
