@@ -49,6 +49,7 @@ export function causeText(cause, timeoutS) {
     case 'drift': return 'its node drifted and was replaced';
     case 'spot': return 'a spot interruption took its node';
     case 'node_removed': return 'its node was removed';
+    case 'preemption': return 'KAI Scheduler evicted its replica (reclaim, preempt or consolidation)';
     default: return String(cause).replace(/_/g, ' ');
   }
 }

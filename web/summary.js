@@ -34,6 +34,7 @@ const FIELDS = [
   ['replica_evictions_by_reason.ScaleDown', 'Evicted: node group scaled down', '', 'breakdown'],
   ['replica_evictions_by_reason.RegistrationTimeout', 'Evicted: node never registered', '', 'breakdown'],
   ['replica_evictions_by_reason.Drain', 'Evicted: node drained', '', 'breakdown'],
+  ['replica_evictions_by_reason.Preempted', 'Evicted: preempted by KAI Scheduler (reclaim, preempt, consolidation)', '', 'breakdown'],
   ['ttft_spike_minutes', 'Minutes with windowed P99 TTFT > 10 s', 'min'],
   ['ttft_breach_hours', 'Clock hours with P99 TTFT > 10 s (by arrival)', ''],
   // Cluster mode (a scenario with a cluster section): nested under `cluster`.
