@@ -36,7 +36,7 @@ TEST_CASE("under KAI a Deployment's pods in the default queue stay Pending: infe
   const RunResult r = run_simulation(parse_scenario(kai_doc("")));
   CHECK(r.summary.num_completed == 0);
   CHECK(count(r, "kai-scheduler", "NonPreemptibleOverQuota") > 0);
-  CHECK(count(r, "kai-scheduler", "bind") == 0);
+  CHECK(count(r, "kai-scheduler", "allocated by KAI Scheduler") == 0);
 }
 
 TEST_CASE("under KAI with an inference queue that has a GPU quota the replicas bind on the 1 s cycle and serve", "[kai-sim]") {

@@ -20,6 +20,8 @@ Micros KaiScheduler::period() const { return static_cast<Micros>(config_.schedul
 
 namespace {
 
+constexpr std::int64_t kBytesPerMiB = 1024 * 1024;
+
 bool is_kai_pod(const ClusterState& cluster, const Pod& pod) { return cluster.template_of(pod).scheduler_name == kKaiScheduler; }
 
 std::string pod_name(const ClusterState& cluster, const Pod& pod) { return cluster.template_of(pod).name + "-" + std::to_string(pod.id); }
@@ -34,7 +36,7 @@ SnapshotJob job_of(const ClusterState& cluster, const Pod& pod) {
   // A Deployment's pods default to the inference class (docs/developer/pod-grouper.md).
   j.priority_class = t.priority_class_name.empty() ? "inference" : t.priority_class_name;
   const int known = well_known_priority(j.priority_class);
-  j.priority = t.priority_class_name.empty() ? known : known >= 0 ? known : t.priority;
+  j.priority = known >= 0 ? known : t.priority;
   j.preemptible = j.priority < 100;  // pkg/common/podgroup CalculatePreemptibility
   j.min_member = 1;
   j.created = pod.created_at;
@@ -57,7 +59,7 @@ Snapshot KaiScheduler::snapshot(const ClusterState& cluster, const std::vector<s
     n.name = "node-" + std::to_string(node.id);
     n.gpus = node.phase == NodePhase::Initialized || node.phase == NodePhase::Terminating ? node.gpus_allocatable : 0;
     n.cpu_milli = node.cpu_allocatable_milli;
-    n.memory_bytes = node.memory_allocatable_mib * 1024 * 1024;
+    n.memory_bytes = node.memory_allocatable_mib * kBytesPerMiB;
     n.labels = node.labels;
     n.labels.emplace("kubernetes.io/hostname", n.name);
     n.taints = node.taints;
@@ -69,7 +71,7 @@ Snapshot KaiScheduler::snapshot(const ClusterState& cluster, const std::vector<s
       const PodTemplate& t = cluster.template_of(pod);
       n.gpus -= t.gpus;
       n.cpu_milli -= t.cpu_milli;
-      n.memory_bytes -= t.memory_mib * 1024 * 1024;
+      n.memory_bytes -= t.memory_mib * kBytesPerMiB;
     }
     if (n.gpus < 0) n.gpus = 0;
     snap_node[node.id] = static_cast<int>(s.nodes.size());
@@ -81,7 +83,7 @@ Snapshot KaiScheduler::snapshot(const ClusterState& cluster, const std::vector<s
     SnapshotTask task;
     task.name = pod_name(cluster, pod);
     task.pod = cluster.template_of(pod);
-    task.memory_bytes = task.pod.memory_mib * 1024 * 1024;
+    task.memory_bytes = task.pod.memory_mib * kBytesPerMiB;
     task.state = state;
     task.node = pod.node >= 0 ? snap_node[static_cast<std::size_t>(pod.node)] : -1;
     j.tasks.push_back(std::move(task));
