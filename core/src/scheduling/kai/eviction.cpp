@@ -19,7 +19,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <array>
+#include <cstdint>
 #include <limits>
+#include <string>
 
 #include "scheduling/kai/capacity.hpp"
 #include "scheduling/kai/session_state.hpp"
@@ -82,15 +85,11 @@ struct ReclaimCheck {
   Quantities request;
   bool preemptible;
 
-  int find(const std::string& name) const {
-    for (std::size_t i = 0; i < queues.size(); ++i)
-      if (queues[i].name == name) return static_cast<int>(i);
-    return -1;
-  }
+  // The parent of a queue (the copy holds the session's queues in the session's order).
+  int parent(int q) const { return s.parent_of(q); }
   std::vector<int> path(int q) const {  // top first
     std::vector<int> p;
-    for (int at = q; at >= 0 && p.size() <= queues.size(); at = queues[static_cast<std::size_t>(at)].parent.empty() ? -1 : find(queues[static_cast<std::size_t>(at)].parent))
-      p.insert(p.begin(), at);
+    for (int at = q; at >= 0 && p.size() <= queues.size(); at = parent(at)) p.insert(p.begin(), at);
     return p;
   }
   // getLeveledQueues: the first level where the two chains differ (or the last common one).
@@ -123,88 +122,194 @@ struct ReclaimCheck {
     return !under;
   }
 
-  // reclaimable.go Reclaimable over the victims' resources by queue (each unit one vector).
-  bool reclaimable(const std::vector<Unit>& units, std::string* why) const {
-    std::vector<Quantities> remaining(queues.size());
-    std::vector<bool> touched(queues.size(), false);
-    std::vector<std::array<bool, 3>> involved(queues.size(), {false, false, false});
-    const int reclaimer_q = s.job_queue[static_cast<std::size_t>(reclaimer_job)];
-    for (const Unit& u : units) {
+  // reclaimable.go Reclaimable over the victims' resources by queue (each unit one vector), taken one
+  // unit at a time: the solver asks it of every longer list of the same victims, each verdict as if
+  // the list were new.
+  class Tally {
+   public:
+    explicit Tally(const ReclaimCheck& c)
+        : c_(c), remaining_(c.queues.size()), touched_(c.queues.size(), false), involved_(c.queues.size(), {false, false, false}) {}
+
+    void add(const Unit& u) {
+      if (failed_) return;  // the verdict stays the first unit's that failed
+      const Session& s = c_.s;
+      const std::vector<Queue>& queues = c_.queues;
       const int vq = s.job_queue[static_cast<std::size_t>(u.job)];
       const Vec res = s.request_of(u.job, u.tasks);
-      const auto [lrq, lvq] = leveled(reclaimer_q, vq);
+      const auto [lrq, lvq] = c_.leveled(reclaimer_q(), vq);
       const Queue& reclaimer = queues[static_cast<std::size_t>(lrq)];
       const Queue& reclaimee = queues[static_cast<std::size_t>(lvq)];
-      if (!touched[static_cast<std::size_t>(lvq)]) {
-        remaining[static_cast<std::size_t>(lvq)] = allocated_of(reclaimee);
-        touched[static_cast<std::size_t>(lvq)] = true;
+      if (!touched_[static_cast<std::size_t>(lvq)]) {
+        remaining_[static_cast<std::size_t>(lvq)] = allocated_of(reclaimee);
+        touched_[static_cast<std::size_t>(lvq)] = true;
       }
       // strategies.go FitsReclaimStrategy: MaintainFairShare, else GuaranteeDeservedQuota.
-      const Quantities& left = remaining[static_cast<std::size_t>(lvq)];
+      const Quantities& left = remaining_[static_cast<std::size_t>(lvq)];
       const bool maintain = !less_equal_allocatable(reclaimee, left);
-      const bool guarantee = allocated_plus_le_deserved(reclaimer, request) && !less_equal(left, deserved_of(reclaimee));
+      const bool guarantee = allocated_plus_le_deserved(reclaimer, c_.request) && !less_equal(left, deserved_of(reclaimee));
       if (!maintain && !guarantee) {
-        if (why) *why = "queue " + reclaimee.name + " would fall to its fair share or deserved quota (neither MaintainFairShare nor GuaranteeDeservedQuota allows it)";
-        return false;
+        failed_ = true;
+        failure_ = "queue " + reclaimee.name + " would fall to its fair share or deserved quota (neither MaintainFairShare nor GuaranteeDeservedQuota allows it)";
+        return;
       }
       for (int at = vq; at >= 0;) {
         const std::size_t ai = static_cast<std::size_t>(at);
-        if (!touched[ai]) {
-          remaining[ai] = allocated_of(queues[ai]);
-          touched[ai] = true;
+        if (!touched_[ai]) {
+          remaining_[ai] = allocated_of(queues[ai]);
+          touched_[ai] = true;
         }
-        remaining[ai] -= res;
-        for (int r = 0; r < 3; ++r) involved[ai][static_cast<std::size_t>(r)] = involved[ai][static_cast<std::size_t>(r)] || res.v[r] > 0;
-        at = queues[ai].parent.empty() ? -1 : find(queues[ai].parent);
+        remaining_[ai] -= res;
+        for (int r = 0; r < 3; ++r) involved_[ai][static_cast<std::size_t>(r)] = involved_[ai][static_cast<std::size_t>(r)] || res.v[r] > 0;
+        at = c_.parent(at);
       }
     }
-    // reclaimingQueuesRemainWithinBoundaries
-    for (int at = reclaimer_q; at >= 0;) {
-      const std::size_t ai = static_cast<std::size_t>(at);
-      const Queue& rq = queues[ai];
-      Quantities mine = touched[ai] ? remaining[ai] : allocated_of(rq);
-      mine += request;
-      for (std::size_t sib = 0; sib < queues.size(); ++sib) {
-        if (!touched[sib] || queues[sib].parent != rq.parent || sib == ai) continue;
-        const Quantities theirs = remaining[sib];
-        for (int r = 0; r < 3; ++r) {
-          if (!involved[sib][static_cast<std::size_t>(r)] && !(request.v[r] > 0)) continue;
-          const double rf = rq.resources[r].fair_share, sf = queues[sib].resources[r].fair_share;
-          if (rf == kUnlimited && sf == kUnlimited) continue;
-          const double ratio_r = saturation(mine.v[r], rf), ratio_s = saturation(theirs.v[r], sf);
-          if (ratio_r > 1 && sf > 0 && ratio_r * kSaturationMultiplier >= ratio_s) {
-            if (why) *why = "queue " + rq.name + "'s saturation (allocated / fair share) would not stay below queue " + queues[sib].name + "'s";
-            return false;
+
+    // The verdict over the units added so far.
+    bool verdict(std::string* why) const {
+      if (failed_) {
+        if (why) *why = failure_;
+        return false;
+      }
+      const std::vector<Queue>& queues = c_.queues;
+      const Quantities& request = c_.request;
+      // reclaimingQueuesRemainWithinBoundaries
+      for (int at = reclaimer_q(); at >= 0;) {
+        const std::size_t ai = static_cast<std::size_t>(at);
+        const Queue& rq = queues[ai];
+        Quantities mine = touched_[ai] ? remaining_[ai] : allocated_of(rq);
+        mine += request;
+        for (std::size_t sib = 0; sib < queues.size(); ++sib) {
+          if (!touched_[sib] || queues[sib].parent != rq.parent || sib == ai) continue;
+          const Quantities theirs = remaining_[sib];
+          for (int r = 0; r < 3; ++r) {
+            if (!involved_[sib][static_cast<std::size_t>(r)] && !(request.v[r] > 0)) continue;
+            const double rf = rq.resources[r].fair_share, sf = queues[sib].resources[r].fair_share;
+            if (rf == kUnlimited && sf == kUnlimited) continue;
+            const double ratio_r = saturation(mine.v[r], rf), ratio_s = saturation(theirs.v[r], sf);
+            if (ratio_r > 1 && sf > 0 && ratio_r * kSaturationMultiplier >= ratio_s) {
+              if (why) *why = "queue " + rq.name + "'s saturation (allocated / fair share) would not stay below queue " + queues[sib].name + "'s";
+              return false;
+            }
           }
         }
-      }
-      if (!preemptible) {
-        for (int r = 0; r < 3; ++r) {
-          const double d = rq.resources[r].deserved;
-          if (d != kUnlimited && rq.resources[r].allocated_not_preemptible + request.v[r] > d + 1e-9) {
-            if (why) *why = "queue " + rq.name + " would hold non-preemptible pods over its quota";
-            return false;
+        if (!c_.preemptible) {
+          for (int r = 0; r < 3; ++r) {
+            const double d = rq.resources[r].deserved;
+            if (d != kUnlimited && rq.resources[r].allocated_not_preemptible + request.v[r] > d + 1e-9) {
+              if (why) *why = "queue " + rq.name + " would hold non-preemptible pods over its quota";
+              return false;
+            }
           }
         }
+        at = c_.parent(at);
       }
-      at = rq.parent.empty() ? -1 : find(rq.parent);
+      return true;
     }
-    return true;
+
+   private:
+    int reclaimer_q() const { return c_.s.job_queue[static_cast<std::size_t>(c_.reclaimer_job)]; }
+    const ReclaimCheck& c_;
+    std::vector<Quantities> remaining_;
+    std::vector<bool> touched_;
+    std::vector<std::array<bool, 3>> involved_;
+    bool failed_ = false;
+    std::string failure_;
+  };
+
+  bool reclaimable(const std::vector<const Unit*>& units, std::string* why) const {
+    Tally tally(*this);
+    for (const Unit* u : units) tally.add(*u);
+    return tally.verdict(why);
   }
+};
+
+// A necessary condition for a trial's placement, checked before the trial is simulated. Counted in
+// GPUs: for each size g the job's tasks ask, the tasks asking g or more need as many slots of g, and a
+// node with f GPUs idle or releasing has floor(f / g) of them; with a required topology level, one
+// domain must have them all. The victims' GPUs are added to their nodes as units join the trial. A
+// trial it refuses cannot place the job (each task needs its GPUs on one node, `fits`), so skipping it
+// changes no decision: it is upstream's accumulated idle-GPUs filter
+// (actions/common/solvers/accumulated_scenario_filters/idle_gpus/idle_gpus.go, which greedily matches
+// the tasks to the nodes with the most idle and releasing GPUs) in a form that never refuses a trial
+// that would work. GPU counts are whole numbers, so the floors are exact. Off (lets everything
+// through) for a job without GPU tasks, or in a cluster with a node without GPUs (charged_on charges
+// a pod nothing there).
+class RoomFilter {
+ public:
+  RoomFilter(const Session& s, int j, const std::vector<int>& which) : s_(s) {
+    std::vector<double> asks;
+    for (int t : which) {
+      const double g = s.tasks[static_cast<std::size_t>(j)][static_cast<std::size_t>(t)].request.v[Gpu];
+      if (g > 0) asks.push_back(g);
+    }
+    if (asks.empty()) return;
+    for (const NodeRoom& n : s.nodes)
+      if (n.allocatable.v[Gpu] == 0) return;
+    sizes_ = asks;
+    std::sort(sizes_.begin(), sizes_.end());
+    sizes_.erase(std::unique(sizes_.begin(), sizes_.end()), sizes_.end());
+    for (const double g : sizes_) need_.push_back(static_cast<long long>(std::count_if(asks.begin(), asks.end(), [&](double a) { return a >= g; })));
+    domains_ = required_domains(s, j);
+    const std::size_t count = domains_ ? static_cast<std::size_t>(domains_->count) : 1;
+    slots_.assign(count * sizes_.size(), 0);
+    free_.resize(s.nodes.size());
+    for (std::size_t n = 0; n < s.nodes.size(); ++n) {
+      free_[n] = s.nodes[n].idle.v[Gpu] + s.nodes[n].releasing.v[Gpu];
+      count_node(static_cast<int>(n), +1);
+    }
+    on_ = true;
+  }
+
+  // The unit's tasks evicted (+1) or given back (-1).
+  void add(const Unit& u, int sign) {
+    if (!on_) return;
+    for (int t : u.tasks) {
+      const TaskRun& run = s_.tasks[static_cast<std::size_t>(u.job)][static_cast<std::size_t>(t)];
+      count_node(run.node, -1);
+      free_[static_cast<std::size_t>(run.node)] += sign * run.request.v[Gpu];
+      count_node(run.node, +1);
+    }
+  }
+
+  bool may_fit() const {
+    if (!on_) return true;
+    for (std::size_t d = 0; d * sizes_.size() < slots_.size(); ++d) {
+      bool all = true;
+      for (std::size_t k = 0; k < sizes_.size() && all; ++k) all = slots_[d * sizes_.size() + k] >= need_[k];
+      if (all) return true;
+    }
+    return false;
+  }
+
+ private:
+  void count_node(int n, int sign) {
+    const int d = domains_ ? domains_->node_domain[static_cast<std::size_t>(n)] : 0;
+    if (d < 0) return;
+    const double f = free_[static_cast<std::size_t>(n)];
+    for (std::size_t k = 0; k < sizes_.size(); ++k)
+      if (f > 0) slots_[static_cast<std::size_t>(d) * sizes_.size() + k] += sign * static_cast<long long>(std::floor(f / sizes_[k]));
+  }
+
+  const Session& s_;
+  bool on_ = false;
+  std::vector<double> sizes_;             // the GPU sizes the tasks ask, ascending
+  std::vector<long long> need_;           // [size] the tasks asking that size or more
+  const Session::DomainIndex* domains_ = nullptr;  // the required level's domains (nullptr: one, every node)
+  std::vector<double> free_;              // [node] GPUs idle or releasing, the trial's victims' included
+  std::vector<long long> slots_;          // [domain][size]
 };
 
 // Whether the job's tasks to allocate fit with these units evicted: evict them, then place every task
 // (pipelined onto what is released). Leaves the trial in the statement when it works.
-bool try_units(Session& s, int j, const std::vector<int>& which, const std::vector<Unit>& units) {
-  for (const Unit& u : units)
-    for (int t : u.tasks) s.evict_task(u.job, t);
+bool try_units(Session& s, int j, const std::vector<int>& which, const std::vector<const Unit*>& units) {
+  for (const Unit* u : units)
+    for (int t : u->tasks) s.evict_task(u->job, t);
   const SnapshotJob& job = s.snap.jobs[static_cast<std::size_t>(j)];
   const Vec req = s.request_of(j, which);
   Totals requested;
   for (int r = 0; r < kNumResources; ++r) requested.amount[r] = req.v[r];
   if (!check_capacity(s.queues, job.queue, requested, job.preemptible).schedulable) return false;
-  const std::vector<int> all = s.all_nodes();
-  const std::vector<std::vector<int>> domains = topology_domains(s, j, which, all);
+  const std::vector<std::vector<int>> domains = topology_domains(s, j, which, s.all_nodes_);
   for (const std::vector<int>& domain : domains) {
     const std::size_t mark = s.journal.size();
     bool ok = true;
@@ -220,13 +325,33 @@ bool try_units(Session& s, int j, const std::vector<int>& which, const std::vect
   return false;
 }
 
+// What the victim search derives from the state alone, kept while the state is the same
+// (Session::epoch, with the journal empty): the next job with the same candidates reuses it.
+struct VictimCache {
+  bool valid = false;
+  std::uint64_t epoch = 0;
+  std::vector<int> jobs;
+  std::vector<Unit> units;
+};
+
 // The victim units of the candidate jobs, in victim order (queues and jobs in reverse allocation
 // order: the most over-served queue's newest, lowest-priority job first); an elastic job's tasks above
 // its minMember one by one (newest first), then its core.
-std::vector<Unit> victim_units(const Session& s, std::vector<int> jobs) {
+const std::vector<Unit>& victim_units(const Session& s, const std::vector<int>& candidates, VictimCache& cache) {
+  if (cache.valid && cache.epoch == s.epoch && s.journal.empty() && cache.jobs == candidates) return cache.units;
+  std::vector<int> jobs = candidates;
+  // queue_order(qa, qb) > 0, asked once per pair during the sort (the sort changes no state).
+  const std::size_t nq = s.queues.size();
+  std::vector<signed char> after(nq * nq, -1);
+  const auto queue_after = [&](int qa, int qb) {
+    if (qa < 0 || qb < 0) return s.queue_order(qa, qb, -1, -1) > 0;
+    signed char& m = after[static_cast<std::size_t>(qa) * nq + static_cast<std::size_t>(qb)];
+    if (m < 0) m = s.queue_order(qa, qb, -1, -1) > 0 ? 1 : 0;
+    return m == 1;
+  };
   std::stable_sort(jobs.begin(), jobs.end(), [&](int a, int b) {
     const int qa = s.job_queue[static_cast<std::size_t>(a)], qb = s.job_queue[static_cast<std::size_t>(b)];
-    if (qa != qb) return s.queue_order(qa, qb, -1, -1) > 0;
+    if (qa != qb) return queue_after(qa, qb);
     return s.job_before(b, a);
   });
   std::vector<Unit> units;
@@ -242,20 +367,53 @@ std::vector<Unit> victim_units(const Session& s, std::vector<int> jobs) {
     }
     if (!active.empty()) units.push_back({j, active});
   }
-  return units;
+  cache.valid = s.journal.empty();
+  cache.epoch = s.epoch;
+  cache.jobs = candidates;
+  cache.units = std::move(units);
+  return cache.units;
 }
 
-// The solver: accumulate units until the job fits and the validator agrees, then prune.
-template <typename Valid>
-bool solve(Session& s, int j, const std::vector<Unit>& units, const Valid& valid, const char* action) {
+// The jobs that may give up pods (preemptible, with a pod placed: active, or with `running` Running),
+// in job order; kept while the state is the same.
+struct HolderCache {
+  bool valid = false;
+  std::uint64_t epoch = 0;
+  std::vector<int> jobs;
+};
+
+const std::vector<int>& preemptible_holders(const Session& s, bool running, HolderCache& cache) {
+  if (cache.valid && cache.epoch == s.epoch && s.journal.empty()) return cache.jobs;
+  cache.jobs.clear();
+  for (std::size_t v = 0; v < s.snap.jobs.size(); ++v) {
+    if (!s.snap.jobs[v].preemptible) continue;
+    bool holds = false;
+    for (const TaskRun& t : s.tasks[v])
+      holds = holds || (running ? t.status == Status::Running && t.node >= 0 : is_active_allocated(t.status) && t.node >= 0);
+    if (holds) cache.jobs.push_back(static_cast<int>(v));
+  }
+  cache.valid = s.journal.empty();
+  cache.epoch = s.epoch;
+  return cache.jobs;
+}
+
+// The solver: accumulate units until the job fits and the validator agrees, then prune. `tally`
+// judges the units so far as they are added (`add`, `verdict`); `valid` judges any list (the pruning).
+template <typename Tally, typename Valid>
+bool solve(Session& s, int j, const std::vector<Unit>& units, Tally& tally, const Valid& valid, const char* action) {
   const std::vector<int> which = s.tasks_to_allocate(j);
   if (which.empty()) return false;
-  std::vector<Unit> chosen;
+  RoomFilter room(s, j, which);
+  std::vector<const Unit*> chosen;
   bool found = false;
   for (const Unit& u : units) {
-    chosen.push_back(u);
+    chosen.push_back(&u);
+    tally.add(u);
+    room.add(u, +1);
+    if (!tally.verdict()) continue;
+    if (!room.may_fit()) continue;  // try_units would fail
     const std::size_t mark = s.journal.size();
-    const bool works = valid(chosen) && try_units(s, j, which, chosen);
+    const bool works = try_units(s, j, which, chosen);
     s.rollback(mark);
     if (works) {
       found = true;
@@ -264,22 +422,23 @@ bool solve(Session& s, int j, const std::vector<Unit>& units, const Valid& valid
   }
   if (!found) return false;
   for (std::size_t i = 0; i < chosen.size();) {
-    std::vector<Unit> fewer = chosen;
+    std::vector<const Unit*> fewer = chosen;
     fewer.erase(fewer.begin() + static_cast<std::ptrdiff_t>(i));
+    room.add(*chosen[i], -1);
     const std::size_t mark = s.journal.size();
-    const bool works = !fewer.empty() && valid(fewer) && try_units(s, j, which, fewer);
+    const bool works = !fewer.empty() && valid(fewer) && room.may_fit() && try_units(s, j, which, fewer);
     s.rollback(mark);
     if (works) chosen = std::move(fewer);
-    else ++i;
+    else room.add(*chosen[i++], +1);
   }
   if (!try_units(s, j, which, chosen)) return false;  // cannot happen: it worked above
   const SnapshotJob& job = s.snap.jobs[static_cast<std::size_t>(j)];
   std::string names;
-  for (const Unit& u : chosen)
-    for (int t : u.tasks) {
-      const TaskRun& run = s.tasks[static_cast<std::size_t>(u.job)][static_cast<std::size_t>(t)];
-      s.victims.push_back({u.job, t, run.node, action, job.name});
-      names += (names.empty() ? "" : ", ") + s.snap.jobs[static_cast<std::size_t>(u.job)].tasks[static_cast<std::size_t>(t)].name;
+  for (const Unit* u : chosen)
+    for (int t : u->tasks) {
+      const TaskRun& run = s.tasks[static_cast<std::size_t>(u->job)][static_cast<std::size_t>(t)];
+      s.victims.push_back({u->job, t, run.node, action, job.name});
+      names += (names.empty() ? "" : ", ") + s.snap.jobs[static_cast<std::size_t>(u->job)].tasks[static_cast<std::size_t>(t)].name;
     }
   s.commit(j);
   s.fit_errors[static_cast<std::size_t>(j)] = {};
@@ -287,13 +446,19 @@ bool solve(Session& s, int j, const std::vector<Unit>& units, const Valid& valid
   return true;
 }
 
+// A validator that accepts every victim (preempt's).
+struct AcceptAll {
+  void add(const Unit&) {}
+  bool verdict() const { return true; }
+};
+
 template <typename Body>
 void for_each_pending_job(Session& s, const Body& body) {
-  std::vector<std::vector<int>> leaf_jobs = s.pending_jobs_by_queue();
+  JobsByQueue by_queue = s.pending_jobs_by_queue();
   for (int guard = 0; guard < 1000000; ++guard) {
-    const int j = s.pop_next_job(leaf_jobs);
+    const int j = s.pop_next_job(by_queue);
     if (j < 0) break;
-    s.journal.clear();
+    s.settle();
     body(j);
   }
 }
@@ -301,11 +466,14 @@ void for_each_pending_job(Session& s, const Body& body) {
 }  // namespace
 
 void reclaim_action(Session& s) {
+  VictimCache victims;
+  HolderCache holders;
   for_each_pending_job(s, [&](int j) {
     const SnapshotJob& job = s.snap.jobs[static_cast<std::size_t>(j)];
     const std::vector<int> which = s.tasks_to_allocate(j);
     const Vec req = s.request_of(j, which);
-    const Queue& q = s.queues[static_cast<std::size_t>(s.job_queue[static_cast<std::size_t>(j)])];
+    const int jq = s.job_queue[static_cast<std::size_t>(j)];
+    const Queue& q = s.queues[static_cast<std::size_t>(jq)];
     // reclaimable.go CanReclaimResources: within its fair share with the job, and a non-preemptible
     // job within its deserved quota.
     Quantities with = allocated_of(q);
@@ -320,31 +488,43 @@ void reclaim_action(Session& s) {
       if (!less_equal(np, deserved_of(q))) return;
     }
     ReclaimCheck check{s, s.queues, j, req, job.preemptible};
+    std::vector<signed char> allowed(s.queues.size(), -1);  // victim_allowed per queue, asked once
     std::vector<int> candidates;
-    for (std::size_t v = 0; v < s.snap.jobs.size(); ++v) {
-      const int vq = s.job_queue[v];
-      if (vq < 0 || vq == s.job_queue[static_cast<std::size_t>(j)] || !s.snap.jobs[v].preemptible) continue;
-      if (!s.has_active(static_cast<int>(v)) || !check.victim_allowed(vq)) continue;
-      candidates.push_back(static_cast<int>(v));
+    for (const int v : preemptible_holders(s, false, holders)) {
+      const int vq = s.job_queue[static_cast<std::size_t>(v)];
+      if (vq < 0 || vq == jq) continue;
+      signed char& ok = allowed[static_cast<std::size_t>(vq)];
+      if (ok < 0) ok = check.victim_allowed(vq) ? 1 : 0;
+      if (ok) candidates.push_back(v);
     }
     if (candidates.empty()) return;
     std::string why;
-    const bool done = solve(s, j, victim_units(s, candidates), [&](const std::vector<Unit>& units) { return check.reclaimable(units, &why); }, "reclaim");
+    struct {
+      ReclaimCheck::Tally tally;
+      std::string* why;
+      void add(const Unit& u) { tally.add(u); }
+      bool verdict() const { return tally.verdict(why); }
+    } tally{ReclaimCheck::Tally(check), &why};
+    const bool done = solve(s, j, victim_units(s, candidates, victims), tally,
+                            [&](const std::vector<const Unit*>& units) { return check.reclaimable(units, &why); }, "reclaim");
     if (!done && !why.empty()) s.log.push_back("reclaim: nothing for " + job.name + ": " + why);
   });
 }
 
 void preempt_action(Session& s) {
+  VictimCache victims;
+  HolderCache holders;
   for_each_pending_job(s, [&](int j) {
     const SnapshotJob& job = s.snap.jobs[static_cast<std::size_t>(j)];
     std::vector<int> candidates;
-    for (std::size_t v = 0; v < s.snap.jobs.size(); ++v) {
-      const SnapshotJob& vj = s.snap.jobs[v];
-      if (static_cast<int>(v) == j || !vj.preemptible || vj.priority >= job.priority || s.job_queue[v] != s.job_queue[static_cast<std::size_t>(j)]) continue;
-      if (s.has_active(static_cast<int>(v))) candidates.push_back(static_cast<int>(v));
+    for (const int v : preemptible_holders(s, false, holders)) {
+      const SnapshotJob& vj = s.snap.jobs[static_cast<std::size_t>(v)];
+      if (v == j || vj.priority >= job.priority || s.job_queue[static_cast<std::size_t>(v)] != s.job_queue[static_cast<std::size_t>(j)]) continue;
+      candidates.push_back(v);
     }
     if (candidates.empty()) return;
-    solve(s, j, victim_units(s, candidates), [](const std::vector<Unit>&) { return true; }, "preempt");
+    AcceptAll all;
+    solve(s, j, victim_units(s, candidates, victims), all, [](const std::vector<const Unit*>&) { return true; }, "preempt");
   });
 }
 
@@ -353,39 +533,62 @@ void preempt_action(Session& s) {
 // max_consolidation_preemptees of them; off with the spread placement strategy.
 void consolidation_action(Session& s) {
   if (s.snap.kai.spread) return;
+  VictimCache victims;
+  HolderCache holders;
+  // Moving pods frees no room in total: the job and the moved pods all fit only if the job fits in
+  // the room every node has idle or releasing together (per resource; whole numbers, so a shortfall
+  // is at least 1). A resource some node lacks is not counted (charged_on charges nothing there).
+  const auto cluster_room = [&]() {
+    Vec free;
+    for (const NodeRoom& n : s.nodes)
+      for (int r = 0; r < 3; ++r) free.v[r] += std::max(0.0, n.idle.v[r] + n.releasing.v[r]);
+    return free;
+  };
+  std::uint64_t room_epoch = 0;
+  Vec room = cluster_room();
+  bool lacks[3] = {false, false, false};
+  for (const NodeRoom& n : s.nodes)
+    for (int r = 0; r < 3; ++r) lacks[r] = lacks[r] || n.allocatable.v[r] == 0;
   for_each_pending_job(s, [&](int j) {
     const std::vector<int> which = s.tasks_to_allocate(j);
     if (which.empty()) return;
-    std::vector<int> candidates;
-    for (std::size_t v = 0; v < s.snap.jobs.size(); ++v) {
-      if (static_cast<int>(v) == j || !s.snap.jobs[v].preemptible) continue;
-      bool active = false;
-      for (const TaskRun& t : s.tasks[v]) active = active || (t.status == Status::Running && t.node >= 0);
-      if (active) candidates.push_back(static_cast<int>(v));
+    if (room_epoch != s.epoch) {
+      room = cluster_room();
+      room_epoch = s.epoch;
     }
+    const Vec need = s.request_of(j, which);
+    for (int r = 0; r < 3; ++r)
+      if (!lacks[r] && need.v[r] > room.v[r] + 0.5) return;
+    std::vector<int> candidates;
+    for (const int v : preemptible_holders(s, true, holders))
+      if (v != j) candidates.push_back(v);
     if (candidates.empty()) return;
-    const std::vector<Unit> units = victim_units(s, candidates);
-    const std::vector<int> all = s.all_nodes();
+    const std::vector<Unit>& units = victim_units(s, candidates, victims);
+    const std::vector<int>& all = s.all_nodes_;
+    RoomFilter job_room(s, j, which);
     // Evict the chosen pods, place the job, then place every moved pod anew (pipelined onto a node);
     // true when all of it fits. The moved pods' old nodes go to `from`.
-    const auto attempt = [&](const std::vector<Unit>& chosen, std::vector<int>* from) {
+    const auto attempt = [&](const std::vector<const Unit*>& chosen, std::vector<int>* from) {
       if (!try_units(s, j, which, chosen)) return false;
-      for (const Unit& c : chosen)
-        for (int t : c.tasks) {
-          TaskRun& run = s.tasks[static_cast<std::size_t>(c.job)][static_cast<std::size_t>(t)];
+      for (const Unit* c : chosen)
+        for (int t : c->tasks) {
+          TaskRun& run = s.tasks[static_cast<std::size_t>(c->job)][static_cast<std::size_t>(t)];
           if (from) from->push_back(run.node);
           run.status = Status::Pending;  // its Evict entry in the journal keeps what it was
           run.node = -1;
-          if (!s.allocate_task_on(c.job, t, all, true)) return false;
+          s.touched(c->job);
+          if (!s.allocate_task_on(c->job, t, all, true)) return false;
         }
       return true;
     };
-    std::vector<Unit> chosen;
+    std::vector<const Unit*> chosen;
     int moved = 0;
     for (const Unit& u : units) {
       moved += static_cast<int>(u.tasks.size());
       if (moved > s.snap.kai.max_consolidation_preemptees) break;
-      chosen.push_back(u);
+      chosen.push_back(&u);
+      job_room.add(u, +1);
+      if (!job_room.may_fit()) continue;  // try_units would fail
       const std::size_t mark = s.journal.size();
       const bool works = attempt(chosen, nullptr);
       s.rollback(mark);
@@ -394,15 +597,15 @@ void consolidation_action(Session& s) {
       attempt(chosen, &from);
       std::string names;
       std::size_t k = 0;
-      for (const Unit& c : chosen)
-        for (int t : c.tasks) {
-          s.victims.push_back({c.job, t, from[k++], "consolidation", s.snap.jobs[static_cast<std::size_t>(j)].name});
-          const TaskRun& run = s.tasks[static_cast<std::size_t>(c.job)][static_cast<std::size_t>(t)];
-          names += (names.empty() ? "" : ", ") + s.snap.jobs[static_cast<std::size_t>(c.job)].tasks[static_cast<std::size_t>(t)].name + " → " +
+      for (const Unit* c : chosen)
+        for (int t : c->tasks) {
+          s.victims.push_back({c->job, t, from[k++], "consolidation", s.snap.jobs[static_cast<std::size_t>(j)].name});
+          const TaskRun& run = s.tasks[static_cast<std::size_t>(c->job)][static_cast<std::size_t>(t)];
+          names += (names.empty() ? "" : ", ") + s.snap.jobs[static_cast<std::size_t>(c->job)].tasks[static_cast<std::size_t>(t)].name + " → " +
                    s.snap.nodes[static_cast<std::size_t>(run.node)].name;
         }
       s.commit(j);
-      s.journal.clear();
+      s.settle();
       s.fit_errors[static_cast<std::size_t>(j)] = {};
       s.log.push_back("consolidation: " + s.snap.jobs[static_cast<std::size_t>(j)].name + " pipelined after moving " + names);
       return;

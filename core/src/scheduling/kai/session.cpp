@@ -43,12 +43,52 @@ Session::Session(const Snapshot& s) : snap(s) {
   }
   for (std::size_t q = 0; q < s.queues.size(); ++q) queue_index[s.queues[q].name] = static_cast<int>(q);
   queues = s.queues;
+  queue_parent_.assign(queues.size(), -1);
+  for (std::size_t q = 0; q < queues.size(); ++q) {
+    const std::string& p = queues[q].parent;
+    const auto it = p.empty() ? queue_index.end() : queue_index.find(p);
+    queue_parent_[q] = it == queue_index.end() ? -1 : it->second;
+  }
+  // Children in index order; the top queues (no parentQueue) last. A queue whose parent is missing is
+  // in neither (no snapshot has one: the reader refuses it).
+  queue_children_.assign(queues.size() + 1, {});
+  for (std::size_t q = 0; q < queues.size(); ++q) {
+    if (queue_parent_[q] >= 0) queue_children_[static_cast<std::size_t>(queue_parent_[q])].push_back(static_cast<int>(q));
+    else if (queues[q].parent.empty()) queue_children_[queues.size()].push_back(static_cast<int>(q));
+  }
   for (Queue& q : queues)
     for (ResourceShare& r : q.resources) {
       r.allocated = r.allocated_not_preemptible = r.request = r.fair_share = 0;
     }
   tasks.resize(s.jobs.size());
   fit_errors.resize(s.jobs.size());
+  // The job's pod sets (PodSets): its sub-groups, or one default set with the job's minMember; tasks
+  // outside every sub-group form a set of their own. Sub-group names are unique (the reader checks).
+  pod_sets_.resize(s.jobs.size());
+  task_set_.resize(s.jobs.size());
+  for (std::size_t j = 0; j < s.jobs.size(); ++j) {
+    const SnapshotJob& job = s.jobs[j];
+    std::vector<PodSet>& sets = pod_sets_[j];
+    if (job.sub_groups.empty()) {
+      sets.push_back({"", job.min_member});
+    } else {
+      for (const SnapshotSubGroup& g : job.sub_groups) sets.push_back({g.name, g.min_member});
+      bool loose = false;
+      for (const SnapshotTask& t : job.tasks) loose = loose || t.sub_group.empty();
+      if (loose) sets.push_back({"", 0});
+    }
+    task_set_[j].assign(job.tasks.size(), -1);
+    for (std::size_t t = 0; t < job.tasks.size(); ++t)
+      for (std::size_t k = 0; k < sets.size(); ++k)
+        if (sets[k].name == job.tasks[t].sub_group) {
+          task_set_[j][t] = static_cast<int>(k);
+          break;
+        }
+  }
+  elastic_.assign(s.jobs.size(), 0);
+  changed_flag_.assign(s.jobs.size(), 0);
+  domain_index_.resize(s.topologies.size());
+  for (std::size_t t = 0; t < s.topologies.size(); ++t) domain_index_[t].resize(s.topologies[t].levels.size());
   job_queue.assign(s.jobs.size(), -1);
   for (std::size_t j = 0; j < s.jobs.size(); ++j) {
     const SnapshotJob& job = s.jobs[j];
@@ -100,6 +140,22 @@ Session::Session(const Snapshot& s) : snap(s) {
       return s.jobs[j].tasks[static_cast<std::size_t>(a)].name < s.jobs[j].tasks[static_cast<std::size_t>(b)].name;
     });
   }
+  all_nodes_ = all_nodes();
+  for (const NodeRoom& n : nodes)
+    for (int r = 0; r < 3; ++r) max_allocatable.v[r] = std::max(max_allocatable.v[r], n.allocatable.v[r]);
+  // Node names' rank (equal names, equal rank): the node order's tie-break, without comparing strings.
+  {
+    std::vector<int> by_name = all_nodes();
+    std::stable_sort(by_name.begin(), by_name.end(), [&](int a, int b) {
+      return s.nodes[static_cast<std::size_t>(a)].name < s.nodes[static_cast<std::size_t>(b)].name;
+    });
+    node_name_rank.assign(nodes.size(), 0);
+    for (std::size_t k = 0; k < by_name.size(); ++k) {
+      const std::size_t n = static_cast<std::size_t>(by_name[k]);
+      const bool same = k > 0 && s.nodes[n].name == s.nodes[static_cast<std::size_t>(by_name[k - 1])].name;
+      node_name_rank[n] = same ? node_name_rank[static_cast<std::size_t>(by_name[k - 1])] : static_cast<int>(k);
+    }
+  }
   // The proportion plugin's total: every node's allocatable (all snapshot nodes are Ready).
   for (const NodeRoom& n : nodes)
     for (int r = 0; r < kNumResources; ++r) total.amount[r] += n.allocatable.v[r];
@@ -132,13 +188,6 @@ void Session::add_queue_usage(int job, const Vec& request, int sign, bool count_
     }
 }
 
-int Session::parent_of(int q) const {
-  const std::string& p = queues[static_cast<std::size_t>(q)].parent;
-  if (p.empty()) return -1;
-  const auto it = queue_index.find(p);
-  return it == queue_index.end() ? -1 : it->second;
-}
-
 bool Session::is_leaf(int q) const {
   for (const Queue& other : queues)
     if (other.parent == queues[static_cast<std::size_t>(q)].name) return false;
@@ -152,6 +201,7 @@ void Session::allocate_task(int j, int t, int node, bool pipelined) {
   NodeRoom& room = nodes[static_cast<std::size_t>(node)];
   const Vec charged = charged_on(room, run.request);
   journal.push_back({Op::Place, j, t, run.status, run.node});
+  touched(j);
   run.status = pipelined ? Status::Pipelined : Status::Allocated;
   run.node = node;
   room.used += charged;
@@ -165,6 +215,7 @@ void Session::evict_task(int j, int t) {
   NodeRoom& room = nodes[static_cast<std::size_t>(run.node)];
   const Vec charged = charged_on(room, run.request);
   journal.push_back({Op::Evict, j, t, run.status, run.node});
+  touched(j);
   // A running pod turns Releasing: its room is still used, and now releasing.
   room.releasing += charged;  // idle is unchanged: the pod's room was already taken from it
   if (run.status != Status::Pending) add_queue_usage(j, run.request, -1, true);
@@ -189,7 +240,20 @@ void Session::rollback(std::size_t mark) {
     }
     run.status = op.prev_status;
     run.node = op.prev_node;
+    touched(op.job);
   }
+}
+
+void Session::settle() {
+  if (!journal.empty()) ++epoch;
+  journal.clear();
+}
+
+void Session::touched(int j) {
+  elastic_[static_cast<std::size_t>(j)] = 0;
+  if (changed_flag_[static_cast<std::size_t>(j)]) return;
+  changed_flag_[static_cast<std::size_t>(j)] = 1;
+  changed_jobs_.push_back(j);
 }
 
 // ---- job and task views -----------------------------------------------------------------------
@@ -198,27 +262,13 @@ bool is_active_allocated(Status s) {
   return s == Status::Allocated || s == Status::Pipelined || s == Status::Binding || s == Status::Running;
 }
 
-int Session::active_allocated(int j, const std::string& sub_group) const {
+int Session::active_allocated(int j, int set) const {
   int n = 0;
-  const SnapshotJob& job = snap.jobs[static_cast<std::size_t>(j)];
-  for (std::size_t t = 0; t < job.tasks.size(); ++t)
-    if (job.tasks[t].sub_group == sub_group && is_active_allocated(tasks[static_cast<std::size_t>(j)][t].status)) ++n;
+  const std::vector<int>& of = task_set_[static_cast<std::size_t>(j)];
+  const std::vector<TaskRun>& run = tasks[static_cast<std::size_t>(j)];
+  for (std::size_t t = 0; t < run.size(); ++t)
+    if (of[t] == set && is_active_allocated(run[t].status)) ++n;
   return n;
-}
-
-// The job's pod sets (PodSets): its sub-groups, or one default set with the job's minMember.
-std::vector<Session::PodSet> Session::pod_sets(int j) const {
-  const SnapshotJob& job = snap.jobs[static_cast<std::size_t>(j)];
-  std::vector<PodSet> sets;
-  if (job.sub_groups.empty()) {
-    sets.push_back({"", job.min_member});
-  } else {
-    for (const SnapshotSubGroup& g : job.sub_groups) sets.push_back({g.name, g.min_member});
-    bool loose = false;
-    for (const SnapshotTask& t : job.tasks) loose = loose || t.sub_group.empty();
-    if (loose) sets.push_back({"", 0});
-  }
-  return sets;
 }
 
 bool Session::has_pending(int j) const {
@@ -232,30 +282,32 @@ bool Session::has_pending(int j) const {
 // elastic phase, one task per pass). Tasks by TaskOrderFn: the label kai.scheduler/task-priority
 // (higher first, labelled before unlabelled), then creation, then UID — the pod's name here.
 std::vector<int> Session::tasks_to_allocate(int j) const {
-  const SnapshotJob& job = snap.jobs[static_cast<std::size_t>(j)];
-  const std::vector<PodSet> sets = pod_sets(j);
-  const auto pending_of = [&](const std::string& set, int limit) {
-    std::vector<int> out;
-    for (int t : task_order_[static_cast<std::size_t>(j)]) {
-      if (static_cast<int>(out.size()) >= limit) break;
-      if (job.tasks[static_cast<std::size_t>(t)].sub_group == set && tasks[static_cast<std::size_t>(j)][static_cast<std::size_t>(t)].status == Status::Pending)
-        out.push_back(t);
-    }
-    return out;
-  };
+  const std::vector<PodSet>& sets = pod_sets(j);
+  const std::vector<int>& of = task_set_[static_cast<std::size_t>(j)];
+  const std::vector<TaskRun>& run = tasks[static_cast<std::size_t>(j)];
   std::vector<int> out;
+  const auto pending_of = [&](int set, int limit) {
+    int taken = 0;
+    for (int t : task_order_[static_cast<std::size_t>(j)]) {
+      if (taken >= limit) break;
+      if (of[static_cast<std::size_t>(t)] == set && run[static_cast<std::size_t>(t)].status == Status::Pending) {
+        out.push_back(t);
+        ++taken;
+      }
+    }
+  };
   bool satisfied = true;
-  for (const PodSet& ps : sets) {
-    const int have = active_allocated(j, ps.name);
-    if (have < ps.min_member) {
+  for (std::size_t k = 0; k < sets.size(); ++k) {
+    const int have = active_allocated(j, static_cast<int>(k));
+    if (have < sets[k].min_member) {
       satisfied = false;
-      for (int t : pending_of(ps.name, ps.min_member - have)) out.push_back(t);
+      pending_of(static_cast<int>(k), sets[k].min_member - have);
     }
   }
   if (!satisfied) return out;
-  for (const PodSet& ps : sets) {
-    std::vector<int> one = pending_of(ps.name, 1);
-    if (!one.empty()) return one;
+  for (std::size_t k = 0; k < sets.size(); ++k) {
+    pending_of(static_cast<int>(k), 1);
+    if (!out.empty()) return out;
   }
   return {};
 }
@@ -268,13 +320,20 @@ Vec Session::request_of(int j, const std::vector<int>& which) const {
 
 // elastic.go minAvailableState
 Session::Elastic Session::elastic_state(int j) const {
-  bool exactly = true;
-  for (const PodSet& ps : pod_sets(j)) {
-    const int have = active_allocated(j, ps.name);
-    if (have < ps.min_member) return Elastic::Below;
-    if (have > ps.min_member) exactly = false;
+  std::uint8_t& memo = elastic_[static_cast<std::size_t>(j)];
+  if (memo) return static_cast<Elastic>(memo - 1);
+  Elastic state = Elastic::Exactly;
+  const std::vector<PodSet>& sets = pod_sets(j);
+  for (std::size_t k = 0; k < sets.size(); ++k) {
+    const int have = active_allocated(j, static_cast<int>(k));
+    if (have < sets[k].min_member) {
+      state = Elastic::Below;
+      break;
+    }
+    if (have > sets[k].min_member) state = Elastic::Above;
   }
-  return exactly ? Elastic::Exactly : Elastic::Above;
+  memo = static_cast<std::uint8_t>(static_cast<int>(state) + 1);
+  return state;
 }
 
 // session_plugins.go JobOrderFn: the priority plugin (higher first), the elastic plugin (below
@@ -340,15 +399,15 @@ bool Session::has_active(int j) const {
 }
 
 // -1: a first, 1: b first. `ja`, `jb`: each queue's best pending job (-1: none).
-int Session::queue_order(int qa, int qb, int ja, int jb) const {
+int Session::queue_order(int qa, int qb, int ja, int jb, const Vec* ja_request, const Vec* jb_request) const {
   const Queue& a = queues[static_cast<std::size_t>(qa)];
   const Queue& b = queues[static_cast<std::size_t>(qb)];
   // prioritizeUnderUtilized
   const bool a_over = fair_share_less_than_allocated(a), b_over = fair_share_less_than_allocated(b);
   if (!a_over && b_over) return -1;
   if (a_over && !b_over) return 1;
-  const Vec ra = ja >= 0 ? request_of(ja, tasks_to_allocate(ja)) : Vec{};
-  const Vec rb = jb >= 0 ? request_of(jb, tasks_to_allocate(jb)) : Vec{};
+  const Vec ra = ja_request ? *ja_request : ja >= 0 ? request_of(ja, tasks_to_allocate(ja)) : Vec{};
+  const Vec rb = jb_request ? *jb_request : jb >= 0 ? request_of(jb, tasks_to_allocate(jb)) : Vec{};
   // prioritizeUnderQuotaWithJob
   const auto starved = [](const Queue& q, const Vec& req) {
     for (int r = 0; r < kNumResources; ++r)
@@ -394,44 +453,73 @@ int Session::queue_order(int qa, int qb, int ja, int jb) const {
 // The next job by the tree of queues (job_order_by_queue.go PopNextJob): from the top queues down,
 // at each level the child queue first by queue order, compared by each one's best job; in the leaf,
 // the first job by job order.
-int Session::pop_next_job(std::vector<std::vector<int>>& leaf_jobs) const {
+int Session::pop_next_job(JobsByQueue& by_queue) {
+  // A job whose elastic state changed since the last pop may change its queue's first job.
+  for (const int j : changed_jobs_) {
+    const std::size_t ji = static_cast<std::size_t>(j);
+    changed_flag_[ji] = 0;
+    const auto e = static_cast<std::uint8_t>(elastic_state(j));
+    if (e == by_queue.seen[ji]) continue;
+    by_queue.seen[ji] = e;
+    if (job_queue[ji] >= 0) by_queue.dirty[static_cast<std::size_t>(job_queue[ji])] = 1;
+  }
+  changed_jobs_.clear();
   // The best job of a queue's subtree, and whether it has one.
-  std::vector<int> best(queues.size(), -2);  // -2: not computed
-  std::function<int(int)> best_of = [&](int q) -> int {
-    if (best[static_cast<std::size_t>(q)] != -2) return best[static_cast<std::size_t>(q)];
-    int b = -1;
-    const std::vector<int>& own = leaf_jobs[static_cast<std::size_t>(q)];
-    for (int j : own)
-      if (b < 0 || job_before(j, b)) b = j;
-    if (own.empty()) {
-      const int child = best_child(q, best_of);
-      b = child < 0 ? -1 : best_of(child);
+  struct Tree {
+    const Session& s;
+    JobsByQueue& by;
+    std::vector<int> best;  // -2: not computed
+    std::vector<Vec> request;  // the best job's tasks to allocate, their request
+    std::vector<char> has_request;
+    const Vec* request_of_best(int q) {
+      const std::size_t qi = static_cast<std::size_t>(q);
+      if (!has_request[qi]) {
+        const int j = best_of(q);
+        request[qi] = s.request_of(j, s.tasks_to_allocate(j));
+        has_request[qi] = 1;
+      }
+      return &request[qi];
     }
-    best[static_cast<std::size_t>(q)] = b;
-    return b;
-  };
-  int q = best_child(-1, best_of);
+    int best_of(int q) {
+      const std::size_t qi = static_cast<std::size_t>(q);
+      if (best[qi] != -2) return best[qi];
+      int b = -1;
+      const std::vector<int>& own = by.jobs[qi];
+      if (!own.empty()) {
+        if (by.dirty[qi]) {
+          for (int j : own)
+            if (b < 0 || s.job_before(j, b)) b = j;
+          by.best[qi] = b;
+          by.dirty[qi] = 0;
+        }
+        b = by.best[qi];
+      } else {
+        const int child = best_child(q);
+        b = child < 0 ? -1 : best_of(child);
+      }
+      best[qi] = b;
+      return b;
+    }
+    int best_child(int parent) {
+      int chosen = -1;
+      for (const int c : s.queue_children_[parent < 0 ? s.queues.size() : static_cast<std::size_t>(parent)]) {
+        if (best_of(c) < 0) continue;
+        if (chosen < 0 || s.queue_order(c, chosen, best_of(c), best_of(chosen), request_of_best(c), request_of_best(chosen)) < 0) chosen = c;
+      }
+      return chosen;
+    }
+  } tree{*this, by_queue, std::vector<int>(queues.size(), -2), std::vector<Vec>(queues.size()), std::vector<char>(queues.size(), 0)};
+  int q = tree.best_child(-1);
   if (q < 0) return -1;
-  while (leaf_jobs[static_cast<std::size_t>(q)].empty()) {
-    q = best_child(q, best_of);
+  while (by_queue.jobs[static_cast<std::size_t>(q)].empty()) {
+    q = tree.best_child(q);
     if (q < 0) return -1;
   }
-  const int j = best_of(q);
-  std::vector<int>& own = leaf_jobs[static_cast<std::size_t>(q)];
+  const int j = tree.best_of(q);
+  std::vector<int>& own = by_queue.jobs[static_cast<std::size_t>(q)];
   own.erase(std::find(own.begin(), own.end(), j));
+  by_queue.dirty[static_cast<std::size_t>(q)] = 1;
   return j;
-}
-
-int Session::best_child(int parent, const std::function<int(int)>& best_of) const {
-  int chosen = -1;
-  for (std::size_t c = 0; c < queues.size(); ++c) {
-    const int ci = static_cast<int>(c);
-    if (parent_of(ci) != parent) continue;
-    if (parent < 0 && !queues[c].parent.empty()) continue;
-    if (best_of(ci) < 0) continue;
-    if (chosen < 0 || queue_order(ci, chosen, best_of(ci), best_of(chosen)) < 0) chosen = ci;
-  }
-  return chosen;
 }
 
 // ---- node choice ------------------------------------------------------------------------------
@@ -460,7 +548,13 @@ bool Session::fits(const Vec& request, const Vec& room) {
   return true;
 }
 
-std::vector<int> Session::ordered_nodes(int j, int t, const std::vector<int>& candidates) const {
+// The node a task goes to among `candidates`: the first, by node order, with room in its idle and
+// releasing resources that passes the predicates. Node order is the plugins' score, highest first;
+// upstream's order among equal scores follows a Go map, here the node's name, then the candidates'
+// order. Taking the best feasible node in one pass gives the node a sort of all of them would, without
+// the sort: feasibility does not depend on the order, and the predicates run only for a node that
+// would beat the best so far. -1: none.
+int Session::best_node(int j, int t, const std::vector<int>& candidates) const {
   const TaskRun& run = tasks[static_cast<std::size_t>(j)][static_cast<std::size_t>(t)];
   const bool gpu_task = run.request.v[0] > 0;
   const int packed = gpu_task ? 0 : 1;  // nodeplacement binpack: GPUs for a GPU job, else CPU
@@ -473,25 +567,28 @@ std::vector<int> Session::ordered_nodes(int j, int t, const std::vector<int>& ca
     lo = std::min(lo, free);
     hi = std::max(hi, free);
   }
-  std::vector<std::pair<double, int>> scored;
+  int best = -1;
+  double best_score = 0;
   for (int n : candidates) {
     const NodeRoom& room = nodes[static_cast<std::size_t>(n)];
+    const Vec need = charged_on(room, run.request);
+    Vec room_free = room.idle;
+    room_free += room.releasing;
+    if (!fits(need, room_free)) continue;
     double score = 0;
-    if (fits(charged_on(room, run.request), room.idle)) score += kAvailabilityScore;               // nodeavailability
+    if (fits(need, room.idle)) score += kAvailabilityScore;                                         // nodeavailability
     if (!gpu_task && room.allocatable.v[0] == 0) score += kResourceTypeScore;                        // resourcetype
     const double free = room.idle.v[packed] + room.releasing.v[packed];
     if (room.allocatable.v[packed] != 0 && hi != 0)
       score += lo == hi ? kMaxHighDensity : kMaxHighDensity * (1 - (free - lo) / (hi - lo));       // pack.go
-    scored.push_back({score, n});
+    if (best >= 0 && !(score > best_score || (score == best_score && node_name_rank[static_cast<std::size_t>(n)] <
+                                                                      node_name_rank[static_cast<std::size_t>(best)])))
+      continue;
+    if (!passes_predicates(j, t, n, nullptr)) continue;
+    best = n;
+    best_score = score;
   }
-  // Highest score first; upstream's order among equal scores follows a Go map, here the node's name.
-  std::stable_sort(scored.begin(), scored.end(), [&](const auto& a, const auto& b) {
-    if (a.first != b.first) return a.first > b.first;
-    return snap.nodes[static_cast<std::size_t>(a.second)].name < snap.nodes[static_cast<std::size_t>(b.second)].name;
-  });
-  std::vector<int> out;
-  for (const auto& [score, n] : scored) out.push_back(n);
-  return out;
+  return best;
 }
 
 // ---- allocate ---------------------------------------------------------------------------------
@@ -502,28 +599,34 @@ std::vector<int> Session::ordered_nodes(int j, int t, const std::vector<int>& ca
 // releasing room (available = allocatable − used), else the first predicate it fails.
 std::string Session::task_fit_text(int j, int t) const {
   const TaskRun& run = tasks[static_cast<std::size_t>(j)][static_cast<std::size_t>(t)];
+  // The resource reasons are counted in place; their texts join the predicates' in `reasons`.
+  int short_of[3] = {0, 0, 0};
   std::map<std::string, int> reasons;
+  std::string why;
   for (std::size_t n = 0; n < nodes.size(); ++n) {
-    std::string why;
     const NodeRoom& room = nodes[n];
-    const Vec need = run.request;
+    const Vec& need = run.request;
     Vec free = room.idle;
     free += room.releasing;
     if (!fits(need, free)) {
       if (fits(need, room.idle)) continue;
       Vec avail = room.allocatable;
       avail -= room.used;
-      if (need.v[0] > avail.v[0]) ++reasons["node(s) didn't have enough resources: GPUs"];
-      if (static_cast<std::int64_t>(need.v[1]) > static_cast<std::int64_t>(avail.v[1])) ++reasons["node(s) didn't have enough resources: CPU cores"];
-      if (need.v[2] > avail.v[2]) ++reasons["node(s) didn't have enough resources: memory"];
+      if (need.v[0] > avail.v[0]) ++short_of[0];
+      if (static_cast<std::int64_t>(need.v[1]) > static_cast<std::int64_t>(avail.v[1])) ++short_of[1];
+      if (need.v[2] > avail.v[2]) ++short_of[2];
       continue;
     }
     if (!passes_predicates(j, t, static_cast<int>(n), &why)) ++reasons[why];
   }
+  const char* resource_reason[3] = {"node(s) didn't have enough resources: GPUs", "node(s) didn't have enough resources: CPU cores",
+                                    "node(s) didn't have enough resources: memory"};
+  for (int r = 0; r < 3; ++r)
+    if (short_of[r]) reasons[resource_reason[r]] += short_of[r];
   std::string msg = "no nodes with enough resources were found";
   if (reasons.empty()) return msg;
   std::vector<std::string> parts;
-  for (const auto& [why, count] : reasons) parts.push_back(std::to_string(count) + " " + why);
+  for (const auto& [reason, count] : reasons) parts.push_back(std::to_string(count) + " " + reason);
   std::sort(parts.begin(), parts.end());
   for (std::size_t i = 0; i < parts.size(); ++i) msg += (i ? ". \n" : ": ") + parts[i];
   return msg + ".";
@@ -533,9 +636,7 @@ std::string Session::task_fit_text(int j, int t) const {
 // a pod larger than the largest node (GPU, then CPU, then memory) fits nowhere. "" when it passes.
 std::string Session::max_node_resources_failure(int j, int t) const {
   const TaskRun& run = tasks[static_cast<std::size_t>(j)][static_cast<std::size_t>(t)];
-  Vec most;
-  for (const NodeRoom& n : nodes)
-    for (int r = 0; r < 3; ++r) most.v[r] = std::max(most.v[r], n.allocatable.v[r]);
+  const Vec& most = max_allocatable;
   const char* what[3] = {"GPU", "CPU", "memory"};
   const char* units[3] = {"", " cores", " GB"};
   const double unit[3] = {1, 1000, 1e9};
@@ -555,17 +656,14 @@ std::string Session::max_node_resources_failure(int j, int t) const {
 }
 
 bool Session::allocate_task_on(int j, int t, const std::vector<int>& candidates, bool pipeline_only) {
-  if (!max_node_resources_failure(j, t).empty()) return false;
-  for (int n : ordered_nodes(j, t, candidates)) {
-    NodeRoom& room = nodes[static_cast<std::size_t>(n)];
-    const Vec need = charged_on(room, tasks[static_cast<std::size_t>(j)][static_cast<std::size_t>(t)].request);
-    Vec free = room.idle;
-    free += room.releasing;
-    if (!fits(need, free) || !passes_predicates(j, t, n, nullptr)) continue;
-    allocate_task(j, t, n, pipeline_only || !fits(need, room.idle));
-    return true;
-  }
-  return false;
+  const TaskRun& run = tasks[static_cast<std::size_t>(j)][static_cast<std::size_t>(t)];
+  for (int r = 0; r < 3; ++r)
+    if (run.request.v[r] > max_allocatable.v[r]) return false;  // max_node_resources_failure's test, without its message
+  const int n = best_node(j, t, candidates);
+  if (n < 0) return false;
+  const NodeRoom& room = nodes[static_cast<std::size_t>(n)];
+  allocate_task(j, t, n, pipeline_only || !fits(charged_on(room, run.request), room.idle));
+  return true;
 }
 
 // actions/common/allocate.go AllocateJob: the capacity check, then every task to allocate on a node,
@@ -622,13 +720,12 @@ std::string Session::failed_task_message(int j, int t, int placed) const {
   bool gang = false;
   for (const PodSet& ps : pod_sets(j)) gang = gang || ps.min_member > 1;
   const std::string& set = job.tasks[static_cast<std::size_t>(t)].sub_group;
-  int min_member = 0;
-  for (const PodSet& ps : pod_sets(j))
-    if (ps.name == set) min_member = ps.min_member;
+  const int set_index = task_set_[static_cast<std::size_t>(j)][static_cast<std::size_t>(t)];
+  const int min_member = set_index < 0 ? 0 : pod_sets(j)[static_cast<std::size_t>(set_index)].min_member;
   int active_used = 0;
   for (std::size_t k = 0; k < job.tasks.size(); ++k) {
     const Status s = tasks[static_cast<std::size_t>(j)][k].status;
-    if (job.tasks[k].sub_group == set && (is_active_allocated(s) || s == Status::Releasing)) ++active_used;
+    if (task_set_[static_cast<std::size_t>(j)][k] == set_index && (is_active_allocated(s) || s == Status::Releasing)) ++active_used;
   }
   if (!gang || active_used >= min_member) return "Resources were not found for pod " + pod + " due to: " + why;
   if (job.sub_groups.empty())
@@ -646,14 +743,21 @@ bool Session::job_ready(int j) const {
   return alive >= snap.jobs[static_cast<std::size_t>(j)].min_member;
 }
 
-std::vector<std::vector<int>> Session::pending_jobs_by_queue() const {
-  std::vector<std::vector<int>> leaf_jobs(queues.size());
+JobsByQueue Session::pending_jobs_by_queue() {
+  JobsByQueue by;
+  by.jobs.resize(queues.size());
+  by.best.assign(queues.size(), -1);
+  by.dirty.assign(queues.size(), 1);
+  by.seen.resize(snap.jobs.size());
+  for (const int j : changed_jobs_) changed_flag_[static_cast<std::size_t>(j)] = 0;
+  changed_jobs_.clear();
   for (std::size_t j = 0; j < snap.jobs.size(); ++j) {
+    by.seen[j] = static_cast<std::uint8_t>(elastic_state(static_cast<int>(j)));
     const int q = job_queue[j];
     if (q < 0 || !has_pending(static_cast<int>(j)) || !job_ready(static_cast<int>(j))) continue;
-    leaf_jobs[static_cast<std::size_t>(q)].push_back(static_cast<int>(j));
+    by.jobs[static_cast<std::size_t>(q)].push_back(static_cast<int>(j));
   }
-  return leaf_jobs;
+  return by;
 }
 
 std::vector<int> Session::all_nodes() const {
@@ -669,11 +773,13 @@ std::vector<int> Session::all_nodes() const {
 void Session::commit(int j) {
   const SnapshotJob& job = snap.jobs[static_cast<std::size_t>(j)];
   bool pipeline = false;
-  for (const PodSet& ps : pod_sets(j)) {
+  const std::vector<PodSet>& sets = pod_sets(j);
+  for (std::size_t k = 0; k < sets.size(); ++k) {
+    const PodSet& ps = sets[k];
     bool has_pipelined = false;
     int others = 0;
     for (std::size_t t = 0; t < job.tasks.size(); ++t) {
-      if (job.tasks[t].sub_group != ps.name) continue;
+      if (task_set_[static_cast<std::size_t>(j)][t] != static_cast<int>(k)) continue;
       const Status st = tasks[static_cast<std::size_t>(j)][t].status;
       has_pipelined = has_pipelined || st == Status::Pipelined;
       others += (st == Status::Allocated || st == Status::Binding || st == Status::Running) ? 1 : 0;
@@ -692,16 +798,18 @@ void Session::commit(int j) {
       t.status = Status::Binding;
     }
   }
+  touched(j);
+  ++epoch;
   journal.clear();
 }
 
 void Session::allocate_action() {
-  std::vector<std::vector<int>> leaf_jobs = pending_jobs_by_queue();
-  const std::vector<int> all = all_nodes();
+  JobsByQueue by_queue = pending_jobs_by_queue();
+  const std::vector<int>& all = all_nodes_;
   for (int guard = 0; guard < 1000000; ++guard) {
-    const int j = pop_next_job(leaf_jobs);
+    const int j = pop_next_job(by_queue);
     if (j < 0) break;
-    journal.clear();
+    settle();
     const std::vector<int> which = tasks_to_allocate(j);
     if (allocate_job(j, all, false, true)) {
       commit(j);
@@ -714,7 +822,7 @@ void Session::allocate_action() {
       }
       log.push_back("allocate: " + snap.jobs[static_cast<std::size_t>(j)].name + " (queue " + snap.jobs[static_cast<std::size_t>(j)].queue +
                     "): " + placed);
-      if (has_pending(j)) leaf_jobs[static_cast<std::size_t>(job_queue[static_cast<std::size_t>(j)])].push_back(j);
+      if (has_pending(j)) by_queue.push(job_queue[static_cast<std::size_t>(j)], j);
     } else {
       rollback(0);
       const FitError& e = fit_errors[static_cast<std::size_t>(j)];
@@ -738,7 +846,7 @@ void Session::stale_gang_eviction_action() {
       evict_task(static_cast<int>(j), static_cast<int>(t));
       victims.push_back({static_cast<int>(j), static_cast<int>(t), node, "stalegangeviction", ""});
     }
-    journal.clear();
+    settle();
     log.push_back("stalegangeviction: " + job.name + " has " + std::to_string(active) + " of its minMember " + std::to_string(job.min_member) +
                   " pods running, stale for " + std::to_string(static_cast<long long>(job.stale_for_s)) + " s ≥ the " +
                   std::to_string(static_cast<long long>(snap.kai.staleness_grace_s)) + " s grace: evicted");

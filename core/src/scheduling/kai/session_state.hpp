@@ -2,7 +2,7 @@
 // shares, and the statement's journal that a discard rolls back. The actions (session.cpp,
 // eviction.cpp, topology.cpp) read and change it through these members only.
 #pragma once
-#include <functional>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -44,6 +44,22 @@ struct FitError {
   std::string reason, message;
 };
 
+class Session;
+
+// The pending jobs of an action by queue (job_order_by_queue.go), with each queue's best job kept
+// between pops: a queue's own list is scanned again only when it changed or the elastic state of a job
+// in it did (the only part of the job order that a cycle changes).
+struct JobsByQueue {
+  std::vector<std::vector<int>> jobs;  // [queue] its pending jobs
+  std::vector<int> best;               // [queue] the first of `jobs` by job order (valid unless dirty)
+  std::vector<char> dirty;             // [queue] `best` must be found again
+  std::vector<std::uint8_t> seen;      // [job] the elastic state `best` was found with
+  void push(int q, int j) {
+    jobs[static_cast<std::size_t>(q)].push_back(j);
+    dirty[static_cast<std::size_t>(q)] = 1;
+  }
+};
+
 struct Op {
   enum Kind : std::uint8_t { Place, Evict } kind;
   int job, task;
@@ -66,6 +82,13 @@ class Session {
   std::vector<std::string> log;
   std::vector<Op> journal;                  // the open statement
   Totals total;
+  Vec max_allocatable;               // per resource, the largest node's allocatable
+  std::vector<int> node_name_rank;   // [node] its name's place in name order
+  std::vector<int> all_nodes_;       // 0 .. nodes - 1
+  // Bumped whenever the state changes for good (a commit, a journal cleared without a rollback):
+  // between two bumps, with the journal empty, the state is the same, and what was derived from it
+  // (victim lists and orders) still holds.
+  std::uint64_t epoch = 0;
 
   struct PodSet {
     std::string name;
@@ -74,18 +97,19 @@ class Session {
   enum class Elastic { Below, Exactly, Above };
 
   // Queues.
-  int parent_of(int q) const;
+  int parent_of(int q) const { return queue_parent_[static_cast<std::size_t>(q)]; }
   bool is_leaf(int q) const;
-  int queue_order(int qa, int qb, int ja, int jb) const;  // -1: qa first
-  int best_child(int parent, const std::function<int(int)>& best_of) const;
-  int pop_next_job(std::vector<std::vector<int>>& leaf_jobs) const;
-  std::vector<std::vector<int>> pending_jobs_by_queue() const;
+  // -1: qa first. `ja`, `jb`: each queue's best pending job (-1: none), with the request of its tasks
+  // to allocate when the caller has it.
+  int queue_order(int qa, int qb, int ja, int jb, const Vec* ja_request = nullptr, const Vec* jb_request = nullptr) const;
+  int pop_next_job(JobsByQueue& by_queue);
+  JobsByQueue pending_jobs_by_queue();
   void add_queue_request(int job, const Vec& request);
   void add_queue_usage(int job, const Vec& request, int sign, bool count_request);
 
   // Jobs and tasks.
-  std::vector<PodSet> pod_sets(int j) const;
-  int active_allocated(int j, const std::string& sub_group) const;
+  const std::vector<PodSet>& pod_sets(int j) const { return pod_sets_[static_cast<std::size_t>(j)]; }
+  int active_allocated(int j, int set) const;  // `set`: an index into pod_sets(j)
   bool has_pending(int j) const;
   bool has_active(int j) const;  // a pod placed and active (Allocated, Pipelined, Binding, Running)
   bool job_ready(int j) const;
@@ -98,7 +122,7 @@ class Session {
   static Vec charged_on(const NodeRoom& room, const Vec& request);
   static bool fits(const Vec& request, const Vec& room);
   bool passes_predicates(int j, int t, int node, std::string* why) const;
-  std::vector<int> ordered_nodes(int j, int t, const std::vector<int>& candidates) const;
+  int best_node(int j, int t, const std::vector<int>& candidates) const;
   std::vector<int> all_nodes() const;
 
   // The statement.
@@ -106,6 +130,8 @@ class Session {
   void evict_task(int j, int t);
   void rollback(std::size_t mark);
   void commit(int j);
+  void settle();       // the journal cleared, its changes kept (without a commit's conversions)
+  void touched(int j);  // the job's tasks changed status
 
   // Allocation.
   bool allocate_task_on(int j, int t, const std::vector<int>& candidates, bool pipeline_only);
@@ -115,6 +141,23 @@ class Session {
   std::string max_node_resources_failure(int j, int t) const;
   std::vector<std::vector<int>> task_order_;  // per job, its tasks in TaskOrderFn's order
   std::string failed_task_message(int j, int t, int placed) const;
+
+  // Caches of what does not change in a cycle, and of the elastic state (see touched()).
+  std::vector<int> queue_parent_;                // [queue] its parent (-1: none)
+  std::vector<std::vector<int>> queue_children_; // [queue] its children; [queues.size()]: the top queues
+  std::vector<std::vector<PodSet>> pod_sets_;    // [job]
+  std::vector<std::vector<int>> task_set_;       // [job][task] its pod set in pod_sets_ (-1: none)
+  mutable std::vector<std::uint8_t> elastic_;    // [job] elastic_state + 1; 0: to compute
+  std::vector<int> changed_jobs_;                // touched since the last pop
+  std::vector<char> changed_flag_;
+  // topology.cpp: per topology and level, each node's domain (an index in domain-id order; -1: none)
+  // and the number of domains; filled on first use.
+  struct DomainIndex {
+    bool ready = false;
+    std::vector<int> node_domain;
+    int count = 0;
+  };
+  mutable std::vector<std::vector<DomainIndex>> domain_index_;  // [topology][level]
 
   // Actions.
   void allocate_action();
@@ -129,5 +172,9 @@ double allocatable_share(const ResourceShare& r);
 // {all candidates} when it has none. Empty: no domain can hold it.
 std::vector<std::vector<int>> topology_domains(const Session& s, int j, const std::vector<int>& which, const std::vector<int>& candidates);
 std::string topology_failure_message(const Session& s, int j, const std::vector<int>& which);
+// Each node's domain at one level of a topology; the domains of a job's required level (nullptr:
+// it has none).
+const Session::DomainIndex& domain_index(const Session& s, std::size_t topology, std::size_t level);
+const Session::DomainIndex* required_domains(const Session& s, int j);
 
 }  // namespace gpuscale::kai

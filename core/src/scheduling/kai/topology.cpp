@@ -30,32 +30,67 @@ std::string domain_of(const SnapshotNode& n, const SnapshotTopology& t, std::siz
 }
 
 struct Domain {
-  std::string id;
+  int index;  // its place in domain-id order
   std::vector<int> nodes;
   Vec free;  // idle + releasing over its nodes
 };
-
-std::vector<Domain> domains_at(const Session& s, const SnapshotTopology& t, std::size_t level, const std::vector<int>& candidates) {
-  std::map<std::string, Domain> by_id;
-  for (int n : candidates) {
-    const std::string id = domain_of(s.snap.nodes[static_cast<std::size_t>(n)], t, level);
-    if (id.empty()) continue;
-    Domain& d = by_id[id];
-    d.id = id;
-    d.nodes.push_back(n);
-    d.free += s.nodes[static_cast<std::size_t>(n)].idle;
-    d.free += s.nodes[static_cast<std::size_t>(n)].releasing;
-  }
-  std::vector<Domain> out;
-  for (auto& [id, d] : by_id) out.push_back(std::move(d));
-  return out;
-}
 
 std::size_t level_index(const SnapshotTopology& t, const std::string& label) {
   return static_cast<std::size_t>(std::find(t.levels.begin(), t.levels.end(), label) - t.levels.begin());
 }
 
+// The domains at `level` of the candidates that have one, in domain-id order, each with its nodes in
+// the candidates' order.
+std::vector<Domain> domains_at(const Session& s, const Session::DomainIndex& index, const std::vector<int>& candidates) {
+  std::vector<Domain> by_index(static_cast<std::size_t>(index.count));
+  std::vector<char> seen(by_index.size(), 0);
+  for (int n : candidates) {
+    const int d = index.node_domain[static_cast<std::size_t>(n)];
+    if (d < 0) continue;
+    Domain& dom = by_index[static_cast<std::size_t>(d)];
+    dom.index = d;
+    seen[static_cast<std::size_t>(d)] = 1;
+    dom.nodes.push_back(n);
+    dom.free += s.nodes[static_cast<std::size_t>(n)].idle;
+    dom.free += s.nodes[static_cast<std::size_t>(n)].releasing;
+  }
+  std::vector<Domain> out;
+  for (std::size_t d = 0; d < by_index.size(); ++d)
+    if (seen[d]) out.push_back(std::move(by_index[d]));
+  return out;
+}
+
 }  // namespace
+
+// Each node's domain at one level of a topology, computed once: domain ids (domain_of) are compared
+// only here, and the domains numbered in id order.
+const Session::DomainIndex& domain_index(const Session& s, std::size_t topology, std::size_t level) {
+  Session::DomainIndex& index = s.domain_index_[topology][level];
+  if (index.ready) return index;
+  const SnapshotTopology& t = s.snap.topologies[topology];
+  std::vector<std::string> ids(s.snap.nodes.size());
+  std::map<std::string, int> numbers;
+  for (std::size_t n = 0; n < ids.size(); ++n) {
+    ids[n] = domain_of(s.snap.nodes[n], t, level);
+    if (!ids[n].empty()) numbers.emplace(ids[n], 0);
+  }
+  int k = 0;
+  for (auto& [id, number] : numbers) number = k++;
+  index.node_domain.assign(ids.size(), -1);
+  for (std::size_t n = 0; n < ids.size(); ++n)
+    if (!ids[n].empty()) index.node_domain[n] = numbers[ids[n]];
+  index.count = k;
+  index.ready = true;
+  return index;
+}
+
+const Session::DomainIndex* required_domains(const Session& s, int j) {
+  const TopologyConstraint& c = s.snap.jobs[static_cast<std::size_t>(j)].topology;
+  if (c.topology.empty() || c.required_level.empty()) return nullptr;
+  const SnapshotTopology* t = find_topology(s.snap, c.topology);
+  if (!t) return nullptr;
+  return &domain_index(s, static_cast<std::size_t>(t - s.snap.topologies.data()), level_index(*t, c.required_level));
+}
 
 std::vector<std::vector<int>> topology_domains(const Session& s, int j, const std::vector<int>& which, const std::vector<int>& candidates) {
   const SnapshotJob& job = s.snap.jobs[static_cast<std::size_t>(j)];
@@ -64,28 +99,29 @@ std::vector<std::vector<int>> topology_domains(const Session& s, int j, const st
   if (!t || (c.required_level.empty() && c.preferred_level.empty())) return {candidates};
   const Vec need = s.request_of(j, which);
   const std::string& level_label = c.required_level.empty() ? c.preferred_level : c.required_level;
-  std::vector<Domain> domains = domains_at(s, *t, level_index(*t, level_label), candidates);
+  const std::vector<Domain> domains =
+      domains_at(s, domain_index(s, static_cast<std::size_t>(t - s.snap.topologies.data()), level_index(*t, level_label)), candidates);
   // The job's running members pin the domain: it must hold them.
   std::vector<int> pinned;
   for (std::size_t k = 0; k < job.tasks.size(); ++k) {
     const TaskRun& run = s.tasks[static_cast<std::size_t>(j)][k];
     if (is_active_allocated(run.status) && run.node >= 0) pinned.push_back(run.node);
   }
-  std::vector<Domain> fitting;
-  for (Domain& d : domains) {
+  std::vector<const Domain*> fitting;
+  for (const Domain& d : domains) {
     bool holds = true;
     for (int n : pinned) holds = holds && std::find(d.nodes.begin(), d.nodes.end(), n) != d.nodes.end();
-    if (holds && Session::fits(need, d.free)) fitting.push_back(std::move(d));
+    if (holds && Session::fits(need, d.free)) fitting.push_back(&d);
   }
   // Bin packing: the domain with the fewest available resources that can still hold the job first
   // (GPUs, then CPU, then memory; then the id).
-  std::stable_sort(fitting.begin(), fitting.end(), [](const Domain& a, const Domain& b) {
+  std::stable_sort(fitting.begin(), fitting.end(), [](const Domain* a, const Domain* b) {
     for (int r = 0; r < 3; ++r)
-      if (a.free.v[r] != b.free.v[r]) return a.free.v[r] < b.free.v[r];
-    return a.id < b.id;
+      if (a->free.v[r] != b->free.v[r]) return a->free.v[r] < b->free.v[r];
+    return a->index < b->index;
   });
   std::vector<std::vector<int>> out;
-  for (const Domain& d : fitting) out.push_back(d.nodes);
+  for (const Domain* d : fitting) out.push_back(d->nodes);
   // A preferred level only: when no domain at that level holds the job, any node will do.
   if (c.required_level.empty()) out.push_back(candidates);
   return out;
