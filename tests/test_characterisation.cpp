@@ -38,10 +38,12 @@ namespace {
 const char* const kScenarios[] = {"bench-24h.json",
                                   "bench-7d-consolidation.json",
                                   "golden-cluster-autoscaler.json",
+                                  "golden-kai-two-tenants.json",
                                   "golden-karpenter-trap.json",
                                   "golden-kv-behavior.json",
                                   "golden-lesson-gpu-util.json",
                                   "golden-lesson-queue-depth.json",
+                                  "golden-lws-7-of-8.json",
                                   "golden-memory-and-fixed.json",
                                   "golden-two-pools.json"};
 

@@ -332,8 +332,9 @@ TEST_CASE("every profile's step coefficients are at or above their physical floo
     REQUIRE(p.flops_per_token > 0);
     REQUIRE(p.flops_per_pair > 0);
     const StepFloors f = physical_floors(p);
-    // Each GPU streams its weight shard and its share of every KV token from HBM.
-    CHECK(f.weights_s == Approx(p.weights_gib_per_gpu * 1073741824.0 / p.hbm_bytes_per_s));
+    // Each GPU streams its weight shard and its share of every KV token from HBM; with pipeline
+    // stages one batch passes through each in turn, so a step streams every stage's shard.
+    CHECK(f.weights_s == Approx(p.weights_gib_per_gpu * p.pipeline_parallel * 1073741824.0 / p.hbm_bytes_per_s));
     CHECK(f.kv_token_s == Approx(p.kv_bytes_per_token / p.tensor_parallel / p.hbm_bytes_per_s));
     CHECK(p.step_weights_s >= f.weights_s);
     CHECK(p.step_kv_token_s >= f.kv_token_s);

@@ -77,6 +77,20 @@ TEST_CASE("schedule: the 7-of-8 trap — kube-scheduler places 7 pods of the gro
         "no nodes with enough resources were found: 1 node(s) didn't have enough resources: GPUs.");
 }
 
+TEST_CASE("schedule: a node that advertises no GPUs (not yet initialized, or a CPU node) takes no GPU task", "[schedule][kai]") {
+  // A gang of 8 × 2 GPUs: 6 GPUs free on one node, the other's device plugin not up yet. Room for 3, not 8.
+  Json snap = {{"scheduler", "kai-scheduler"},
+               {"nodes", Json::array({node("a", 6), node("b", 0)})},
+               {"queues", Json::array({queue("root", -1), queue("inference", 40, "root")})},
+               {"jobs", Json::array({job("gang", "inference", Json::array({pending(2), pending(2), pending(2), pending(2),
+                                                                             pending(2), pending(2), pending(2), pending(2)}), 125)})}};
+  snap["jobs"][0]["minMember"] = 8;
+  const Json out = schedule(snap);
+  const Json& g = job_of(out, "gang");
+  CHECK(count_status(g, "Pending") == 8);
+  CHECK(g.at("message").get<std::string>().find("Resources were found for 3 pods while 8 are required") == 0);
+}
+
 TEST_CASE("schedule: a plain Deployment (inference, non-preemptible) in a queue with quota 0 stays Pending", "[schedule][kai]") {
   Json s = {{"nodes", {node("n1", 8)}},
             {"queues", {queue("default-parent-queue", 0), queue("default-queue", 0, "default-parent-queue")}},

@@ -19,11 +19,13 @@ struct Pod {
   std::uint32_t id = 0;
   int template_index = 0;           // into ClusterState::templates (its owner: a pool or a workload)
   std::int32_t replica = -1;        // a pool's pod: the replica it runs (-1: another workload's pod)
+  std::int32_t member = 0;          // a LeaderWorkerSet group's pods: 0 the leader, 1 … size-1 its workers (ids consecutive)
   PodPhase phase = PodPhase::Pending;  // Pending until bound, then Running
   bool deleted = false;             // gone from the API (deleted, or evicted)
   std::int32_t node = -1;           // bound node id, -1 while Pending
   Micros created_at = 0;
   Micros unschedulable_since = -1;  // PodScheduled=False, reason Unschedulable, since then (-1: not marked)
+  Micros reported_unschedulable_at = -1;  // last handed to the node provisioner as unschedulable (-1: never)
   bool ready = false;               // condition Ready (a pool's replica: serving); set by the simulation
   Micros deletion_timestamp = -1;   // metadata.deletionTimestamp: deleted, still on its node while it terminates
   // Terminating (pod.IsTerminating): deleted but still running its grace period. Not rescheduled by

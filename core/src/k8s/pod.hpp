@@ -24,6 +24,7 @@ struct PodOwner {
   enum class Kind : std::uint8_t { Pool, Workload } kind = Kind::Workload;
   int index = 0;      // into the scenario's pools or cluster.workloads
   std::string name;   // the pool's or workload's name
+  int group_size = 1; // a LeaderWorkerSet's pods per group (its PodGroup's minMember under KAI); 1 otherwise
 };
 
 // The schedulers a pod may name in spec.schedulerName.

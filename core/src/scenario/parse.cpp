@@ -125,15 +125,81 @@ Json expand_cluster_preset(const Json& cluster) {
 // memory per GPU (room for tokenizer, detokenizer and the weights' page cache: a p5.48xlarge takes four
 // TP2 pods), and the toleration the ExtendedResourceToleration admission plugin (on in EKS) gives every
 // pod that requests nvidia.com/gpu, for taints keyed nvidia.com/gpu.
-PodTemplate default_replica_pod(const PoolConfig& pool, int index) {
+PodTemplate default_replica_pod(const PoolConfig& pool, int index, int members = 1) {
   PodTemplate t;
   t.name = pool.name;
   t.owner = PodOwner{PodOwner::Kind::Pool, index, pool.name};
-  t.gpus = engine_profile(pool.engine.profile).tensor_parallel;
+  t.gpus = engine_profile(pool.engine.profile).gpus() / members;
   t.cpu_milli = 8000 * t.gpus;
   t.memory_mib = 100 * 1024 * t.gpus;
   t.tolerations.push_back(Toleration{"nvidia.com/gpu", TolerationOp::Exists, "", std::nullopt});
   return t;
+}
+
+// A LeaderWorkerSet (leaderworkerset.x-k8s.io/v1, kubernetes-sigs/lws api/leaderworkerset/v1/
+// leaderworkerset_types.go) serving the pool: a group of spec.leaderWorkerTemplate.size pods per
+// replica, the engine profile's GPUs split evenly over them. The autoscaler sets spec.replicas (LWS
+// has the scale subresource an HPA targets). The workerTemplate is a pod spec as `pod` takes it, and
+// the leader gets it too (LWS's default when leaderTemplate is omitted).
+void parse_leader_worker_set(const Json& j, const std::string& path, int index, PoolConfig& pool) {
+  ObjectReader r(j, path);
+  r.only_keys({"apiVersion", "kind", "metadata", "spec"});
+  const std::string api = r.require_string("apiVersion", "\"leaderworkerset.x-k8s.io/v1\"");
+  if (api != "leaderworkerset.x-k8s.io/v1") throw InputError(r.child_path("apiVersion"), shown(api) + " is not allowed; expected \"leaderworkerset.x-k8s.io/v1\"");
+  const std::string kind = r.require_string("kind", "\"LeaderWorkerSet\"");
+  if (kind != "LeaderWorkerSet") throw InputError(r.child_path("kind"), shown(kind) + " is not allowed; expected \"LeaderWorkerSet\"");
+  if (const Json* m = r.raw("metadata")) {
+    ObjectReader mr(*m, r.child_path("metadata"));
+    const std::string name = mr.get_string("name", pool.name, 63);
+    if (name != pool.name) {
+      throw InputError(mr.child_path("name"), shown(name) + " is not the pool's name " + shown(pool.name) + "; the pool's name is the LeaderWorkerSet's");
+    }
+    mr.finish();
+  }
+  const Json& spec = r.require("spec", "the LeaderWorkerSet's spec with its leaderWorkerTemplate");
+  ObjectReader sr(spec, r.child_path("spec"));
+  sr.only_keys({"replicas", "startupPolicy", "leaderWorkerTemplate", "rolloutStrategy", "networkConfig"});
+  if (sr.has("replicas")) {
+    throw InputError(sr.child_path("replicas"), "is the autoscaler's to set (the HPA scales a LeaderWorkerSet through its scale subresource): give the starting count in autoscaler.replicas");
+  }
+  const std::string startup = sr.get_enum("startupPolicy", "LeaderCreated", {"LeaderCreated", "LeaderReady"});
+  if (startup == "LeaderReady") {
+    throw InputError(sr.child_path("startupPolicy"), "\"LeaderReady\" is not modelled: a vLLM leader is Ready only once its workers have joined, so the lab "
+                                                  "creates every member at once (\"LeaderCreated\", the default)");
+  }
+  sr.raw("rolloutStrategy");  // rollouts are not simulated: the template never changes during a run
+  sr.raw("networkConfig");    // the headless service's names do not change placement
+  const Json& lwt = sr.require("leaderWorkerTemplate", "the group's size and workerTemplate");
+  ObjectReader lr(lwt, sr.child_path("leaderWorkerTemplate"));
+  lr.only_keys({"size", "restartPolicy", "workerTemplate", "leaderTemplate", "subGroupPolicy"});
+  if (lr.has("leaderTemplate")) {
+    throw InputError(lr.child_path("leaderTemplate"), "is not modelled: the leader gets the workerTemplate (LWS's default without a leaderTemplate); leave it out");
+  }
+  lr.raw("subGroupPolicy");  // sub-groups label pods; the lab's KAI PodGroup is the whole group
+  const int gpus = engine_profile(pool.engine.profile).gpus();
+  pool.group_size = static_cast<int>(lr.get_int("size", 1, 1, 64));
+  if (gpus % pool.group_size != 0) {
+    throw InputError(lr.child_path("size"), std::to_string(pool.group_size) + " pods cannot share the " + std::to_string(gpus) + " GPUs of engine profile " +
+                                                 pool.engine.profile + " evenly; give a size that divides " + std::to_string(gpus));
+  }
+  const std::string restart = lr.get_enum("restartPolicy", "RecreateGroupOnPodRestart", {"RecreateGroupOnPodRestart", "None", "Default"});
+  if (restart != "RecreateGroupOnPodRestart") {
+    throw InputError(lr.child_path("restartPolicy"), shown(restart) + " is not modelled: a vLLM group that loses a member loses a pipeline stage of its Ray "
+                                                     "cluster and serves nothing until restarted, which RecreateGroupOnPodRestart (the default) does");
+  }
+  pool.leader_worker_set = true;
+  pool.pod = default_replica_pod(pool, index, pool.group_size);
+  const Json& worker = lr.require("workerTemplate", "the members' pod spec");
+  pool.pod = parse_pod_template(worker, lr.child_path("workerTemplate"), pool.pod);
+  pool.pod.owner.group_size = pool.group_size;
+  if (pool.pod.gpus * pool.group_size != gpus) {
+    throw InputError(lr.child_path("workerTemplate") + "/gpus", std::to_string(pool.group_size) + " pods of " + std::to_string(pool.pod.gpus) +
+                                                                     " GPUs are not the " + std::to_string(gpus) + " GPUs engine profile " + pool.engine.profile +
+                                                                     " runs on; each member requests " + std::to_string(gpus / pool.group_size));
+  }
+  lr.finish();
+  sr.finish();
+  r.finish();
 }
 
 EngineSettings parse_engine(const Json& j, const std::string& path, EngineSettings e) {
@@ -278,6 +344,10 @@ PoolConfig parse_pool(const Json& j, const std::string& path, int index, const S
   pool.autoscaler = parse_autoscaler(r.raw("autoscaler") ? *r.raw("autoscaler") : Json::object(), path + "/autoscaler", pool.name);
   pool.pod = default_replica_pod(pool, index);
   if (const Json* p = r.raw("pod")) pool.pod = parse_pod_template(*p, path + "/pod", pool.pod);
+  if (const Json* l = r.raw("leaderWorkerSet")) {
+    if (r.has("pod")) throw InputError(path + "/pod", "with a leaderWorkerSet, its workerTemplate is the pod; give one or the other");
+    parse_leader_worker_set(*l, path + "/leaderWorkerSet", index, pool);
+  }
   if (const Json* p = r.raw("pdb")) pool.pdb = parse_pdb(*p, path + "/pdb");
   r.finish();
   return pool;
@@ -361,6 +431,9 @@ void parse_cluster(const Json& j, Scenario& s) {
   if ((inference_pod || inference_pdb) && s.pools_declared) {
     throw InputError(inference_pod ? "/cluster/inference_pod" : "/cluster/inference_pdb",
                      "with \"pools\", give each pool its own \"pod\" and \"pdb\"");
+  }
+  if (inference_pod && s.pools[0].leader_worker_set) {
+    throw InputError("/cluster/inference_pod", "with a leaderWorkerSet, its workerTemplate is the replicas' pod; give one or the other");
   }
   if (inference_pod) s.pools[0].pod = parse_pod_template(*inference_pod, "/cluster/inference_pod", s.pools[0].pod);
   if (inference_pdb) s.pools[0].pdb = parse_pdb(*inference_pdb, "/cluster/inference_pdb");
@@ -721,6 +794,7 @@ Scenario parse_scenario(const Json& doc) {
     if (engine) pool.engine = parse_engine(*engine, "/engine", pool.engine);
     pool.autoscaler = parse_autoscaler(autoscaler ? *autoscaler : Json::object(), "/autoscaler", pool.name);
     pool.pod = default_replica_pod(pool, 0);
+    if (const Json* l = r.raw("leaderWorkerSet")) parse_leader_worker_set(*l, "/leaderWorkerSet", 0, pool);
     s.pools.push_back(std::move(pool));
   }
   if (const Json* m = r.raw("metrics")) s.metrics = parse_metrics(*m);

@@ -98,8 +98,13 @@ struct PoolConfig {
   double image_pull_s = 0;        // seconds to pull the image onto a node without it (ColdStartConfig)
   double warmup_s = 30;           // seconds of engine init / CUDA-graph capture before Ready
   AutoscalerConfig autoscaler;
-  PodTemplate pod;                // the replicas' pod (its gpus = the engine profile's tensor-parallel degree)
+  PodTemplate pod;                // the replicas' pod (its gpus = the engine profile's GPUs; with a LeaderWorkerSet, each member's)
   std::optional<PdbSpec> pdb;     // a PodDisruptionBudget over the pool's pods
+  // Served by a LeaderWorkerSet (leaderworkerset.x-k8s.io/v1) instead of a Deployment: each replica is a
+  // group of group_size pods (the leader, then its workers), all from `pod`. It serves once every member
+  // is Ready; with RecreateGroupOnPodRestart (LWS's default) losing one member recreates the group.
+  bool leader_worker_set = false;
+  int group_size = 1;
 };
 
 // ---- layer 1 -----------------------------------------------------------------------------------------

@@ -3,6 +3,9 @@
 
 #include "scheduling/kai/session.hpp"
 
+#include <map>
+#include <utility>
+
 namespace gpuscale {
 
 std::vector<kai::Queue> default_kai_queues() {
@@ -26,11 +29,14 @@ bool is_kai_pod(const ClusterState& cluster, const Pod& pod) { return cluster.te
 
 std::string pod_name(const ClusterState& cluster, const Pod& pod) { return cluster.template_of(pod).name + "-" + std::to_string(pod.id); }
 
-// The pod-grouper's PodGroup for one pod of a Deployment (or a bare pod): its queue and priority.
+// The pod-grouper's PodGroup for a pod: one per pod of a Deployment (or a bare pod); one per group of
+// a LeaderWorkerSet, named <name>-group-<index>, with minMember its size under startupPolicy
+// LeaderCreated (pkg/podgrouper/podgrouper/plugins/leaderworkerset/lws_grouper.go). Its queue and priority.
 SnapshotJob job_of(const ClusterState& cluster, const Pod& pod) {
   const PodTemplate& t = cluster.template_of(pod);
   SnapshotJob j;
-  j.name = "pg-" + pod_name(cluster, pod);
+  const bool group = t.owner.group_size > 1 && pod.replica >= 0;
+  j.name = group ? "pg-" + t.name + "-group-" + std::to_string(pod.replica) : "pg-" + pod_name(cluster, pod);
   const auto q = t.labels.find(kKaiQueueLabel);
   j.queue = q == t.labels.end() ? kKaiDefaultQueue : q->second;
   // A Deployment's pods default to the inference class (docs/developer/pod-grouper.md).
@@ -38,14 +44,14 @@ SnapshotJob job_of(const ClusterState& cluster, const Pod& pod) {
   const int known = well_known_priority(j.priority_class);
   j.priority = known >= 0 ? known : t.priority;
   j.preemptible = j.priority < 100;  // pkg/common/podgroup CalculatePreemptibility
-  j.min_member = 1;
+  j.min_member = group ? t.owner.group_size : 1;
   j.created = pod.created_at;
   return j;
 }
 
 }  // namespace
 
-Snapshot KaiScheduler::snapshot(const ClusterState& cluster, const std::vector<std::uint32_t>& pending, std::vector<std::uint32_t>* pods_of_job,
+Snapshot KaiScheduler::snapshot(const ClusterState& cluster, const std::vector<std::uint32_t>& pending, std::vector<std::vector<std::uint32_t>>* pods_of_job,
                                 std::vector<std::uint32_t>* node_ids) const {
   Snapshot s;
   s.scheduler = kKaiScheduler;
@@ -78,17 +84,30 @@ Snapshot KaiScheduler::snapshot(const ClusterState& cluster, const std::vector<s
     if (node_ids) node_ids->push_back(node.id);
     s.nodes.push_back(std::move(n));
   }
+  // A LeaderWorkerSet group's pods are one job, whatever their states.
+  std::map<std::pair<int, std::int32_t>, std::size_t> group_job;
   const auto add = [&](const Pod& pod, TaskState state) {
-    SnapshotJob j = job_of(cluster, pod);
+    const PodTemplate& t = cluster.template_of(pod);
     SnapshotTask task;
     task.name = pod_name(cluster, pod);
-    task.pod = cluster.template_of(pod);
+    task.pod = t;
     task.memory_bytes = task.pod.memory_mib * kBytesPerMiB;
     task.state = state;
     task.node = pod.node >= 0 ? snap_node[static_cast<std::size_t>(pod.node)] : -1;
-    j.tasks.push_back(std::move(task));
-    if (pods_of_job) pods_of_job->push_back(pod.id);
-    s.jobs.push_back(std::move(j));
+    std::size_t j = s.jobs.size();
+    if (t.owner.group_size > 1 && pod.replica >= 0) {
+      const auto [it, added] = group_job.emplace(std::make_pair(pod.template_index, pod.replica), j);
+      j = it->second;
+      if (!added) {
+        s.jobs[j].tasks.push_back(std::move(task));
+        if (pods_of_job) (*pods_of_job)[j].push_back(pod.id);
+        return;
+      }
+    }
+    SnapshotJob job = job_of(cluster, pod);
+    job.tasks.push_back(std::move(task));
+    if (pods_of_job) pods_of_job->push_back({pod.id});
+    s.jobs.push_back(std::move(job));
   };
   for (const Node& node : cluster.nodes) {
     if (snap_node[node.id] < 0) continue;
@@ -103,34 +122,37 @@ Snapshot KaiScheduler::snapshot(const ClusterState& cluster, const std::vector<s
 
 SchedulingCycle KaiScheduler::schedule(const ClusterState& cluster, const std::vector<std::uint32_t>& pending, Micros now) {
   SchedulingCycle cycle;
-  std::vector<std::uint32_t> pod_of_job, node_id;
-  const Snapshot snap = snapshot(cluster, pending, &pod_of_job, &node_id);
+  std::vector<std::vector<std::uint32_t>> pods_of_job;
+  std::vector<std::uint32_t> node_id;
+  const Snapshot snap = snapshot(cluster, pending, &pods_of_job, &node_id);
   const ScheduleOutcome out = kai::run_cycle(snap);
   bool waiting = false;
   for (std::size_t j = 0; j < snap.jobs.size(); ++j) {
-    if (snap.jobs[j].tasks[0].state != TaskState::Pending) continue;
-    const TaskOutcome& task = out.jobs[j].tasks[0];
-    PodOutcome o;
-    o.pod = pod_of_job[j];
-    if (task.status == "Binding") {
-      o.node = node_id[static_cast<std::size_t>(task.node)];
-      o.reason = "Scheduled";
-      o.message = "allocated by KAI Scheduler to node " + std::to_string(*o.node) + " (PodGroup " + snap.jobs[j].name + ", queue " + snap.jobs[j].queue + ")";
-    } else if (task.status == "Pipelined") {
-      o.reason = "Pipelined";
-      o.message = "pipelined onto node " + std::to_string(node_id[static_cast<std::size_t>(task.node)]) + ": it binds once the room being released there is free";
-      waiting = true;
-    } else {
-      o.reason = "Unschedulable";
-      o.message = "PodGroup " + snap.jobs[j].name + " (queue " + snap.jobs[j].queue + "): " +
-                  (out.jobs[j].reason.empty() ? std::string("not allocated") : out.jobs[j].reason + ": " + out.jobs[j].message);
-      waiting = true;
+    for (std::size_t k = 0; k < snap.jobs[j].tasks.size(); ++k) {
+      if (snap.jobs[j].tasks[k].state != TaskState::Pending) continue;
+      const TaskOutcome& task = out.jobs[j].tasks[k];
+      PodOutcome o;
+      o.pod = pods_of_job[j][k];
+      if (task.status == "Binding") {
+        o.node = node_id[static_cast<std::size_t>(task.node)];
+        o.reason = "Scheduled";
+        o.message = "allocated by KAI Scheduler to node " + std::to_string(*o.node) + " (PodGroup " + snap.jobs[j].name + ", queue " + snap.jobs[j].queue + ")";
+      } else if (task.status == "Pipelined") {
+        o.reason = "Pipelined";
+        o.message = "pipelined onto node " + std::to_string(node_id[static_cast<std::size_t>(task.node)]) + ": it binds once the room being released there is free";
+        waiting = true;
+      } else {
+        o.reason = "Unschedulable";
+        o.message = "PodGroup " + snap.jobs[j].name + " (queue " + snap.jobs[j].queue + "): " +
+                    (out.jobs[j].reason.empty() ? std::string("not allocated") : out.jobs[j].reason + ": " + out.jobs[j].message);
+        waiting = true;
+      }
+      cycle.outcomes.push_back(std::move(o));
     }
-    cycle.outcomes.push_back(std::move(o));
   }
   for (const Victim& v : out.victims) {
     PodEviction e;
-    e.pod = pod_of_job[static_cast<std::size_t>(v.job)];
+    e.pod = pods_of_job[static_cast<std::size_t>(v.job)][static_cast<std::size_t>(v.task)];
     e.action = v.action;
     e.message = "PodGroup " + snap.jobs[static_cast<std::size_t>(v.job)].name + " (queue " + snap.jobs[static_cast<std::size_t>(v.job)].queue + ") evicted by " +
                 v.action + (v.for_job.empty() ? "" : " for " + v.for_job);

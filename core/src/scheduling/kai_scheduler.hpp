@@ -5,7 +5,8 @@
 //
 // How the cluster becomes a snapshot (the pod-grouper's and the cache's part):
 //  - every pod with spec.schedulerName kai-scheduler is one PodGroup of one pod, as the pod-grouper
-//    makes for a Deployment's pods (docs/developer/pod-grouper.md), named pg-<pod>; its queue is the
+//    makes for a Deployment's pods (docs/developer/pod-grouper.md), named pg-<pod> — or, for a
+//    LeaderWorkerSet, one PodGroup per group with minMember its size (all or nothing); its queue is the
 //    label kai.scheduler/queue (default-queue without it), its priority class the pod's, or inference
 //    (125, non-preemptible) when the pod names none — the default-queue gotcha of real-systems.md §5.4;
 //  - a node the API server has (registered, not yet terminated) is a node; a node not Initialized
@@ -49,8 +50,8 @@ class KaiScheduler : public Scheduler {
   SchedulingCycle schedule(const ClusterState& cluster, const std::vector<std::uint32_t>& pending, Micros now) override;
 
   // The snapshot a cycle at `now` works on (also for tests and the diagnosis view). `pods_of_job`
-  // receives, per job, its pod id.
-  Snapshot snapshot(const ClusterState& cluster, const std::vector<std::uint32_t>& pending, std::vector<std::uint32_t>* pods_of_job,
+  // receives, per job, its tasks' pod ids.
+  Snapshot snapshot(const ClusterState& cluster, const std::vector<std::uint32_t>& pending, std::vector<std::vector<std::uint32_t>>* pods_of_job,
                     std::vector<std::uint32_t>* node_ids) const;
 
  private:

@@ -64,13 +64,13 @@ std::int64_t Engine::compute_num_kv_blocks(const EngineConfig& config) {
   // vLLM's memory profiling (vllm/v1/worker/gpu_worker.py determine_available_memory): the KV cache
   // gets requested memory (total × gpu_memory_utilization) minus weights, the activation peak of a
   // max_num_batched_tokens dummy run and non-torch memory (NCCL, CUDA graphs); the activation reserve
-  // stands for the last two. Each GPU holds its tensor-parallel share of the KV heads, so a block
-  // costs block_size × kv_bytes_per_token / TP bytes on each GPU.
+  // stands for the last two. Each GPU holds its tensor-parallel share of the KV heads of its pipeline
+  // stage's layers, so a block costs block_size × kv_bytes_per_token / (TP × PP) bytes on each GPU.
   const double kv_bytes_per_gpu =
       (p.gpu_memory_gib * config.gpu_memory_utilization - p.weights_gib_per_gpu -
        p.activation_reserve_gib_per_gpu) * kBytesPerGiB;
   const double block_bytes_per_gpu =
-      static_cast<double>(config.block_size) * p.kv_bytes_per_token / p.tensor_parallel;
+      static_cast<double>(config.block_size) * p.kv_bytes_per_token / p.gpus();
   if (kv_bytes_per_gpu <= 0 || block_bytes_per_gpu <= 0) return 0;
   return static_cast<std::int64_t>(std::floor(kv_bytes_per_gpu / block_bytes_per_gpu));
 }
@@ -90,7 +90,9 @@ Engine::Engine(const EngineConfig& config) : config_(config) {
   if (config_.max_num_seqs < 1) throw InputError("/engine/max_num_seqs", "must be at least 1");
   if (config_.max_num_batched_tokens < 1)
     throw InputError("/engine/max_num_batched_tokens", "must be at least 1");
-  if (config_.profile.tensor_parallel < 1) throw InputError("/engine/profile", "tensor_parallel must be at least 1");
+  if (config_.profile.tensor_parallel < 1 || config_.profile.pipeline_parallel < 1) {
+    throw InputError("/engine/profile", "tensor_parallel and pipeline_parallel must be at least 1");
+  }
   const std::int64_t blocks = compute_num_kv_blocks(config_);
   if (blocks <= 0)
     throw InputError("/engine/gpu_memory_utilization",

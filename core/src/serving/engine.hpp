@@ -25,7 +25,9 @@ namespace gpuscale {
 // calibrated profiles live in engine_profiles.hpp.
 struct EngineProfile {
   std::string name;
-  int tensor_parallel = 1;                      // GPUs per replica
+  int tensor_parallel = 1;                      // GPUs per pipeline stage (the KV heads and weights of a layer split this way)
+  int pipeline_parallel = 1;                    // stages (the layers split this way, a stage per node for multi-node serving)
+  int gpus() const { return tensor_parallel * pipeline_parallel; }  // GPUs per replica
   double gpu_memory_gib = 0;                    // GiB per GPU as CUDA reports it (total_gpu_memory)
   double weights_gib_per_gpu = 0;               // GiB of weights per GPU after TP sharding
   double activation_reserve_gib_per_gpu = 0;    // GiB per GPU: activation peak + non-torch memory
@@ -216,7 +218,8 @@ class Engine {
 
   // KV blocks for this configuration: per GPU, floor((gpu_memory_gib × gpu_memory_utilization −
   // weights − activation reserve) / bytes per block per GPU), where a block per GPU holds
-  // block_size × kv_bytes_per_token / tensor_parallel bytes (TP shards the KV heads). ≤ 0 if nothing fits.
+  // block_size × kv_bytes_per_token / (tensor_parallel × pipeline_parallel) bytes (TP shards the KV heads, PP
+  // the layers). ≤ 0 if nothing fits.
   static std::int64_t compute_num_kv_blocks(const EngineConfig& config);
 
   // A request reaches the engine (queued at the back of `waiting`). Returns false, and keeps

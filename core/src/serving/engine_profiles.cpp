@@ -83,11 +83,52 @@ EngineProfile llama_3_3_70b_fp8_tp2_h100_sxm5() {
   return p;
 }
 
+EngineProfile llama_3_1_405b_bf16_tp8_pp2_h100_sxm5() {
+  const EngineProfile cal = llama_3_3_70b_fp8_tp2_h100_sxm5();
+  EngineProfile p;
+  p.name = "llama-3.1-405b-bf16-tp8-pp2-h100-sxm5";
+  p.tensor_parallel = 8;    // the 8 GPUs of a p5.48xlarge, NVLink inside the node
+  p.pipeline_parallel = 2;  // two stages, one per node (vLLM docs, "Distributed inference and serving":
+                            // --tensor-parallel-size 8 --pipeline-parallel-size 2 over two 8-GPU nodes)
+  p.gpu_memory_gib = cal.gpu_memory_gib;
+  // DERIVED: 405.85 B parameters in BF16 = 811.7 GB = 755.9 GiB, a sixteenth per GPU.
+  p.weights_gib_per_gpu = 47.25;
+  // ASSUMED: the 70B profile's reserve plus the larger hidden size's activations (16,384 vs 8,192).
+  p.activation_reserve_gib_per_gpu = 2.0;
+  // 2 (K and V) × 126 layers × 8 KV heads × 128 head_dim × 2 bytes (BF16 KV cache).
+  p.kv_bytes_per_token = 2.0 * 126 * 8 * 128 * 2;
+  p.max_model_len = 131072;
+  p.gpu_name = cal.gpu_name;
+  p.gpu_memory_mib = cal.gpu_memory_mib;
+  p.fp8_weights = false;
+  p.fp8_kv_cache = false;
+  // The H100's BF16 peak for the linear layers and the attention; the model's work: 2 × 405.85 B FLOPs
+  // per token, 4 × head_dim 128 × 128 query heads × 126 layers per attention pair.
+  p.hbm_bytes_per_s = cal.hbm_bytes_per_s;
+  p.peak_matmul_flops = 989e12;
+  p.peak_attention_flops = cal.peak_attention_flops;
+  p.flops_per_token = 2 * 405.85e9;
+  p.flops_per_pair = 4.0 * 128 * 128 * 126;
+  // Step terms: the memory ones are the mechanism (physical_floors); the compute ones carry the 70B
+  // profile's measured share of the peak (its token_s and pair_s over their floors) onto this model;
+  // each stage pays the 70B profile's fixed overhead, plus the activations' hop between the nodes
+  // (ASSUMED 0.5 ms: 16,384 × 2 bytes per token over EFA is far less; the hop's latency dominates).
+  // The lab runs one batch at a time through both stages; vLLM keeps a batch in flight per stage
+  // (virtual engines), so at saturation a real deployment serves up to twice what this profile does.
+  const StepFloors f = physical_floors(p), fc = physical_floors(cal);
+  p.step_weights_s = f.weights_s;
+  p.step_kv_token_s = f.kv_token_s;
+  p.step_base_s = cal.step_base_s * p.pipeline_parallel + 0.0005;
+  p.step_token_s = f.token_s * (cal.step_token_s / fc.token_s);
+  p.step_pair_s = f.pair_s * (cal.step_pair_s / fc.pair_s);
+  return p;
+}
+
 StepFloors physical_floors(const EngineProfile& p) {
   StepFloors f;
   const double tp = p.tensor_parallel;
   if (p.hbm_bytes_per_s > 0) {
-    f.weights_s = p.weights_gib_per_gpu * 1073741824.0 / p.hbm_bytes_per_s;
+    f.weights_s = p.weights_gib_per_gpu * p.pipeline_parallel * 1073741824.0 / p.hbm_bytes_per_s;
     f.kv_token_s = p.kv_bytes_per_token / tp / p.hbm_bytes_per_s;
   }
   if (p.peak_matmul_flops > 0) f.token_s = p.flops_per_token / (tp * p.peak_matmul_flops);
@@ -175,7 +216,7 @@ ProfileOnGpu profile_on_gpu(const EngineConfig& config, const std::string& gpu_n
   EngineConfig moved = config;
   moved.profile = p;
   const std::int64_t blocks = Engine::compute_num_kv_blocks(moved);
-  const std::string memory = "TP" + std::to_string(p.tensor_parallel) + ": " + fmt("%.2f", config.gpu_memory_utilization) + " × " +
+  const std::string memory = "TP" + std::to_string(p.tensor_parallel) + (p.pipeline_parallel > 1 ? " × PP" + std::to_string(p.pipeline_parallel) : "") + ": " + fmt("%.2f", config.gpu_memory_utilization) + " × " +
                              fmt("%.2f", p.gpu_memory_gib) + " GiB − " + fmt("%.2f", p.weights_gib_per_gpu) + " GiB weights − " +
                              fmt("%.2f", p.activation_reserve_gib_per_gpu) + " GiB activations = " + fmt("%.2f", kv_gib) +
                              " GiB per GPU for the KV cache";
@@ -211,10 +252,11 @@ ProfileOnGpu profile_on_gpu(const EngineConfig& config, const std::string& gpu_n
   return out;
 }
 
-std::vector<std::string> engine_profile_names() { return {"llama-3.3-70b-fp8-tp2-h100-sxm5"}; }
+std::vector<std::string> engine_profile_names() { return {"llama-3.3-70b-fp8-tp2-h100-sxm5", "llama-3.1-405b-bf16-tp8-pp2-h100-sxm5"}; }
 
 EngineProfile engine_profile(const std::string& name) {
   if (name == "llama-3.3-70b-fp8-tp2-h100-sxm5") return llama_3_3_70b_fp8_tp2_h100_sxm5();
+  if (name == "llama-3.1-405b-bf16-tp8-pp2-h100-sxm5") return llama_3_1_405b_bf16_tp8_pp2_h100_sxm5();
   std::string known;
   for (const std::string& n : engine_profile_names()) known += (known.empty() ? "" : ", ") + n;
   throw InputError("/engine/profile", "unknown engine profile \"" + name + "\"; known: " + known);

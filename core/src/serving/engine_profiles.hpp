@@ -16,8 +16,10 @@ std::vector<std::string> engine_profile_names();
 // The least each step-time coefficient can be, from the profile's own hardware and model figures: a
 // replica's TP GPUs work in parallel, each streaming its shard of the weights and of every KV token
 // from HBM at the datasheet bandwidth, and doing its share of the FLOPs at the datasheet peak.
+// With pipeline parallelism the lab runs one batch at a time through the stages in turn, so a step
+// costs every stage's share: the time terms divide by the TP degree alone.
 struct StepFloors {
-  double weights_s = 0;   // weights_gib_per_gpu / hbm_bytes_per_s
+  double weights_s = 0;   // weights_gib_per_gpu × pipeline_parallel / hbm_bytes_per_s
   double kv_token_s = 0;  // kv_bytes_per_token / tensor_parallel / hbm_bytes_per_s
   double token_s = 0;     // flops_per_token / (tensor_parallel × peak_matmul_flops)
   double pair_s = 0;      // flops_per_pair / (tensor_parallel × peak_attention_flops)
@@ -27,6 +29,10 @@ StepFloors physical_floors(const EngineProfile& p);
 // Llama 3.3 70B Instruct, FP8 weights and FP8 KV cache, TP2 on 2 × H100 SXM5 80 GB, calibrated to
 // the NVIDIA NIM 1.8.0 benchmark table (real-systems.md §7.3). Name "llama-3.3-70b-fp8-tp2-h100-sxm5".
 EngineProfile llama_3_3_70b_fp8_tp2_h100_sxm5();
+// Llama 3.1 405B Instruct in BF16 over two p5 nodes, TP8 inside each node and PP2 across them (vLLM's
+// multi-node example). DERIVED, not calibrated: its coefficients are the 70B profile's efficiencies
+// applied to this model's work. Name "llama-3.1-405b-bf16-tp8-pp2-h100-sxm5".
+EngineProfile llama_3_1_405b_bf16_tp8_pp2_h100_sxm5();
 
 // A GPU as the engine sees it: datasheet numbers, dense (no sparsity), per GPU.
 struct GpuSpec {

@@ -17,6 +17,8 @@ constexpr Micros kSpotNotice = 120 * kMicrosPerSecond;
 // Lab choice: a drain whose evictions the PodDisruptionBudget refuses (HTTP 429) tries again every 5 s
 // (Karpenter's terminator and kubectl drain both retry evictions on a short backoff).
 constexpr Micros kEvictionRetry = 5 * kMicrosPerSecond;
+// Karpenter's pod controller requeues a provisionable pod every 10 s (see apply_cycle).
+constexpr Micros kProvisionerPodRequeue = 10 * kMicrosPerSecond;
 
 std::string fmt_s(Micros t) {
   char buf[32];
@@ -245,7 +247,7 @@ void ClusterModel::start(const std::vector<std::int32_t>& starting_replicas) {
   }
   for (std::size_t p = 0; p < starting_replicas.size(); ++p) {
     state_.pools[p].expected_replicas = starting_replicas[p];
-    for (std::int32_t r = 0; r < starting_replicas[p]; ++r) new_pod(static_cast<int>(p), r, 0);
+    for (std::int32_t r = 0; r < starting_replicas[p]; ++r) new_replica_pods(static_cast<int>(p), r, 0);
   }
   const std::size_t pools = scenario_.pools.size();
   for (std::size_t w = 0; w < scenario_.cluster.workloads.size(); ++w) {
@@ -258,9 +260,17 @@ void ClusterModel::start(const std::vector<std::int32_t>& starting_replicas) {
   schedule_pending(0);
 }
 
+std::uint32_t ClusterModel::new_replica_pods(int pool, std::int32_t replica, Micros now) {
+  // A LeaderWorkerSet with startupPolicy LeaderCreated creates the leader, then its workers'
+  // StatefulSet at once: every member is Pending together, each scheduled on its own.
+  const std::uint32_t leader = static_cast<std::uint32_t>(state_.pods.size());
+  for (int m = 0; m < scenario_.pools[static_cast<std::size_t>(pool)].group_size; ++m) state_.pods[new_pod(pool, replica, now)].member = m;
+  return leader;
+}
+
 std::uint32_t ClusterModel::add_replica_pod(int pool, std::int32_t replica, Micros now) {
   account(now);
-  const std::uint32_t id = new_pod(pool, replica, now);
+  const std::uint32_t id = new_replica_pods(pool, replica, now);
   schedule_pending(now);
   return id;
 }
@@ -320,6 +330,7 @@ void ClusterModel::bind(Pod& pod, Node& node, Micros now, const std::string& why
   pod.node = static_cast<std::int32_t>(node.id);
   pod.phase = PodPhase::Running;
   pod.unschedulable_since = -1;
+  pod.reported_unschedulable_at = -1;
   const InstanceType& type = state_.types[static_cast<std::size_t>(node.type_index)];
   const bool non_gpu_on_gpu = t.gpus == 0 && type.gpus > 0;
   if (non_gpu_on_gpu) ++totals_.non_gpu_pods_on_gpu_nodes;
@@ -371,8 +382,9 @@ void ClusterModel::schedule_pending(Micros now) {
       if (template_scheduler_[static_cast<std::size_t>(state_.pods[id].template_index)] == static_cast<int>(s)) mine.push_back(id);
     }
     const Micros period = schedulers_[s]->period();
-    if (period > 0 && !scheduler_due_[s]) {
-      // A scheduler on its own clock sees the change at its next cycle, on the period's grid.
+    if (period > 0 && !scheduler_due_[s] && now > 0) {
+      // A scheduler on its own clock sees the change at its next cycle, on the period's grid (the
+      // starting cluster at t = 0 is already scheduled: its cycle runs then).
       if (!mine.empty() && scheduler_wake_at_[s] < 0) file_scheduler_wake(s, (now / period + 1) * period);
       continue;
     }
@@ -415,7 +427,12 @@ void ClusterModel::apply_cycle(std::size_t s, const SchedulingCycle& cycle, Micr
       log(now, who, "unschedulable", "FailedScheduling", "pod " + std::to_string(o.pod) + " (" + state_.template_of(pod).name + "): " + o.message);
     }
     // Pods another scheduler holds back still look unschedulable to the node provisioner
-    // (kai-scheduler/KAI-Scheduler#1615: a queue's limit makes Karpenter launch nodes).
+    // (kai-scheduler/KAI-Scheduler#1615: a queue's limit makes Karpenter launch nodes). A scheduler on
+    // its own clock re-marks a pod that stays unschedulable every cycle without changing it, so the
+    // provisioner hears of it again only on its pod controller's requeue (kubernetes-sigs/karpenter
+    // pkg/controllers/provisioning/controller.go: RequeueAfter 10 s while the pod is provisionable).
+    if (schedulers_[s]->period() > 0 && pod.reported_unschedulable_at >= 0 && now - pod.reported_unschedulable_at < kProvisionerPodRequeue) continue;
+    pod.reported_unschedulable_at = now;
     provisioner_->on_unschedulable(state_, o.pod, now);
   }
   if (acted && !cycle.notes.empty()) {

@@ -98,7 +98,8 @@ class ClusterModel {
   // The starting cluster at t = 0: the scenario's initial nodes (Initialized), a pod per starting replica
   // (replicas 0 … n-1 of each pool get pods in pool order) and the other workloads' pods, then a scheduling pass.
   void start(const std::vector<std::int32_t>& starting_replicas);
-  // A new replica's pod (Pending); bound now or later (ReplicaPodBound).
+  // A new replica's pod (Pending), or a LeaderWorkerSet group's pods (the leader's id returned, the
+  // workers' following it); each bound now or later (ReplicaPodBound).
   std::uint32_t add_replica_pod(int pool, std::int32_t replica, Micros now);
   // The replica's pod is gone (its containers stopped, or it never ran): its node's room is free, and
   // a node being drained whose last pod this was is terminated.
@@ -136,6 +137,7 @@ class ClusterModel {
   // stops after its preStop sleep and its ReplicaSet makes a new one. `max_grace`: a drain's cap (-1: none).
   void delete_pod(Pod& pod, Node& node, RemovalReason reason, Micros max_grace, Micros now);
   void unbind(Pod& pod, Micros now);
+  std::uint32_t new_replica_pods(int pool, std::int32_t replica, Micros now);
   // When the pod's container can start on the node: now if the node has its image, else after the pull.
   Micros pull_image(Node& node, const Pod& pod, double pull_s, Micros now);
   void launch(const NodeLaunch& launch, Micros now, bool initialized);

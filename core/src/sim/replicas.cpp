@@ -60,6 +60,43 @@ std::string fmt_t(Micros t) {
 
 }  // namespace
 
+// A LeaderWorkerSet group serves nothing until every member runs: vLLM's leader starts the engine
+// once each pipeline stage's worker has joined its Ray cluster, so the model loads from the moment the
+// last member's container can start. Until then the bound members hold their GPUs for nothing.
+bool World::member_bound(Pool& p, Replica& r, Micros container_start) {
+  close_partial(p, r);
+  r.members_start = r.members_bound == 0 ? container_start : std::max(r.members_start, container_start);
+  ++r.members_bound;
+  if (r.members_bound >= p.config->group_size) return true;
+  r.partial_since = now_;
+  r.partial_gpus = r.members_bound * p.config->pod.gpus;
+  partly_placed_.emplace_back(p.index, r.id);  // logged once the instant's bindings are all in (settle)
+  return false;
+}
+
+void World::log_partly_placed() {
+  std::sort(partly_placed_.begin(), partly_placed_.end());
+  partly_placed_.erase(std::unique(partly_placed_.begin(), partly_placed_.end()), partly_placed_.end());
+  for (const auto& [pool, id] : partly_placed_) {
+    Pool& p = pools_[static_cast<std::size_t>(pool)];
+    const Replica& r = p.replicas[id];
+    // Once per group and instant, if it is still partly placed (KAI binds a whole gang at once; the
+    // starting cluster's groups are placed at t = 0 as one).
+    if (r.partial_since != now_ || !s_.output.decisions || now_ == 0) continue;
+    log_lifecycle(p, r, "replica " + std::to_string(r.id) + ": " + std::to_string(r.members_bound) + " of its " + std::to_string(p.config->group_size) +
+                            " LeaderWorkerSet pods bound; it serves nothing until all are, and their " + std::to_string(r.partial_gpus) +
+                            " GPUs wait meanwhile");
+  }
+  partly_placed_.clear();
+}
+
+void World::close_partial(Pool& p, Replica& r) {
+  if (r.partial_since < 0) return;
+  p.partial_group_gpu_micros += static_cast<double>(now_ - r.partial_since) * r.partial_gpus;
+  r.partial_since = -1;
+  r.partial_gpus = 0;
+}
+
 void World::on_node_ready(Pool& p, Replica& r, Micros container_start) {
   if (r.state != ReplicaState::Pending) return;
   r.state = ReplicaState::Loading;  // in cluster mode this includes the image pull, if the node needs one
@@ -116,13 +153,20 @@ void World::enter_ready(Pool& p, Replica& r) {
   r.state = ReplicaState::Ready;
   ++p.ready_replicas;
   p.ready.insert(std::upper_bound(p.ready.begin(), p.ready.end(), r.id), r.id);
-  if (cluster_ && r.pod >= 0) cluster_->set_pod_ready(static_cast<std::uint32_t>(r.pod), true);  // what a PDB counts
+  if (cluster_ && r.pod >= 0) {
+    for (int m = 0; m < p.config->group_size; ++m) cluster_->set_pod_ready(static_cast<std::uint32_t>(r.pod + m), true);  // what a PDB counts
+  }
   set_idle(p, r, true);
 }
 
 void World::on_warmup_done(Pool& p, Replica& r) {
   if (r.state != ReplicaState::WarmingUp) return;
   r.ready_at = now_;
+  if (r.created_at > 0) {
+    ++p.started_replicas;
+    p.start_micros += now_ - r.created_at;
+    p.max_start_micros = std::max(p.max_start_micros, now_ - r.created_at);
+  }
   enter_ready(p, r);
   // Requests held at the gateway go out now, oldest first.
   std::deque<std::uint32_t> waiting;
@@ -135,7 +179,9 @@ void World::on_warmup_done(Pool& p, Replica& r) {
 void World::leave_ready(Pool& p, const Replica& r) {
   --p.ready_replicas;
   p.ready.erase(std::find(p.ready.begin(), p.ready.end(), r.id));
-  if (cluster_ && r.pod >= 0) cluster_->set_pod_ready(static_cast<std::uint32_t>(r.pod), false);
+  if (cluster_ && r.pod >= 0) {
+    for (int m = 0; m < p.config->group_size; ++m) cluster_->set_pod_ready(static_cast<std::uint32_t>(r.pod + m), false);
+  }
 }
 
 std::int64_t World::held(const Replica& r) const {
@@ -168,7 +214,10 @@ void World::begin_termination(Pool& p, Replica& r, FailureCause cause, const std
   r.sigterm_at = now_ + prestop;
   r.sigkill_at = r.sigterm_at + std::max(grace - prestop, kMinimumGrace);
   r.held_at_deletion = held(r);
-  if (cluster_ && r.pod >= 0) cluster_->mark_pod_terminating(static_cast<std::uint32_t>(r.pod), now_);
+  if (cluster_ && r.pod >= 0) {
+    // A group goes as one: the LWS controller deletes the leader, and its workers' StatefulSet with it.
+    for (int m = 0; m < p.config->group_size; ++m) cluster_->mark_pod_terminating(static_cast<std::uint32_t>(r.pod + m), now_);
+  }
   if (s_.output.decisions) {
     const std::string running = r.engine ? std::to_string(r.engine->num_requests_running()) : "0";
     const std::string waiting = r.engine ? std::to_string(r.engine->num_requests_waiting()) : "0";
@@ -297,10 +346,12 @@ void World::remove_replica(Pool& p, Replica& r, const std::string& why, FailureC
   r.assigned.shrink_to_fit();
   if (r.engine) p.retired_preemptions += r.engine->num_preemptions();
   r.state = ReplicaState::Gone;
+  close_partial(p, r);
   --p.live_replicas;
   --live_replicas_;
-  if (cluster_ && r.pod >= 0 && !pod_gone) {
-    cluster_->remove_pod(static_cast<std::uint32_t>(r.pod), now_);
+  // The members still in the cluster go too (a member whose instance went is gone already).
+  if (cluster_ && r.pod >= 0 && (!pod_gone || p.config->group_size > 1)) {
+    for (int m = 0; m < p.config->group_size; ++m) cluster_->remove_pod(static_cast<std::uint32_t>(r.pod + m), now_);
     if (settle_now == Settle::Now) settle();
   }
   log_lifecycle(p, r, "replica " + std::to_string(r.id) + " gone (" + why + ")" + (lost ? "; " + std::to_string(lost) + " requests lost" : ""));

@@ -49,6 +49,9 @@ Json summary_json(const Summary& s) {
           {"replica_evictions_by_reason", evictions_by_reason_json(s)},
           {"num_requests_failed_by_eviction", s.num_requests_failed_by_eviction},
           {"requests_failed_by_cause", failed_by_cause_json(s)},
+          {"partial_group_gpu_hours", s.partial_group_gpu_hours},
+          {"time_to_ready_mean_s", s.time_to_ready_mean_s},
+          {"time_to_ready_max_s", s.time_to_ready_max_s},
           {"ttft_spike_minutes", s.ttft_spike_minutes},
           {"ttft_breach_hours", s.ttft_breach_hours}};
 }

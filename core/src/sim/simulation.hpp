@@ -75,6 +75,9 @@ struct Summary {
   std::int64_t num_replica_evictions = 0;            // replicas lost to node removals (each pays a full cold start)
   std::int64_t replica_evictions_by_reason[kNumRemovalReasons] = {};  // the same by the removal's reason (Underutilized, Expired, Interrupted …)
   std::int64_t num_requests_failed_by_eviction = 0;  // requests failed by node removals (Σ of the node causes of requests_failed_by_cause)
+  double partial_group_gpu_hours = 0;  // GPU-hours held by the bound pods of LeaderWorkerSet groups not yet wholly placed
+  double time_to_ready_mean_s = 0;   // replicas created during the run that became Ready: creation → Ready, mean
+  double time_to_ready_max_s = 0;    // and the longest
   double ttft_spike_minutes = 0;     // scrape intervals whose windowed P99 TTFT was above 10 s, in minutes
   std::int64_t ttft_breach_hours = 0;  // clock hours whose P99 TTFT (requests arriving in the hour that got a first token, nearest rank) > 10 s
   ClusterTotals cluster;             // layer 1 (all 0 with fixed-delay nodes): node-hours, node cost, GPU-hours paid and used, ...

@@ -56,6 +56,8 @@ void World::summarize(Summary& sum, const std::vector<const Pool*>& pools, int o
   sum.slo_attainment = sum.num_requests ? static_cast<double>(good) / static_cast<double>(sum.num_requests) : 1.0;
   sum.goodput_rps = static_cast<double>(good) / s_.duration_s;
   double replica_seconds = 0;
+  std::int64_t started = 0;
+  Micros start_micros = 0, max_start = 0;
   for (std::size_t i = 0; i < pools.size(); ++i) {
     const Pool& p = *pools[i];
     const double seconds = micros_to_seconds(p.replica_micros);
@@ -70,14 +72,24 @@ void World::summarize(Summary& sum, const std::vector<const Pool*>& pools, int o
     sum.num_preemptions += p.retired_preemptions;  // from replicas already gone
     sum.num_scale_events += p.num_scale_events;
     sum.num_replica_evictions += p.num_replica_evictions;
+    sum.partial_group_gpu_hours += p.partial_group_gpu_micros / (3600.0 * kMicrosPerSecond);
+    started += p.started_replicas;
+    start_micros += p.start_micros;
+    max_start = std::max(max_start, p.max_start_micros);
     for (int k = 0; k < kNumRemovalReasons; ++k) sum.replica_evictions_by_reason[k] += p.evictions_by_reason[k];
   }
+  sum.time_to_ready_mean_s = started ? micros_to_seconds(start_micros) / static_cast<double>(started) : 0.0;
+  sum.time_to_ready_max_s = micros_to_seconds(max_start);
   sum.cost_usd = sum.gpu_hours * s_.cost.gpu_hour_usd;
   sum.mean_replicas = replica_seconds / s_.duration_s;
   sum.ttft_breach_hours = breach_hours(only_pool);
 }
 
 void World::finish() {
+  now_ = std::max(now_, end_);
+  for (Pool& p : pools_) {
+    for (Replica& r : p.replicas) close_partial(p, r);  // groups still partly placed at the end
+  }
   result_.work = meter_.totals();
   result_.decision_log = log_.stats();
   result_.decisions = std::move(log_.records());

@@ -46,7 +46,7 @@ World::World(const Scenario& s, const WorkLimits& limits)
     p.engine.gpu_memory_utilization = c.engine.gpu_memory_utilization;
     p.engine.max_decode_substeps = c.engine.step_coalescing ? 512 : 1;  // a cut macro step wastes little; long decodes need long ones
     p.engine.lazy_decode = c.engine.step_coalescing;  // off: the plain request-by-request engine, to compare against
-    p.gpus_per_replica = p.engine.profile.tensor_parallel;
+    p.gpus_per_replica = p.engine.profile.gpus();
     p.scalers = make_replica_scalers(c);
   }
   // Each request names a model (the workload's model index); the pool serving it takes it.
@@ -95,7 +95,8 @@ RunResult World::run() {
         leave_ready(p, r);
         set_idle(p, r, false);
         r.state = ReplicaState::Pending;
-        r.pod = pod++;
+        r.pod = pod;
+        pod += p.config->group_size;
       }
     }
     cluster_->start(starting);
@@ -410,18 +411,19 @@ void World::settle() {
         evict_replica(p, r, n.reason, n.max_grace);
       } else if (n.kind == ClusterNotice::Kind::ReplicaPodKilled) {
         kill_with_instance(p, r, n.reason);
-      } else if (r.state != ReplicaState::Pending) {
+      } else if (r.state != ReplicaState::Pending || !member_bound(p, r, n.container_start)) {
         continue;
       } else {
         fit_engine_to_node(p, r);  // the engine of the GPU it got
         if (n.time == 0 && r.crash.empty()) {
           enter_ready(p, r);  // a starting replica on a starting node: already serving
         } else {
-          on_node_ready(p, r, n.container_start);
+          on_node_ready(p, r, r.members_start);
         }
       }
     }
   }
+  log_partly_placed();
   std::int64_t spec = 0;
   for (const Pool& p : pools_) spec += p.spec_replicas;
   std::vector<ClusterLog> logs = cluster_->take_logs();

@@ -45,7 +45,13 @@ struct Replica {
   TargetSeries metrics;             // realistic pipeline: its targets' phases, scrapes and collections
   Micros idle_since = -1;           // Ready with nothing to do since then (-1: not idle)
   std::vector<std::uint32_t> assigned;  // requests the router gave it (to account for losses)
-  std::int64_t pod = -1;                // cluster mode: its pod in the ClusterModel
+  std::int64_t pod = -1;                // cluster mode: its pod in the ClusterModel (a group's leader; its workers follow it)
+  // A LeaderWorkerSet group: members bound so far, when the last of their containers can start, and
+  // the GPUs its bound members hold while some are not (partly placed) since partial_since.
+  int members_bound = 0;
+  Micros members_start = 0;
+  Micros partial_since = -1;
+  int partial_gpus = 0;
   // Its pod's termination (Draining): who deleted it, when SIGTERM and SIGKILL come, what it held.
   FailureCause term_cause = FailureCause::ScaleDown;
   Micros sigterm_at = -1, sigkill_at = -1;
@@ -73,6 +79,9 @@ struct Pool {
   std::int64_t evictions_by_reason[kNumRemovalReasons] = {};
   std::int64_t arrivals = 0, completed = 0, dropped = 0, rejected = 0, arrivals_since_scrape = 0;
   Micros replica_micros = 0, idle_replica_micros = 0;  // replica-µs existing / Ready and idle
+  double partial_group_gpu_micros = 0;  // GPU-µs bound members of partly placed groups held
+  std::int64_t started_replicas = 0;    // replicas created during the run that became Ready
+  Micros start_micros = 0, max_start_micros = 0;  // their creation → Ready, summed and the longest
   WindowedQuantile ttft_window;  // (first token at, TTFT s) within metrics.ttft_window_s
   Micros ttft_spike_micros = 0;
   Series series;
@@ -130,6 +139,10 @@ class World : public ClusterEvents {
   void log_termination(const Pool& p, const char* step, std::string text);
   // replicas.cpp
   void fit_engine_to_node(Pool& p, Replica& r);
+  // A pod of the replica is bound: true once every member of its group is (at once without a group).
+  bool member_bound(Pool& p, Replica& r, Micros container_start);
+  void close_partial(Pool& p, Replica& r);
+  void log_partly_placed();
   void on_node_ready(Pool& p, Replica& r, Micros container_start = -1);
   void on_load_done(Pool& p, Replica& r);
   void on_warmup_done(Pool& p, Replica& r);
@@ -171,6 +184,7 @@ class World : public ClusterEvents {
   Workload workload_;
   FixedDelayNodes fixed_nodes_;
   std::vector<Pool> pools_;
+  std::vector<std::pair<int, std::uint32_t>> partly_placed_;  // groups a member of which was bound this instant (pool, replica)
   std::vector<int> pool_of_model_;  // the workload's model index → pool
   std::unique_ptr<ClusterModel> cluster_;  // null: fixed-delay nodes, no cluster model
   Micros settle_at_ = -1;  // the instant a ClusterSettle event is filed for

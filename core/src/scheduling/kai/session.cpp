@@ -165,9 +165,12 @@ Session::Session(const Snapshot& s) : snap(s) {
 }
 
 Vec Session::charged_on(const NodeRoom& room, const Vec& request) {
-  // node_info addTaskResources: a resource the node does not offer is not charged.
+  // A snapshot node that states no CPU or memory offers as much as its pods ask: that resource is not
+  // charged there. GPUs always are: a node whose device plugin advertises none (a CPU node, or a GPU
+  // node not yet initialized) takes no GPU pod (node_info.go lessEqualTaskToNodeResources compares the
+  // GPU count like any other resource).
   Vec v = request;
-  for (int r = 0; r < 3; ++r)
+  for (int r = 1; r < 3; ++r)
     if (room.allocatable.v[r] == 0) v.v[r] = 0;
   return v;
 }

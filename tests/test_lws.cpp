@@ -1,0 +1,213 @@
+// Multi-pod model servers (a LeaderWorkerSet per pool) in whole runs: placed pod by pod by
+// kube-scheduler (the 7-of-8 trap) or all or nothing by KAI Scheduler, serving only once every member
+// runs, and recreated as a group when one member goes. Plus the KAI queue-limit scale-up
+// (KAI-Scheduler#1615) and two tenants sharing a GPU pool.
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "gpuscale/errors.hpp"
+#include "sim/simulation.hpp"
+#include "test_support.hpp"
+
+using namespace gpuscale;
+using gpuscale::testing::read_text;
+
+namespace {
+
+Json lws_doc() { return Json::parse(read_text("scenarios/golden-lws-7-of-8.json")); }
+
+// The same scenario with the group's pods under KAI, in a queue whose quota covers both groups.
+Json lws_kai_doc() {
+  Json doc = lws_doc();
+  Json& worker = doc["leaderWorkerSet"]["spec"]["leaderWorkerTemplate"]["workerTemplate"];
+  worker["schedulerName"] = "kai-scheduler";
+  worker["labels"] = Json{{"kai.scheduler/queue", "inference"}};
+  doc["cluster"]["kai"] = Json::parse(R"({"queues": [
+      {"name": "root", "resources": {"gpu": {"quota": -1, "limit": -1}, "cpu": {"quota": -1, "limit": -1}, "memory": {"quota": -1, "limit": -1}}},
+      {"name": "inference", "parentQueue": "root",
+       "resources": {"gpu": {"quota": 40, "limit": -1}, "cpu": {"quota": -1, "limit": -1}, "memory": {"quota": -1, "limit": -1}}}]})");
+  return doc;
+}
+
+// The NodePool's GPU limit: 32 holds the four starting nodes and nothing more.
+void limit_gpus(Json& doc, const std::string& gpus) { doc["cluster"]["nodepools"][0]["spec"]["limits"]["nvidia.com/gpu"] = gpus; }
+
+const DecisionRecord* first(const RunResult& r, const std::string& controller, const std::string& part, double after_s = -1) {
+  for (const auto& d : r.decisions) {
+    if (d.t_s > after_s && d.controller == controller && d.explanation.find(part) != std::string::npos) return &d;
+  }
+  return nullptr;
+}
+
+std::int64_t count(const RunResult& r, const std::string& controller, const std::string& part, double from_s = -1, double to_s = 1e12) {
+  std::int64_t n = 0;
+  for (const auto& d : r.decisions) {
+    n += d.t_s >= from_s && d.t_s <= to_s && d.controller == controller && d.explanation.find(part) != std::string::npos ? 1 : 0;
+  }
+  return n;
+}
+
+InputError parse_error(const Json& doc) {
+  try {
+    parse_scenario(doc);
+  } catch (const InputError& e) {
+    return e;
+  }
+  FAIL("the scenario was accepted");
+  return InputError("", "");
+}
+
+}  // namespace
+
+TEST_CASE("kube-scheduler places a LeaderWorkerSet group pod by pod: 7 of 8 bind, and Karpenter launches a node for the 8th alone", "[lws]") {
+  const RunResult r = run_simulation(parse_scenario(lws_doc()));
+  // The second group (HPA scale-up) finds 14 free GPUs for its 8 pods of 2.
+  const DecisionRecord* partial = first(r, "lifecycle", "7 of its 8 LeaderWorkerSet pods bound");
+  REQUIRE(partial != nullptr);
+  const double t = partial->t_s;
+  CHECK(count(r, "kube-scheduler", "bound to node", t, t) == 7);
+  CHECK(count(r, "kube-scheduler", "0/4 nodes are available: 4 Insufficient nvidia.com/gpu", t, t) == 1);
+  // Karpenter sees the one pending member and launches one NodeClaim for it.
+  const DecisionRecord* launch = first(r, "karpenter.provisioner", "1 pending pods", t);
+  REQUIRE(launch != nullptr);
+  CHECK(launch->explanation.find("NodeClaim 1 of 1 for pods") != std::string::npos);
+  // The 7 bound pods hold 14 GPUs for nothing until the 8th binds on the new node (at least its boot).
+  const DecisionRecord* eighth = first(r, "kube-scheduler", "bound to node 4", t);
+  REQUIRE(eighth != nullptr);
+  CHECK(eighth->t_s - t > 180);  // real_world node startup: 3–6 min to register, then the GPU stack
+  CHECK(r.summary.partial_group_gpu_hours == Approx(14 * (eighth->t_s - t) / 3600).epsilon(1e-9));
+  // The group serves only after all of it runs: the longest start includes the wait, the load and warm-up.
+  CHECK(r.summary.time_to_ready_max_s >= eighth->t_s - t + 300 + 60);
+  // Deterministic.
+  const RunResult again = run_simulation(parse_scenario(lws_doc()));
+  CHECK(again.summary.partial_group_gpu_hours == r.summary.partial_group_gpu_hours);
+  CHECK(again.summary.num_completed == r.summary.num_completed);
+}
+
+TEST_CASE("under KAI a LeaderWorkerSet group is one PodGroup with minMember its size: all of it binds in one cycle or none", "[lws][kai-sim]") {
+  const RunResult r = run_simulation(parse_scenario(lws_kai_doc()));
+  CHECK(r.summary.partial_group_gpu_hours == 0);
+  CHECK(count(r, "lifecycle", "LeaderWorkerSet pods bound") == 0);
+  const DecisionRecord* gang = first(r, "kai-scheduler", "required for gang scheduling");
+  REQUIRE(gang != nullptr);
+  CHECK(gang->explanation.find("PodGroup pg-vllm-group-1") != std::string::npos);
+  // Karpenter still sees every member as unschedulable and provisions for the whole gang in one batch.
+  const DecisionRecord* batch = first(r, "karpenter.provisioner", "8 pending pods", gang->t_s - 1);
+  REQUIRE(batch != nullptr);
+  // Every member of the second group binds at one instant.
+  const DecisionRecord* bind = first(r, "kai-scheduler", "(PodGroup pg-vllm-group-1", gang->t_s);
+  REQUIRE(bind != nullptr);
+  CHECK(count(r, "kai-scheduler", "(PodGroup pg-vllm-group-1", bind->t_s, bind->t_s) == 8);
+  CHECK(count(r, "kai-scheduler", "(PodGroup pg-vllm-group-1", bind->t_s + 0.5) == 0);
+}
+
+TEST_CASE("the 7-of-8 trap with the NodePool at its limit: kube-scheduler's 7 pods hold 14 GPUs to the end, KAI holds none", "[lws][kai-sim]") {
+  Json kube = lws_doc();
+  limit_gpus(kube, "32");
+  const RunResult k = run_simulation(parse_scenario(kube));
+  const DecisionRecord* partial = first(k, "lifecycle", "7 of its 8 LeaderWorkerSet pods bound");
+  REQUIRE(partial != nullptr);
+  CHECK(first(k, "kube-scheduler", "bound to node 4") == nullptr);  // no fifth node: the limit
+  CHECK(k.summary.partial_group_gpu_hours == Approx(14 * (3600 - partial->t_s) / 3600).epsilon(1e-9));
+
+  Json kai = lws_kai_doc();
+  limit_gpus(kai, "32");
+  const RunResult a = run_simulation(parse_scenario(kai));
+  CHECK(a.summary.partial_group_gpu_hours == 0);
+  CHECK(first(a, "kai-scheduler", "(PodGroup pg-vllm-group-1") == nullptr);  // nothing of the gang binds
+  // What kube-scheduler's partial group burns is paid for: more GPU-hours requested than under KAI.
+  CHECK(k.summary.cluster.gpu_hours_requested > a.summary.cluster.gpu_hours_requested + 14 * 0.5);
+}
+
+TEST_CASE("a LeaderWorkerSet group that loses one member is recreated whole (RecreateGroupOnPodRestart)", "[lws]") {
+  Json doc = lws_doc();
+  // The starting nodes are spot; at 1,500 s the cloud takes the oldest back (node 0, members of group 0 on it).
+  doc["cluster"]["nodepools"][0]["spec"]["template"]["spec"]["requirements"][1]["values"] = Json::array({"spot", "on-demand"});
+  doc["cluster"]["initial_nodes"][0]["capacity_type"] = "spot";
+  doc["cluster"]["spot_reclaims"] = Json::parse(R"([{"at_s": 1500, "instance_type": "p5.48xlarge", "fraction": 0.25}])");
+  const RunResult r = run_simulation(parse_scenario(doc));
+  CHECK(r.summary.replica_evictions_by_reason[static_cast<int>(RemovalReason::Interrupted)] >= 1);
+  // Group 0 terminates as one: its members on the other nodes get their SIGTERM at the same time.
+  const DecisionRecord* term = first(r, "lifecycle", "replica 0 (Ready) evicted (Interrupted)", 1499);
+  REQUIRE(term != nullptr);
+  CHECK(term->t_s == Approx(1500));
+  // A new group replaces it and serves after a whole cold start.
+  const DecisionRecord* rebound = first(r, "kube-scheduler", "(vllm) bound to node", term->t_s);
+  REQUIRE(rebound != nullptr);
+  CHECK(r.summary.time_to_ready_max_s >= 300 + 60);
+}
+
+TEST_CASE("a LeaderWorkerSet is read in its real shape and checked with field paths", "[lws]") {
+  const Json base = lws_doc();
+  Json doc = base;
+  doc["leaderWorkerSet"]["spec"]["leaderWorkerTemplate"]["size"] = 3;
+  CHECK(parse_error(doc).path() == "/leaderWorkerSet/spec/leaderWorkerTemplate/size");
+  doc = base;
+  doc["leaderWorkerSet"]["spec"]["leaderWorkerTemplate"]["workerTemplate"]["gpus"] = 4;
+  CHECK(parse_error(doc).path() == "/leaderWorkerSet/spec/leaderWorkerTemplate/workerTemplate/gpus");
+  doc = base;
+  doc["leaderWorkerSet"]["spec"]["leaderWorkerTemplate"]["restartPolicy"] = "None";
+  CHECK(parse_error(doc).message().find("RecreateGroupOnPodRestart") != std::string::npos);
+  doc = base;
+  doc["leaderWorkerSet"]["spec"]["leaderWorkerTemplate"]["leaderTemplate"] = Json::object();
+  CHECK(parse_error(doc).path() == "/leaderWorkerSet/spec/leaderWorkerTemplate/leaderTemplate");
+  doc = base;
+  doc["leaderWorkerSet"]["spec"]["replicas"] = 2;
+  CHECK(parse_error(doc).path() == "/leaderWorkerSet/spec/replicas");
+  doc = base;
+  doc["leaderWorkerSet"]["apiVersion"] = "leaderworkerset.x-k8s.io/v1beta1";
+  CHECK(parse_error(doc).path() == "/leaderWorkerSet/apiVersion");
+  doc = base;
+  doc["leaderWorkerSet"]["spec"]["startupPolicy"] = "LeaderReady";
+  CHECK(parse_error(doc).path() == "/leaderWorkerSet/spec/startupPolicy");
+  doc = base;
+  doc["cluster"]["inference_pod"] = Json{{"gpus", 2}};
+  CHECK(parse_error(doc).path() == "/cluster/inference_pod");
+  // The 405B profile needs 16 GPUs: as one pod it fits no p5 (8 GPUs), and says so at scheduling time.
+  doc = base;
+  doc.erase("leaderWorkerSet");
+  const Scenario s = parse_scenario(doc);
+  CHECK(s.pools[0].pod.gpus == 16);
+}
+
+TEST_CASE("pods a KAI queue limit holds back still look unschedulable, and Karpenter launches nodes they never use (KAI-Scheduler#1615)", "[kai-sim]") {
+  Json doc = Json::parse(read_text("scenarios/golden-kai-two-tenants.json"));
+  doc["cluster"]["workloads"] = Json::array();
+  doc["cluster"]["nodepools"][0]["spec"]["limits"]["nvidia.com/gpu"] = "64";
+  doc["cluster"]["kai"]["queues"][1]["spec"]["resources"]["gpu"]["limit"] = 8;  // inference: 4 replicas of 2 GPUs at most
+  const RunResult r = run_simulation(parse_scenario(doc));
+  const DecisionRecord* held = first(r, "kai-scheduler", "OverLimit");
+  REQUIRE(held != nullptr);
+  // Karpenter launches for the held-back pod: the four starting nodes had room, so nothing needed it.
+  const DecisionRecord* launch = first(r, "karpenter.provisioner", "NodeClaim", held->t_s - 1);
+  REQUIRE(launch != nullptr);
+  CHECK(r.summary.cluster.nodes_launched > 4);
+  // No inference pod beyond the limit ever binds: at most 4 replicas.
+  CHECK(r.summary.peak_replicas > 4);  // the HPA asked for more
+  std::int64_t binds = count(r, "kai-scheduler", "allocated by KAI Scheduler");
+  CHECK(binds == 4);
+}
+
+TEST_CASE("two tenants on one GPU pool: training borrows idle GPUs over its quota and is reclaimed when inference scales up, at a cost in start time", "[kai-sim]") {
+  const Json doc = Json::parse(read_text("scenarios/golden-kai-two-tenants.json"));
+  const RunResult r = run_simulation(parse_scenario(doc));
+  // At t = 0 the training pods (quota 0) take the GPUs inference does not use.
+  CHECK(count(r, "kai-scheduler", "(training) allocated by KAI Scheduler", 0, 0) == 3);
+  // Inference scales up past the free GPUs: KAI reclaims a training pod for it.
+  const DecisionRecord* reclaim = first(r, "kai-scheduler", "evicted by reclaim for pg-vllm-");
+  REQUIRE(reclaim != nullptr);
+  const std::string job = reclaim->explanation.substr(reclaim->explanation.rfind("pg-vllm-"));
+  // The inference pod binds only once the training pod has stopped: its preStop (checkpoint) 90 s.
+  const DecisionRecord* bind = first(r, "kai-scheduler", "(PodGroup " + job + ",", reclaim->t_s - 1);
+  REQUIRE(bind != nullptr);
+  CHECK(bind->t_s - reclaim->t_s >= 90);
+  CHECK(bind->t_s - reclaim->t_s <= 92);
+  CHECK(r.summary.replica_evictions_by_reason[static_cast<int>(RemovalReason::Preempted)] == 0);  // no inference replica lost
+  // Against the same pool without training, new replicas take longer to become Ready.
+  Json alone = doc;
+  alone["cluster"]["workloads"] = Json::array();
+  const RunResult b = run_simulation(parse_scenario(alone));
+  CHECK(first(b, "kai-scheduler", "evicted by reclaim") == nullptr);
+  CHECK(r.summary.time_to_ready_mean_s > b.summary.time_to_ready_mean_s + 10);
+}
