@@ -213,7 +213,7 @@ Observation observation_from(const Json& j, const std::string& path) {
   Observation o;
   const auto str = [&](const char* key, std::string& out) {
     if (!r.has(key)) throw InputError(r.child_path(key), "is required");
-    out = r.require_string(key, "text", 4000);
+    out = r.get_string(key, "", 4000);
   };
   const auto number = [&](const char* key, double lo, double hi) {
     if (!r.has(key)) throw InputError(r.child_path(key), "is required");
@@ -244,7 +244,7 @@ Observation observation_from(const Json& j, const std::string& path) {
     const std::string np = r.child_path("nodes") + "/" + std::to_string(i);
     ObjectReader nr(nodes[i], np);
     Json n{{"name", nr.require_string("name", "the node's name", 64)}, {"instance_type", nr.require_string("instance_type", "its type", 64)},
-           {"owner", nr.require_string("owner", "its NodePool", 64)}, {"gpus", nr.get_number("gpus", 0, 0, 1024)}, {"free", nr.get_number("free", 0, 0, 1024)}};
+           {"owner", nr.require_string("owner", "its NodePool", 64)}, {"gpus", nr.get_int("gpus", 0, 0, 1024)}, {"free", nr.get_int("free", 0, 0, 1024)}};
     nr.finish();
     o.nodes.push_back(std::move(n));
   }
@@ -758,7 +758,7 @@ Json grade(const Json& def, std::uint64_t seed, const Json& answer, const GradeC
       if (!t.empty()) fb += " " + def.at("evidence").at(i).at("label").get<std::string>() + ": " + t;
     }
     questions.push_back(verdict(def, "cause", 0, fb,
-                                c.at("layer") == truth_layer ? "Right layer: now read that layer's message word by word; it names the filter or the check that failed."
+                                layer == truth_layer ? "Right layer: now read that layer's message word by word; it names the filter or the check that failed."
                                                               : "Find the layer first: which controller's message names a reason that is not about room?"));
   }
 
