@@ -108,5 +108,13 @@ test('exercise 3: the diagnosis view, a wrong diagnosis refused, the right one a
   assert.ok(await page.locator('#ex3 [data-part="run"] .diag-layer[data-layer="kai-scheduler"] .diag-events li[data-reason="FailedScheduling"]').count() > 0,
             'the PodGroup condition is listed');
 
+  // The same view in the playground, for a cluster run.
+  await page.goto(url('#/playground?/cluster/preset=karpenter_when_empty'), WAIT);
+  await waitForPanel(page, 'playground');
+  await page.waitForSelector('#playground details.pg-diagnosis:not([hidden])', GRADE_WAIT);
+  await page.click('#playground details.pg-diagnosis > summary');
+  await page.waitForSelector('#playground details.pg-diagnosis .diag-layer[data-layer="gpus"] figure[data-chart="free-gpus"]', WAIT);
+  assert.equal(await page.locator('#playground details.pg-diagnosis .diag-layer').count(), 4);
+
   assert.deepEqual(problems, []);
 });
