@@ -73,6 +73,18 @@ test('exercises 2 and 5: the CLI and the module give the same variants', async (
   }
 });
 
+test('exercise 3: the CLI and the module give the same variant, grade (with the fix re-simulated) and solution', async () => {
+  const def = await readFile(new URL('exercises/ex3-pending.json', root), 'utf8');
+  for (const seed of ['0', '3', '8']) {
+    assert.equal(sim.exercise(def, seed), `{"ok":true,"result":${native(['exercise', '3', '--seed', seed]).trimEnd()}}`, `variant ${seed}`);
+    const answers = JSON.parse(native(['solve', '3', '--seed', seed])).answers;
+    const graded = JSON.parse(sim.grade(def, seed, JSON.stringify(answers)));
+    assert.equal(graded.ok, true);
+    assert.equal(graded.result.score, 1, `seed ${seed}: the solution scores 1`);
+    assert.equal(graded.result.fix_run.scheduled, true, `seed ${seed}: its fix makes the pod schedule`);
+  }
+});
+
 test('nodepool_check: a valid pool with lint, and errors naming the path', () => {
   const pool = {
     apiVersion: 'karpenter.sh/v1', kind: 'NodePool', metadata: { name: 'gpu' },

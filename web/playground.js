@@ -2,6 +2,7 @@
 // (debounced, latest request wins) and redraws the summary, charts and decision log.
 import { RunCharts } from './charts.js';
 import { DecisionLog } from './decision-log.js';
+import { DiagnosisView, hasDiagnosis } from './diagnosis.js';
 import { workNote } from './progress.js';
 import { updateParams } from './router.js';
 import { csvButtons } from './run-view.js';
@@ -79,6 +80,12 @@ export class PlaygroundPanel {
     this.statusBox = el('p', { class: 'run-status', 'aria-live': 'polite' });
     const chartBox = el('div', { class: 'chart-stack' });
     const logBox = el('div', { class: 'logs' });
+    // Cluster runs: the per-layer diagnosis view (diagnosis.js), drawn when opened.
+    const diagnosisBody = el('div');
+    this.diagnosis = new DiagnosisView(diagnosisBody, { title: 'Diagnosis view: each layer in its operators\' words', syncKey: 'pg-diagnosis' });
+    this.diagnosisBox = el('details', { class: 'pg-diagnosis', hidden: true, ontoggle: () => {
+      if (this.diagnosisBox.open && this.diagnosisResult) this.diagnosis.render(this.diagnosisResult);
+    } }, el('summary', { text: 'Diagnosis view (Karpenter, kube-scheduler, KAI, free GPUs per node)' }), diagnosisBody);
     this.specBox = el('pre', { class: 'spec' });
     const spec = el('details', { class: 'hpa-spec' },
       el('summary', { text: 'The autoscaler this run used (the strategy expanded to an HPA spec)' }), this.specBox);
@@ -95,6 +102,7 @@ export class PlaygroundPanel {
           getRun: () => this.lastRun ?? null,
           onError: (error) => { this.statusBox.textContent = `CSV export failed: ${error.message}`; },
         }),
+        this.diagnosisBox,
         logBox)));
     this.charts = new RunCharts(chartBox, { syncKey: 'playground', nodesWhenPresent: true });
     this.log = new DecisionLog(logBox, { runName: 'playground', title: 'Decision log' });
@@ -219,7 +227,10 @@ export class PlaygroundPanel {
     const note = workNote(this.statusBox, this.client, { id: 'pg-run-progress' });
     this.note = note;
     try {
-      const result = await this.client.call('run', [JSON.stringify(scenario)], {
+      // A cluster run also reports what the diagnosis view reads (the scenario as built is kept).
+      const clustered = scenario.cluster && ((scenario.cluster.preset ?? 'none') !== 'none' || (scenario.cluster.provisioner ?? 'fixed') !== 'fixed');
+      const sent = clustered ? { ...scenario, output: { ...(scenario.output ?? {}), cluster_series: true } } : scenario;
+      const result = await this.client.call('run', [JSON.stringify(sent)], {
         channel: 'playground', onProgress: (fraction, label) => note.progress(fraction, label),
       });
       note.done();
@@ -249,6 +260,9 @@ export class PlaygroundPanel {
     renderHeadline(this.headline, result.summary);
     this.charts.update(result.series, {}, RunCharts.marksFor(scenario, result.decisions));
     this.log.render(result.decisions, result.decision_log);
+    this.diagnosisBox.hidden = !hasDiagnosis(result);
+    this.diagnosisResult = result;
+    if (this.diagnosisBox.open && hasDiagnosis(result)) this.diagnosis.render(result);
     this.specBox.textContent = result.autoscaler ? JSON.stringify(result.autoscaler, null, 2) : '(not reported)';
     this.rev += 1;
     // What was run, for tests and for anyone inspecting the page: the latest change always wins.

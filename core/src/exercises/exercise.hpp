@@ -137,6 +137,24 @@ Json explain(const Json& definition, std::uint64_t seed, const GradeContext& con
 Json solve(const Json& definition, std::uint64_t seed);
 }  // namespace exercise2
 
+// Exercise 3: a Deployment stuck in Pending; diagnose the layer, the root cause and its evidence, fix it.
+namespace exercise3 {
+// The learner's answer. Layer, cause, evidence and fix are ids (or aliases) of the variant's choices.
+struct Answer {
+  std::optional<std::string> layer;                  // karpenter | kube-scheduler | kai-scheduler
+  std::optional<std::string> cause;                  // a cause id of the definition
+  std::optional<std::vector<std::string>> evidence;  // signal ids of the run
+  std::optional<std::string> fix;                    // a fix id ("fix": "id" or {"id", "value"})
+  std::optional<double> fix_value;                   // the fix's number (GPUs), when it takes one
+};
+// Reads {"layer"?, "cause"?, "evidence"?, "fix"?}; throws InputError (with the path) for anything else.
+Answer parse_answer(const Json& answer);
+Json variant(const Json& definition, std::uint64_t seed);
+Json grade(const Json& definition, std::uint64_t seed, const Json& answer, const GradeContext& context = {});
+Json explain(const Json& definition, std::uint64_t seed, const GradeContext& context = {});
+Json solve(const Json& definition, std::uint64_t seed);
+}  // namespace exercise3
+
 // Exercise 5: a week under WhenEmptyOrUnderutilized/0s vs WhenEmpty/1h; the daily and monthly cost.
 namespace exercise5 {
 // The learner's answer: what the trap costs, in dollars.

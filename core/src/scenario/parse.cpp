@@ -831,6 +831,7 @@ Scenario parse_scenario(const Json& doc) {
     s.output.requests = orr.get_bool("requests", s.output.requests);
     s.output.decisions = orr.get_bool("decisions", s.output.decisions);
     s.output.decision_detail = orr.get_bool("decision_detail", s.output.decision_detail);
+    s.output.cluster_series = orr.get_bool("cluster_series", s.output.cluster_series);
     s.output.hpa_syncs = get_enum(orr, "hpa_syncs", s.output.hpa_syncs, kHpaSyncLogs);
     orr.finish();
   }

@@ -221,6 +221,7 @@ struct OutputConfig {
   bool requests = false;         // include the per-request lifecycle
   bool decisions = true;         // include the decision log
   bool decision_detail = false;  // add each HPA sync's full structured decision (as `gpuscale hpa` prints it)
+  bool cluster_series = false;   // cluster mode: add the per-scrape cluster columns (free GPUs per node, NodePool usage, KAI queues)
   HpaSyncLog hpa_syncs = HpaSyncLog::All;  // Changes: only syncs that changed the replica count (long runs)
 };
 

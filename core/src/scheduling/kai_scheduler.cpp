@@ -159,6 +159,10 @@ SchedulingCycle KaiScheduler::schedule(const ClusterState& cluster, const std::v
     cycle.evictions.push_back(std::move(e));
   }
   cycle.notes = out.log;
+  for (std::size_t q = 0; q < snap.queues.size() && q < out.queues.size(); ++q) {
+    const QueueOutcome& f = out.queues[q];
+    cycle.queues.push_back(QueueGpus{snap.queues[q].name, f.deserved[0], f.fair_share[0], f.allocated[0], f.request[0]});
+  }
   if (waiting || !cycle.evictions.empty()) cycle.next_wakeup = now + period();
   return cycle;
 }

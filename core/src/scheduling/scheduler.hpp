@@ -32,10 +32,17 @@ struct PodEviction {
   std::string message;                // why, in the scheduler's words
 };
 
+// One queue's GPUs as a scheduler with queues (KAI) divided them in its cycle (devices).
+struct QueueGpus {
+  std::string name;
+  double deserved = 0, fair_share = 0, allocated = 0, requested = 0;  // -1: unlimited
+};
+
 struct SchedulingCycle {
   std::vector<PodOutcome> outcomes;   // one per pending pod it looked at, in its queue order
   std::vector<PodEviction> evictions; // in the order it chose them
   std::vector<std::string> notes;     // the cycle's arithmetic (fair shares, …) for the decision log
+  std::vector<QueueGpus> queues;      // KAI: every queue's GPUs after the cycle (for the diagnosis view)
   Micros next_wakeup = -1;            // a timer it wants (e.g. the unschedulable-pod flush); -1: none new
 };
 

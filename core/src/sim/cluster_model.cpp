@@ -5,7 +5,9 @@
 #include <cmath>
 #include <cstdio>
 
+#include "provisioning/karpenter/karpenter.hpp"
 #include "scheduling/fit.hpp"
+#include "sim/simulation.hpp"
 
 namespace gpuscale {
 
@@ -115,6 +117,62 @@ std::vector<ClusterLog> ClusterModel::take_logs() {
   std::vector<ClusterLog> out;
   out.swap(logs_);
   return out;
+}
+
+void ClusterModel::sample(ClusterSeries& out) const {
+  const std::size_t row = out.rows++;
+  for (const Node& n : state_.nodes) {
+    if (n.id >= out.nodes.size()) {
+      ClusterSeries::NodeColumn c;
+      c.id = n.id;
+      c.instance_type = state_.types[n.type_index].name;
+      c.capacity_type = to_string(n.capacity_type);
+      c.zone = n.zone;
+      c.owner = n.owner;
+      c.gpus = state_.types[n.type_index].gpus;
+      c.gpus_free.assign(row, -1);
+      out.nodes.push_back(std::move(c));
+    }
+    const bool advertised = n.phase == NodePhase::Initialized || n.phase == NodePhase::Terminating;
+    out.nodes[n.id].gpus_free.push_back(advertised ? n.gpus_allocatable - n.gpus_requested : -1);
+  }
+  std::int32_t pending = 0, unschedulable = 0, launched = 0, in_flight = 0;
+  for (const Pod& p : state_.pods) {
+    if (p.deleted || p.phase != PodPhase::Pending) continue;
+    ++pending;
+    if (p.unschedulable_since >= 0) ++unschedulable;
+  }
+  for (const Node& n : state_.nodes) {
+    // The run's initial nodes exist at once; every other node is a NodeClaim (or node group scale-up).
+    if (n.initialized_at == n.launched_at) continue;
+    ++launched;
+    if (n.phase == NodePhase::Launched || n.phase == NodePhase::Registered) ++in_flight;
+  }
+  out.pods_pending.push_back(pending);
+  out.pods_unschedulable.push_back(unschedulable);
+  out.nodeclaims_launched.push_back(launched);
+  out.nodeclaims_pending.push_back(in_flight);
+  if (scenario_.cluster.provisioner == ProvisionerKind::Karpenter) {
+    if (out.nodepools.empty()) {
+      for (const NodePool& p : scenario_.cluster.nodepools) out.nodepools.push_back({p.name, p.limit_gpus.value_or(-1), {}});
+    }
+    for (std::size_t i = 0; i < out.nodepools.size(); ++i) out.nodepools[i].gpus.push_back(pool_usage(state_, scenario_.cluster.nodepools[i].name).gpus);
+  }
+  bool kai = false;
+  for (const auto& sched : schedulers_) kai = kai || std::string(sched->name()) == kKaiScheduler;
+  if (kai) {
+    if (out.kai_queues.empty()) {
+      for (const kai::Queue& q : scenario_.cluster.kai.queues) out.kai_queues.push_back({q.name, q.resources[0].deserved, q.resources[0].max_allowed, {}, {}, {}, {}});
+    }
+    for (auto& q : out.kai_queues) {
+      const auto it = queue_gpus_.find(q.name);
+      const QueueGpus f = it == queue_gpus_.end() ? QueueGpus{q.name, q.quota, 0, 0, 0} : it->second;
+      q.deserved.push_back(f.deserved);
+      q.fair_share.push_back(f.fair_share);
+      q.allocated.push_back(f.allocated);
+      q.requested.push_back(f.requested);
+    }
+  }
 }
 
 std::int32_t ClusterModel::nodes_in(NodePhase phase) const {
@@ -404,6 +462,7 @@ void ClusterModel::file_scheduler_wake(std::size_t s, Micros at) {
 
 void ClusterModel::apply_cycle(std::size_t s, const SchedulingCycle& cycle, Micros now) {
   const char* who = scheduler_log_name(s);
+  for (const QueueGpus& q : cycle.queues) queue_gpus_[q.name] = q;
   bool acted = false;
   for (const PodEviction& e : cycle.evictions) {
     Pod& pod = state_.pods[e.pod];

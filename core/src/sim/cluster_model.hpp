@@ -22,6 +22,8 @@
 
 namespace gpuscale {
 
+struct ClusterSeries;  // sim/simulation.hpp
+
 // One of the cluster's timers, as an event of the world's queue.
 struct ClusterEvent {
   enum class Kind : std::uint8_t {
@@ -119,6 +121,8 @@ class ClusterModel {
   void settle(Micros now);
   // The outbox: notices and logs since the last call, in the order they happened.
   std::vector<ClusterNotice> take_notices();
+  // Appends one row of the dashboards' view (output.cluster_series) to `out`.
+  void sample(ClusterSeries& out) const;
   std::vector<ClusterLog> take_logs();
   bool has_news() const { return !notices_.empty() || !logs_.empty(); }
 
@@ -187,6 +191,7 @@ class ClusterModel {
     Micros force_at = -1;    // a NodePool's terminationGracePeriod: the instance goes then (-1: none)
   };
   std::map<std::uint32_t, Removal> removals_;  // node → why it is going (Terminating nodes)
+  std::map<std::string, QueueGpus> queue_gpus_;  // each KAI queue's GPUs as of the last cycle that ran
 };
 
 }  // namespace gpuscale

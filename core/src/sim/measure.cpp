@@ -141,6 +141,7 @@ void World::on_scrape() {
   push_row(ser, micros_to_seconds(now_), desired, ready, all, ttft_window_.percentile(0.99), num_dropped_,
            interval > 0 ? static_cast<double>(arrivals_since_scrape_) / interval : 0.0);
   if (cluster_) ser.nodes.push_back(static_cast<std::int32_t>(cluster_->state().nodes.size()) - cluster_->nodes_in(NodePhase::Terminated));
+  if (cluster_ && s_.output.cluster_series) cluster_->sample(result_.cluster_series);
   // A TTFT spike: the windowed P99 above 10 s (the SLA line of the lesson's consolidation trap).
   if (ser.ttft_p99_s.back() > 10.0) ttft_spike_micros_ += scrape_every_;
   arrivals_since_scrape_ = 0;

@@ -91,12 +91,45 @@ Json autoscaler_json(const AutoscalerConfig& a) {
 
 }  // namespace
 
+// The dashboards' view of the node and pod layers (output.cluster_series; docs/wasm-api.md).
+static Json cluster_series_json(const ClusterSeries& c) {
+  const auto gpus = [](double v) { return v < 0 ? Json(-1) : Json(v); };
+  Json nodes = Json::array();
+  for (const auto& n : c.nodes) {
+    Json free = Json::array();
+    for (std::int32_t v : n.gpus_free) free.push_back(v < 0 ? Json(nullptr) : Json(v));
+    nodes.push_back({{"id", n.id}, {"name", "node-" + std::to_string(n.id)}, {"instance_type", n.instance_type},
+                     {"capacity_type", n.capacity_type}, {"zone", n.zone}, {"owner", n.owner}, {"gpus", n.gpus}, {"gpus_free", free}});
+  }
+  Json pools = Json::array();
+  for (const auto& p : c.nodepools) pools.push_back({{"name", p.name}, {"limit_gpus", p.limit_gpus < 0 ? Json(nullptr) : Json(p.limit_gpus)}, {"gpus", p.gpus}});
+  Json queues = Json::array();
+  for (const auto& q : c.kai_queues) {
+    Json j{{"name", q.name}, {"quota", gpus(q.quota)}, {"limit", gpus(q.limit)}};
+    for (const auto& [key, col] : {std::pair<const char*, const std::vector<double>*>{"deserved", &q.deserved}, {"fair_share", &q.fair_share},
+                                   {"allocated", &q.allocated}, {"requested", &q.requested}}) {
+      Json a = Json::array();
+      for (double v : *col) a.push_back(gpus(v));
+      j[key] = std::move(a);
+    }
+    queues.push_back(std::move(j));
+  }
+  return {{"nodes", nodes},
+          {"pods_pending", c.pods_pending},
+          {"pods_unschedulable", c.pods_unschedulable},
+          {"nodeclaims_launched", c.nodeclaims_launched},
+          {"nodeclaims_pending", c.nodeclaims_pending},
+          {"nodepools", pools},
+          {"kai_queues", queues}};
+}
+
 Json result_to_json(const RunResult& r, const Scenario& scenario) {
   const bool pools = scenario.pools_declared;
   Json out;
   out["summary"] = summary_json(r.summary);
   if (scenario.cluster.provisioner != ProvisionerKind::FixedDelay) out["summary"]["cluster"] = cluster_json(r.summary.cluster);
   out["series"] = series_json(r.series);
+  if (scenario.output.cluster_series && scenario.cluster.provisioner != ProvisionerKind::FixedDelay) out["cluster_series"] = cluster_series_json(r.cluster_series);
   out["autoscaler"] = autoscaler_json(scenario.pools.front().autoscaler);
   if (pools) {
     Json per_pool = Json::object();

@@ -97,6 +97,35 @@ struct Series {
   std::vector<std::int32_t> nodes;           // cluster mode: nodes not yet terminated (empty otherwise)
 };
 
+// Cluster mode with output.cluster_series: what an operator's dashboards show of the node and pod
+// layers, one row per scrape (at the series' t_s). Defined here once; the diagnosis view reads it.
+struct ClusterSeries {
+  struct NodeColumn {
+    std::uint32_t id = 0;
+    std::string instance_type, capacity_type, zone, owner;  // owner: the NodePool or node group
+    int gpus = 0;                                           // the type's GPUs
+    std::vector<std::int32_t> gpus_free;  // allocatable − requested nvidia.com/gpu; -1: not in the cluster or no GPUs advertised yet
+  };
+  struct PoolColumn {
+    std::string name;
+    std::int64_t limit_gpus = -1;     // spec.limits nvidia.com/gpu; -1: none
+    std::vector<std::int64_t> gpus;   // the pool's usage as Karpenter counts it (its nodes' capacity, in-flight included)
+  };
+  struct QueueColumn {
+    std::string name;
+    double quota = 0, limit = 0;      // spec.resources.gpu (-1: unlimited)
+    std::vector<double> deserved, fair_share, allocated, requested;  // GPUs, as of KAI's last cycle
+  };
+  std::vector<NodeColumn> nodes;                // every node the run had, by id
+  std::vector<std::int32_t> pods_pending;       // pods not bound (not deleted)
+  std::vector<std::int32_t> pods_unschedulable; // of them, marked PodScheduled=False reason Unschedulable
+  std::vector<std::int32_t> nodeclaims_launched;  // nodes launched so far (cumulative; the run's initial nodes are not launched)
+  std::vector<std::int32_t> nodeclaims_pending;   // launched, not yet Initialized
+  std::vector<PoolColumn> nodepools;            // Karpenter's NodePools
+  std::vector<QueueColumn> kai_queues;          // KAI's queues (when a pod names kai-scheduler)
+  std::size_t rows = 0;
+};
+
 // One pool's share of the run (the totals are over every pool).
 struct PoolResult {
   std::string name;
@@ -108,6 +137,7 @@ struct RunResult {
   Summary summary;
   Series series;
   std::vector<PoolResult> pools;         // per pool, in the scenario's order
+  ClusterSeries cluster_series;          // only with output.cluster_series (cluster mode)
   std::vector<DecisionRecord> decisions;  // bounded: DecisionLog folds repeats, then stops keeping
   DecisionLogStats decision_log;          // what it folded or did not keep
   std::vector<RequestRecord> requests;   // always kept; exported only if output.requests
