@@ -35,6 +35,9 @@ const FIELDS = [
   ['replica_evictions_by_reason.RegistrationTimeout', 'Evicted: node never registered', '', 'breakdown'],
   ['replica_evictions_by_reason.Drain', 'Evicted: node drained', '', 'breakdown'],
   ['replica_evictions_by_reason.Preempted', 'Evicted: preempted by KAI Scheduler (reclaim, preempt, consolidation)', '', 'breakdown'],
+  ['time_to_ready_mean_s', 'New replica: created → Ready, mean', 's'],
+  ['time_to_ready_max_s', 'New replica: created → Ready, longest', 's'],
+  ['partial_group_gpu_hours', 'GPU-hours held by partly placed LeaderWorkerSet groups', 'h'],
   ['ttft_spike_minutes', 'Minutes with windowed P99 TTFT > 10 s', 'min'],
   ['ttft_breach_hours', 'Clock hours with P99 TTFT > 10 s (by arrival)', ''],
   // Cluster mode (a scenario with a cluster section): nested under `cluster`.

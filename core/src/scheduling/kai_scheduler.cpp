@@ -120,7 +120,35 @@ Snapshot KaiScheduler::snapshot(const ClusterState& cluster, const std::vector<s
   return s;
 }
 
+std::vector<std::int64_t> KaiScheduler::cycle_key(const ClusterState& cluster, const std::vector<std::uint32_t>& pending) {
+  std::vector<std::int64_t> key(pending.begin(), pending.end());
+  key.push_back(-1);
+  for (const Node& node : cluster.nodes) {
+    if (node.phase == NodePhase::Terminated) continue;
+    key.push_back(node.id);
+    key.push_back(static_cast<std::int64_t>(node.phase) * 4 + (node.disrupted ? 2 : 0) + (node.ready_at >= 0 ? 1 : 0));
+    key.push_back(static_cast<std::int64_t>(node.taints.size()));
+    for (std::uint32_t id : node.pods) key.push_back(cluster.pods[id].terminating() ? -2 - static_cast<std::int64_t>(id) : id);
+    key.push_back(-1);
+  }
+  return key;
+}
+
 SchedulingCycle KaiScheduler::schedule(const ClusterState& cluster, const std::vector<std::uint32_t>& pending, Micros now) {
+  std::vector<std::int64_t> key = cycle_key(cluster, pending);
+  if (has_last_ && key == last_key_) {
+    SchedulingCycle again = last_cycle_;
+    if (again.next_wakeup >= 0) again.next_wakeup = now + period();
+    return again;
+  }
+  SchedulingCycle cycle = run(cluster, pending, now);
+  last_key_ = std::move(key);
+  last_cycle_ = cycle;
+  has_last_ = true;
+  return cycle;
+}
+
+SchedulingCycle KaiScheduler::run(const ClusterState& cluster, const std::vector<std::uint32_t>& pending, Micros now) {
   SchedulingCycle cycle;
   std::vector<std::vector<std::uint32_t>> pods_of_job;
   std::vector<std::uint32_t> node_id;

@@ -54,8 +54,18 @@ class KaiScheduler : public Scheduler {
   Snapshot snapshot(const ClusterState& cluster, const std::vector<std::uint32_t>& pending, std::vector<std::vector<std::uint32_t>>* pods_of_job,
                     std::vector<std::uint32_t>* node_ids) const;
 
+  // What a cycle's snapshot is built from, as numbers: the pending pods, each node's phase, taints and
+  // pods (with their terminating flag). Equal keys give equal snapshots, hence equal cycles.
+  static std::vector<std::int64_t> cycle_key(const ClusterState& cluster, const std::vector<std::uint32_t>& pending);
+
  private:
+  SchedulingCycle run(const ClusterState& cluster, const std::vector<std::uint32_t>& pending, Micros now);
   const KaiSchedulerConfig& config_;
+  // The last cycle, to answer again while nothing it read has changed (a pod left Pending keeps the
+  // 1 s cycle running for the whole run; the session is a pure function of its snapshot).
+  std::vector<std::int64_t> last_key_;
+  SchedulingCycle last_cycle_;
+  bool has_last_ = false;
 };
 
 }  // namespace gpuscale
