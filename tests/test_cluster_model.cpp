@@ -547,8 +547,8 @@ TEST_CASE("with Karpenter: a batch window, a NodeClaim from the pool, the bind, 
 TEST_CASE("PodDisruptionBudget arithmetic: expected, desired and current healthy, disruptions allowed", "[cluster]") {
   ClusterState s;
   PodTemplate replica, web_pod;
-  replica.owner = PodOwner{PodOwner::Kind::Pool, 0, "vllm"};
-  web_pod.owner = PodOwner{PodOwner::Kind::Workload, 0, "web"};
+  replica.owner = PodOwner{PodOwner::Kind::Pool, 0, "vllm", 1, {}};
+  web_pod.owner = PodOwner{PodOwner::Kind::Workload, 0, "web", 1, {}};
   s.templates = {replica, web_pod};
   s.pools = {PoolBudget{}};
   auto add = [&](bool ready, PodPhase phase = PodPhase::Running, std::int32_t owner = 0) {

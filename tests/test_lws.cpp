@@ -211,3 +211,80 @@ TEST_CASE("two tenants on one GPU pool: training borrows idle GPUs over its quot
   CHECK(first(b, "kai-scheduler", "evicted by reclaim") == nullptr);
   CHECK(r.summary.time_to_ready_mean_s > b.summary.time_to_ready_mean_s + 10);
 }
+
+namespace {
+
+// Two groups of the 405B model, each 2 pods of 8 GPUs (TP8 in a node, PP2 across two), under KAI, on
+// four p5s: two in us-east-1a, one in us-east-1b, one in us-east-1c. The LeaderWorkerSet's
+// annotations ask KAI to keep a group inside one zone (`placement`: required or preferred).
+Json zoned_kai_doc(const char* placement) {
+  Json doc = lws_kai_doc();
+  Json& lws = doc["leaderWorkerSet"];
+  lws["spec"]["leaderWorkerTemplate"]["size"] = 2;
+  lws["spec"]["leaderWorkerTemplate"]["workerTemplate"]["gpus"] = 8;
+  lws["metadata"]["annotations"] = Json{{"kai.scheduler/topology", "zones"},
+                                        {std::string("kai.scheduler/topology-") + placement + "-placement", "topology.kubernetes.io/zone"}};
+  doc["cluster"]["kai"]["topologies"] = Json::parse(R"([{"apiVersion": "kai.scheduler/v1alpha1", "kind": "Topology", "metadata": {"name": "zones"},
+      "spec": {"levels": [{"nodeLabel": "topology.kubernetes.io/zone"}, {"nodeLabel": "kubernetes.io/hostname"}]}}])");
+  doc["cluster"]["initial_nodes"] = Json::parse(R"([
+      {"instance_type": "p5.48xlarge", "owner": "gpu-h100", "zone": "us-east-1a", "count": 2},
+      {"instance_type": "p5.48xlarge", "owner": "gpu-h100", "zone": "us-east-1b", "count": 1},
+      {"instance_type": "p5.48xlarge", "owner": "gpu-h100", "zone": "us-east-1c", "count": 1}])");
+  doc["cluster"].erase("workloads");
+  doc["autoscaler"] = Json{{"strategy", "fixed"}, {"replicas", 2}};
+  doc["duration_s"] = 1200;
+  return doc;
+}
+
+}  // namespace
+
+TEST_CASE("a group whose required topology no domain can hold stays Pending beside free GPUs, and Karpenter sees room", "[lws][kai-sim]") {
+  const RunResult r = run_simulation(parse_scenario(zoned_kai_doc("required")));
+  // Group 0 takes the only zone with 16 free GPUs; group 1's 16 GPUs are free only across two zones.
+  CHECK(count(r, "kai-scheduler", "(PodGroup pg-vllm-group-0", 0, 0) == 2);
+  CHECK(first(r, "kai-scheduler", "(PodGroup pg-vllm-group-1, queue") == nullptr);
+  const DecisionRecord* held = first(r, "kai-scheduler", "No topology.kubernetes.io/zone domain of topology zones can hold the job's 2 pods (16 GPUs) together");
+  REQUIRE(held != nullptr);
+  CHECK(held->explanation.find("pg-vllm-group-1") != std::string::npos);
+  // Karpenter does not read KAI's topology: to its simulation the pending members fit the nodes in
+  // us-east-1b and us-east-1c, so it launches nothing, and the group waits to the end.
+  const DecisionRecord* karpenter = first(r, "karpenter.provisioner", "2 fit existing capacity: node 2 ← pods [2], node 3 ← pods [3]; no new NodeClaim");
+  REQUIRE(karpenter != nullptr);
+  CHECK(karpenter->reason == "FitsExistingCapacity");
+  CHECK(r.summary.cluster.nodes_launched == 4);  // the starting four only
+  CHECK(first(r, "karpenter.provisioner", "NodeClaim 1 of") == nullptr);
+  // Nor does consolidation free the two nodes: Karpenter keeps them for the pods it nominated there.
+  CHECK(first(r, "karpenter.disruption", "node 2: nominated for pending pods") != nullptr);
+  CHECK(r.summary.partial_group_gpu_hours == 0);  // the gang holds nothing while it waits
+
+  // Preferred placement: no zone holds the group, so KAI places it across two (at once, on the free nodes).
+  const RunResult p = run_simulation(parse_scenario(zoned_kai_doc("preferred")));
+  CHECK(count(p, "kai-scheduler", "(PodGroup pg-vllm-group-1", 0, 0) == 2);
+  // kube-scheduler ignores KAI's annotations: the same required document binds both groups at once.
+  Json kube = zoned_kai_doc("required");
+  kube["leaderWorkerSet"]["spec"]["leaderWorkerTemplate"]["workerTemplate"]["schedulerName"] = "default-scheduler";
+  const RunResult k = run_simulation(parse_scenario(kube));
+  CHECK(count(k, "kube-scheduler", "(vllm) bound to node", 0, 0) == 4);
+}
+
+TEST_CASE("a LeaderWorkerSet's topology annotations name a Topology of cluster.kai and its levels", "[lws]") {
+  Json doc = zoned_kai_doc("required");
+  doc["leaderWorkerSet"]["metadata"]["annotations"]["kai.scheduler/topology"] = "racks";
+  InputError e = parse_error(doc);
+  CHECK(e.path() == "/leaderWorkerSet/metadata/annotations/kai.scheduler~1topology");
+  CHECK(e.message().find("not a topology of /cluster/kai/topologies") != std::string::npos);
+  doc = zoned_kai_doc("required");
+  doc["leaderWorkerSet"]["metadata"]["annotations"]["kai.scheduler/topology-required-placement"] = "example.com/rack";
+  e = parse_error(doc);
+  CHECK(e.path() == "/leaderWorkerSet/metadata/annotations/kai.scheduler~1topology-required-placement");
+  CHECK(e.message().find("topology.kubernetes.io/zone, kubernetes.io/hostname") != std::string::npos);
+  doc = zoned_kai_doc("required");
+  doc["leaderWorkerSet"]["metadata"]["annotations"].erase("kai.scheduler/topology");
+  CHECK(parse_error(doc).path() == "/leaderWorkerSet/metadata/annotations/kai.scheduler~1topology");
+  doc = zoned_kai_doc("required");
+  doc["leaderWorkerSet"]["metadata"]["annotations"]["kai.scheduler/topology"] = 3;
+  CHECK(parse_error(doc).path() == "/leaderWorkerSet/metadata/annotations/kai.scheduler~1topology");
+  doc = zoned_kai_doc("required");
+  doc["leaderWorkerSet"]["metadata"]["owner"] = "me";
+  CHECK(parse_error(doc).path() == "/leaderWorkerSet/metadata/owner");
+}

@@ -19,12 +19,23 @@ inline constexpr Named<PodPhase> kPodPhases[] = {{"Pending", PodPhase::Pending},
                                                  {"Unknown", PodPhase::Unknown}};
 inline const char* to_string(PodPhase p) { return name_of(p, kPodPhases); }
 
+// spec.topologyConstraint of a PodGroup (scheduling.run.ai/v2alpha2); KAI's pod-grouper fills it from
+// the top owner's annotations kai.scheduler/topology, kai.scheduler/topology-required-placement and
+// kai.scheduler/topology-preferred-placement (pkg/podgrouper/podgrouper/plugins/defaultgrouper/
+// default_grouper.go).
+struct TopologyConstraint {
+  std::string topology;              // a Topology's name ("" = none)
+  std::string required_level;        // requiredTopologyLevel: a nodeLabel of its levels
+  std::string preferred_level;       // preferredTopologyLevel
+};
+
 // Who stamps pods from a template: a model-serving pool's ReplicaSet, or another workload's controller.
 struct PodOwner {
   enum class Kind : std::uint8_t { Pool, Workload } kind = Kind::Workload;
   int index = 0;      // into the scenario's pools or cluster.workloads
   std::string name;   // the pool's or workload's name
   int group_size = 1; // a LeaderWorkerSet's pods per group (its PodGroup's minMember under KAI); 1 otherwise
+  TopologyConstraint topology;  // from the owner's (the LeaderWorkerSet's) metadata.annotations
 };
 
 // The schedulers a pod may name in spec.schedulerName.

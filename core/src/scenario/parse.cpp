@@ -128,11 +128,32 @@ Json expand_cluster_preset(const Json& cluster) {
 PodTemplate default_replica_pod(const PoolConfig& pool, int index, int members = 1) {
   PodTemplate t;
   t.name = pool.name;
-  t.owner = PodOwner{PodOwner::Kind::Pool, index, pool.name};
+  t.owner = PodOwner{PodOwner::Kind::Pool, index, pool.name, 1, {}};
   t.gpus = engine_profile(pool.engine.profile).gpus() / members;
   t.cpu_milli = 8000 * t.gpus;
   t.memory_mib = 100 * 1024 * t.gpus;
   t.tolerations.push_back(Toleration{"nvidia.com/gpu", TolerationOp::Exists, "", std::nullopt});
+  return t;
+}
+
+// A top owner's annotations (string values), of which KAI's pod-grouper reads the topology ones into the
+// PodGroup's spec.topologyConstraint (pkg/podgrouper/podgrouper/plugins/defaultgrouper/default_grouper.go).
+// The names are checked against cluster.kai.topologies once the whole scenario is read.
+TopologyConstraint parse_topology_annotations(const Json& v, const std::string& path) {
+  const Json& ann = expect_object(v, path);
+  TopologyConstraint t;
+  for (auto it = ann.begin(); it != ann.end(); ++it) {
+    const std::string p = path + "/" + json_pointer_token(it.key());
+    const bool kai = it.key() == kKaiTopologyAnnotation || it.key() == kKaiTopologyRequiredAnnotation || it.key() == kKaiTopologyPreferredAnnotation;
+    const std::string value = expect_string(it.value(), p, kai ? 317 : 65536);
+    if (it.key() == kKaiTopologyAnnotation) t.topology = value;
+    if (it.key() == kKaiTopologyRequiredAnnotation) t.required_level = value;
+    if (it.key() == kKaiTopologyPreferredAnnotation) t.preferred_level = value;
+  }
+  if (t.topology.empty() && (!t.required_level.empty() || !t.preferred_level.empty())) {
+    throw InputError(path + "/" + json_pointer_token(kKaiTopologyAnnotation),
+                     "is required with a topology placement annotation: the name of a Topology of /cluster/kai/topologies");
+  }
   return t;
 }
 
@@ -148,12 +169,17 @@ void parse_leader_worker_set(const Json& j, const std::string& path, int index, 
   if (api != "leaderworkerset.x-k8s.io/v1") throw InputError(r.child_path("apiVersion"), shown(api) + " is not allowed; expected \"leaderworkerset.x-k8s.io/v1\"");
   const std::string kind = r.require_string("kind", "\"LeaderWorkerSet\"");
   if (kind != "LeaderWorkerSet") throw InputError(r.child_path("kind"), shown(kind) + " is not allowed; expected \"LeaderWorkerSet\"");
+  TopologyConstraint topology;
   if (const Json* m = r.raw("metadata")) {
     ObjectReader mr(*m, r.child_path("metadata"));
+    mr.only_keys({"name", "namespace", "labels", "annotations"});
     const std::string name = mr.get_string("name", pool.name, 63);
     if (name != pool.name) {
       throw InputError(mr.child_path("name"), shown(name) + " is not the pool's name " + shown(pool.name) + "; the pool's name is the LeaderWorkerSet's");
     }
+    mr.get_string("namespace", "default", 63);
+    if (const Json* l = mr.raw("labels")) parse_labels(*l, mr.child_path("labels"));
+    if (const Json* a = mr.raw("annotations")) topology = parse_topology_annotations(*a, mr.child_path("annotations"));
     mr.finish();
   }
   const Json& spec = r.require("spec", "the LeaderWorkerSet's spec with its leaderWorkerTemplate");
@@ -192,6 +218,7 @@ void parse_leader_worker_set(const Json& j, const std::string& path, int index, 
   const Json& worker = lr.require("workerTemplate", "the members' pod spec");
   pool.pod = parse_pod_template(worker, lr.child_path("workerTemplate"), pool.pod);
   pool.pod.owner.group_size = pool.group_size;
+  pool.pod.owner.topology = topology;
   if (pool.pod.gpus * pool.group_size != gpus) {
     throw InputError(lr.child_path("workerTemplate") + "/gpus", std::to_string(pool.group_size) + " pods of " + std::to_string(pool.pod.gpus) +
                                                                      " GPUs are not the " + std::to_string(gpus) + " GPUs engine profile " + pool.engine.profile +
@@ -409,7 +436,7 @@ void parse_cluster(const Json& j, Scenario& s) {
       }
       w.replicas = wr.get_int("replicas", 1, 0, 1000);
       w.pod.name = w.name;
-      w.pod.owner = PodOwner{PodOwner::Kind::Workload, static_cast<int>(i), w.name};
+      w.pod.owner = PodOwner{PodOwner::Kind::Workload, static_cast<int>(i), w.name, 1, {}};
       w.pod.cpu_milli = 1000;
       w.pod.memory_mib = 2048;
       if (const Json* pod = wr.raw("pod")) w.pod = parse_pod_template(*pod, p + "/pod", w.pod);
@@ -577,6 +604,24 @@ void parse_cluster(const Json& j, Scenario& s) {
       if (child.parent == queue) throw InputError(where, quote_for_message(queue) + " is a parent queue; only leaf queues hold workloads");
   };
   for (std::size_t i = 0; i < s.pools.size(); ++i) check_queue(s.pools[i].pod, s.pools_declared ? "/pools/" + std::to_string(i) + "/pod" : "/cluster/inference_pod");
+  // A KAI group's topology annotations name a Topology of cluster.kai and its levels (kube-scheduler
+  // ignores them, as it does in a cluster).
+  for (std::size_t i = 0; i < s.pools.size(); ++i) {
+    const PodTemplate& pod = s.pools[i].pod;
+    const TopologyConstraint& t = pod.owner.topology;
+    if (pod.scheduler_name != kKaiScheduler || t.topology.empty()) continue;
+    const std::string where = (s.pools_declared ? "/pools/" + std::to_string(i) : std::string()) + "/leaderWorkerSet/metadata/annotations/";
+    const auto topo = std::find_if(c.kai.topologies.begin(), c.kai.topologies.end(), [&](const SnapshotTopology& x) { return x.name == t.topology; });
+    if (topo == c.kai.topologies.end()) {
+      throw InputError(where + json_pointer_token(kKaiTopologyAnnotation), quote_for_message(t.topology) + " is not a topology of /cluster/kai/topologies");
+    }
+    for (const auto& [level, key] : {std::make_pair(&t.required_level, kKaiTopologyRequiredAnnotation), std::make_pair(&t.preferred_level, kKaiTopologyPreferredAnnotation)}) {
+      if (level->empty() || std::find(topo->levels.begin(), topo->levels.end(), *level) != topo->levels.end()) continue;
+      std::string levels;
+      for (const std::string& l : topo->levels) levels += (levels.empty() ? "" : ", ") + l;
+      throw InputError(where + json_pointer_token(key), quote_for_message(*level) + " is not a level of topology " + quote_for_message(t.topology) + " (" + levels + ")");
+    }
+  }
   for (std::size_t i = 0; i < c.workloads.size(); ++i) check_queue(c.workloads[i].pod, "/cluster/workloads/" + std::to_string(i) + "/pod");
 }
 

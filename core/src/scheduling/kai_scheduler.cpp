@@ -46,6 +46,7 @@ SnapshotJob job_of(const ClusterState& cluster, const Pod& pod) {
   j.preemptible = j.priority < 100;  // pkg/common/podgroup CalculatePreemptibility
   j.min_member = group ? t.owner.group_size : 1;
   j.created = pod.created_at;
+  j.topology = t.owner.topology;
   return j;
 }
 

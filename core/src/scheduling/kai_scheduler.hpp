@@ -28,6 +28,10 @@ namespace gpuscale {
 
 inline constexpr const char* kKaiScheduler = "kai-scheduler";
 inline constexpr const char* kKaiQueueLabel = "kai.scheduler/queue";  // pkg/common/constants DefaultQueueLabel
+// The top owner's annotations the pod-grouper turns into a PodGroup's topologyConstraint.
+inline constexpr const char* kKaiTopologyAnnotation = "kai.scheduler/topology";
+inline constexpr const char* kKaiTopologyRequiredAnnotation = "kai.scheduler/topology-required-placement";
+inline constexpr const char* kKaiTopologyPreferredAnnotation = "kai.scheduler/topology-preferred-placement";
 inline constexpr const char* kKaiDefaultQueue = "default-queue";
 
 // KAI as a scenario sets it up (cluster.kai, docs/scenario.md).

@@ -51,13 +51,6 @@ struct SnapshotTask {
   std::string sub_group;             // the PodGroup sub-group it belongs to ("" = the job's)
 };
 
-// spec.topologyConstraint of a PodGroup (scheduling.run.ai/v2alpha2).
-struct TopologyConstraint {
-  std::string topology;              // a Topology's name ("" = none)
-  std::string required_level;        // requiredTopologyLevel: a nodeLabel of its levels
-  std::string preferred_level;       // preferredTopologyLevel
-};
-
 // A PodGroup sub-group (spec.subGroups[]): a set of its tasks with its own minMember.
 struct SnapshotSubGroup {
   std::string name;
