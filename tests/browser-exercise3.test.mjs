@@ -108,6 +108,21 @@ test('exercise 3: the diagnosis view, a wrong diagnosis refused, the right one a
   assert.ok(await page.locator('#ex3 [data-part="run"] .diag-layer[data-layer="kai-scheduler"] .diag-events li[data-reason="FailedScheduling"]').count() > 0,
             'the PodGroup condition is listed');
 
+  // The topology variant: KAI's gang waits beside free GPUs in two zones; the view counts the deferrals
+  // and the node table shows each node's zone.
+  let topo = null;
+  for (let seed = 0; seed < 60 && !topo; seed++) {
+    if ((await cli('solve', 3, '--seed', seed)).answers.cause === 'topology_required') topo = seed;
+  }
+  assert.notEqual(topo, null, 'a variant of the topology cause');
+  await page.goto(url(`#/exercise/3?variant=${topo}`), WAIT);
+  await waitForPanel(page, 'ex3');
+  await page.waitForSelector('#ex3 [data-part="run"][data-ready="true"]', GRADE_WAIT);
+  const deferrals = await page.textContent('#ex3 [data-part="run"] [data-field="topology_deferrals"]');
+  assert.ok(Number(deferrals.match(/(\d+)$/)[1]) > 0, deferrals);
+  const zones = await page.locator('#ex3 [data-part="run"] .diag-layer[data-layer="gpus"] tbody tr td:first-of-type').allTextContents();
+  assert.ok(new Set(zones.map((z) => z.split(' ').pop())).size >= 3, zones.join(' | '));
+
   // The same view in the playground, for a cluster run.
   await page.goto(url('#/playground?/cluster/preset=karpenter_when_empty'), WAIT);
   await waitForPanel(page, 'playground');

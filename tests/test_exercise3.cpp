@@ -85,6 +85,8 @@ TEST_CASE("each cause's evidence is what the simulation produced", "[exercise3]"
       {"node_selector_mismatch", {{"failed_scheduling", "didn't match Pod's node affinity/selector"}, {"free_gpus", "8 of 8 free"}}},
       {"nonpreemptible_over_quota", {{"podgroup_condition", "NonPreemptibleOverQuota"}, {"kai_queue", "Queue inference: allocated"}}},
       {"queue_limit", {{"podgroup_condition", "OverLimit"}, {"kai_queue", "Queue inference: allocated"}}},
+      {"topology_required", {{"podgroup_condition", "No topology.kubernetes.io/zone domain of topology zones can hold the job's 2 pods (16 GPUs) together"},
+                             {"free_gpus", "8 of 8 free"}}},
   };
   for (const auto& [cause, items] : expected) {
     INFO(cause);
@@ -119,7 +121,8 @@ TEST_CASE("the right answer is accepted in several forms, and its fix schedules 
     CHECK(g.at("score").get<double>() == Approx(1));
     CHECK(g.at("correct").get<bool>());
     CHECK(g.at("fix_run").at("scheduled").get<bool>());
-    CHECK(question(g, "fix").at("feedback").get<std::string>().find("every pod of the Deployment is bound") != std::string::npos);
+    const std::string kind = cause == "topology_required" ? "LeaderWorkerSet" : "Deployment";
+    CHECK(question(g, "fix").at("feedback").get<std::string>().find("every pod of the " + kind + " is bound") != std::string::npos);
   }
   // Layer and cause names as people write them; evidence by the event's own name; a fix with a value.
   const std::uint64_t limit = seed_for("nodepool_limit");
@@ -196,4 +199,28 @@ TEST_CASE("malformed answers are InputErrors with the path; the variant never ca
     const std::string v = exercise3::variant(definition(), seed).dump();
     CHECK(v.find("cause_id") == std::string::npos);
   }
+}
+
+TEST_CASE("the topology cause: a gang whose required zone no domain holds; quota is not it, and relaxing the placement schedules it", "[exercise3]") {
+  const std::uint64_t seed = seed_for("topology_required");
+  const Json v = exercise3::variant(definition(), seed);
+  // The scenario the learner reads carries the LeaderWorkerSet's annotations and the Topology.
+  const Json& sc = v.at("scenario");
+  CHECK(sc.at("leaderWorkerSet").at("metadata").at("annotations").at("kai.scheduler/topology-required-placement") == "topology.kubernetes.io/zone");
+  CHECK(sc.at("cluster").at("kai").at("topologies").size() == 1);
+  // Karpenter sees room on the free nodes, so nothing is launched.
+  CHECK(evidence_text(v, "nodeclaims").find("NodeClaims launched: 0") == 0);
+  // A learner who blames the queue's quota: the queue deserves more than it holds, and raising it changes nothing.
+  const Json g = exercise3::grade(definition(), seed, Json::parse(R"({"layer": "KAI", "cause": "quota", "evidence": ["kai_queue"], "fix": {"id": "raise_queue_quota", "value": 64}})"));
+  CHECK(question(g, "layer").at("correct").get<bool>());
+  CHECK_FALSE(question(g, "cause").at("correct").get<bool>());
+  CHECK(question(g, "cause").at("feedback").get<std::string>().find("Queue inference: allocated 16 GPUs, deserved 32") != std::string::npos);
+  CHECK(question(g, "evidence").at("points").get<double>() == 0);
+  const std::string fix = question(g, "fix").at("feedback").get<std::string>();
+  CHECK(fix.find("still stays Pending") != std::string::npos);
+  CHECK(fix.find("required placement keeps it pending") != std::string::npos);
+  // The right cause by another name; the fix by its annotation.
+  const Json r = exercise3::grade(definition(), seed, Json::parse(R"({"layer": "kai scheduler", "cause": "required topology", "evidence": ["PodGroup", "free gpus"], "fix": "relax_topology"})"));
+  CHECK(r.at("correct").get<bool>());
+  CHECK(question(r, "fix").at("feedback").get<std::string>().find("topology-preferred-placement: topology.kubernetes.io/zone") != std::string::npos);
 }

@@ -103,7 +103,10 @@ export class DiagnosisView {
       .sort((a, b) => a.t_s - b.t_s);
     const kubeFailed = of('kube-scheduler').filter((d) => d.reason === 'FailedScheduling');
     const kaiEvents = of('kai-scheduler').filter((d) => d.reason !== 'Session');
-    const gangDeferrals = of('kai-scheduler').filter((d) => /required for gang scheduling/.test(d.explanation ?? '')).length;
+    // Each record of a repeated event stands for 1 + repeats cycles.
+    const cycles = (re) => of('kai-scheduler').filter((d) => re.test(d.explanation ?? '')).reduce((n, d) => n + 1 + (d.repeats ?? 0), 0);
+    const gangDeferrals = cycles(/required for gang scheduling/);
+    const topologyDeferrals = cycles(/required placement keeps it pending/);
     const usesKai = (c.kai_queues ?? []).length > 0 || kaiEvents.length > 0;
 
     const chartBox = el('div', { class: 'chart-stack' });
@@ -121,7 +124,9 @@ export class DiagnosisView {
           eventList(collapse(kubeFailed, (d) => String(d.explanation ?? '').replace(/^unschedulable: /, '')),
             { empty: 'No FailedScheduling event from kube-scheduler.', label: 'FailedScheduling events' })),
         section('kai-scheduler', 'KAI Scheduler (queues, PodGroups)', this.kai,
-          usesKai ? el('p', { dataset: { field: 'gang_deferrals' }, text: `Gang deferrals (a PodGroup held back because fewer than minMember pods fit): ${gangDeferrals}` }) : null,
+          usesKai ? el('p', { dataset: { field: 'gang_deferrals' }, text: `Gang deferrals (a pod of a PodGroup held back because fewer than minMember pods fit): ${gangDeferrals}` }) : null,
+          usesKai ? el('p', { dataset: { field: 'topology_deferrals' },
+                              text: `Topology deferrals (a pod of a PodGroup held back because no domain of its required topology level holds the whole gang): ${topologyDeferrals}` }) : null,
           el('h6', { text: 'PodGroup conditions and events' }),
           eventList(collapse(kaiEvents, (d) => String(d.explanation ?? '').replace(/^[a-z]+: /, '')),
             { empty: 'No pod names schedulerName: kai-scheduler in this run.', label: 'KAI events' })),

@@ -22,6 +22,12 @@ constexpr int kNodeGpus = 8;  // p5.48xlarge
 const char* const kZones[] = {"us-east-1a", "us-east-1b", "us-east-1c"};
 const char* const kWrongGpus[] = {"h200", "a100"};
 const char* const kTaint = "dedicated";
+// The topology cause: Llama 3.1 405B as a LeaderWorkerSet, each group 2 pods of 8 GPUs (TP8 inside a
+// node, PP2 across two), which the LeaderWorkerSet's annotations keep inside one zone.
+constexpr int kGroupPods = 2;
+constexpr int kGroupPodGpus = 8;
+const char* const kGroupProfile = "llama-3.1-405b-bf16-tp8-pp2-h100-sxm5";
+const char* const kZoneLabel = "topology.kubernetes.io/zone";
 const char* const kTaintValue = "llm-inference";
 
 std::string num(double v) {
@@ -86,7 +92,19 @@ Json params_for(const Json& def, std::uint64_t seed) {
   p["taint"] = std::string(kTaint) + "=" + kTaintValue + ":NoSchedule";
   p["allowed_types"] = "p5.4xlarge";
   int initial = nodes, replicas = 0;
-  if (layer == "karpenter") {
+  p["workload_kind"] = "Deployment";
+  p["workload_text"] = "Llama 3.3 70B FP8 on H100, tensor parallel 2: every replica's pod requests 2 nvidia.com/gpu";
+  if (cause == "topology_required") {
+    // Two groups: the first fills the two nodes of one zone; the second finds its 16 free GPUs as one
+    // node in each of the other zones.
+    replicas = 2;
+    initial = 4;
+    p["workload_kind"] = "LeaderWorkerSet";
+    p["workload_text"] = "Llama 3.1 405B BF16 on H100, tensor parallel 8 inside a node and pipeline parallel 2 across two: every replica is a group of " +
+                         std::to_string(kGroupPods) + " pods of " + std::to_string(kGroupPodGpus) + " nvidia.com/gpu";
+    p["quota"] = initial * kNodeGpus;
+    p["queue_limit"] = -1;
+  } else if (layer == "karpenter") {
     replicas = nodes * (kNodeGpus / kPodGpus) + extra;  // the nodes are full; `extra` pods need a new one
     p["limit"] = nodes * kNodeGpus;
   } else if (layer == "kube-scheduler") {
@@ -103,7 +121,8 @@ Json params_for(const Json& def, std::uint64_t seed) {
   p["duration_min"] = def.at("base_scenario").at("duration_s").get<double>() / 60;
   p["nodes_text"] = std::to_string(initial) + (initial == 1 ? " node of it runs" : " nodes of it run") + " when the team scales up.";
   p["scheduler_text"] = layer == "kai-scheduler"
-                            ? std::string("The Deployment's pods name schedulerName: kai-scheduler and the KAI queue inference (label kai.scheduler/queue), a leaf queue under team-a.")
+                            ? "The " + p.at("workload_kind").get<std::string>() +
+                                  "'s pods name schedulerName: kai-scheduler and the KAI queue inference (label kai.scheduler/queue), a leaf queue under team-a."
                             : std::string("The pods are placed by the default kube-scheduler.");
   p["pending_text"] = layer == "kube-scheduler" ? std::string("None of its pods has started.") : std::string("Some replicas run; the newest pods do not start.");
   return p;
@@ -112,6 +131,12 @@ Json params_for(const Json& def, std::uint64_t seed) {
 Json resources(double gpu_quota, double gpu_limit) {
   const Json open{{"quota", -1}, {"limit", -1}, {"overQuotaWeight", 1}};
   return {{"gpu", {{"quota", gpu_quota}, {"limit", gpu_limit}, {"overQuotaWeight", 1}}}, {"cpu", open}, {"memory", open}};
+}
+
+// The replicas' pod spec in a variant's scenario: the Deployment's, or the LeaderWorkerSet's workerTemplate.
+Json& pod_spec(Json& sc) {
+  if (sc.contains("leaderWorkerSet")) return sc["leaderWorkerSet"]["spec"]["leaderWorkerTemplate"]["workerTemplate"];
+  return sc["cluster"]["inference_pod"];
 }
 
 // The variant's cluster: the base scenario with the one mechanism of its cause in place.
@@ -124,9 +149,25 @@ Json scenario_for(const Json& def, const Json& p, std::uint64_t seed) {
   Json& cluster = sc["cluster"];
   cluster["initial_nodes"] = Json::array({{{"instance_type", "p5.48xlarge"}, {"capacity_type", "on-demand"}, {"zone", zone},
                                            {"owner", p.at("nodepool")}, {"count", p.at("initial_nodes")}}});
+  if (cause == "topology_required") {
+    // Two nodes in the variant's zone, one in each of the others; the pod spec becomes the group's.
+    cluster["initial_nodes"][0]["count"] = 2;
+    for (const char* other : kZones) {
+      if (zone != other) cluster["initial_nodes"].push_back({{"instance_type", "p5.48xlarge"}, {"capacity_type", "on-demand"}, {"zone", other},
+                                                            {"owner", p.at("nodepool")}, {"count", 1}});
+    }
+    sc["engine"] = {{"profile", kGroupProfile}};
+    Json worker = cluster["inference_pod"];
+    worker["gpus"] = kGroupPodGpus;
+    cluster.erase("inference_pod");
+    sc["leaderWorkerSet"] = {{"apiVersion", "leaderworkerset.x-k8s.io/v1"}, {"kind", "LeaderWorkerSet"},
+                             {"metadata", {{"name", p.at("deployment")},
+                                           {"annotations", {{"kai.scheduler/topology", "zones"}, {"kai.scheduler/topology-required-placement", kZoneLabel}}}}},
+                             {"spec", {{"leaderWorkerTemplate", {{"size", kGroupPods}, {"workerTemplate", worker}}}}}};
+  }
   Json& spec = cluster["nodepools"][0]["spec"];
   Json& requirements = spec["template"]["spec"]["requirements"];
-  Json& pod = cluster["inference_pod"];
+  Json& pod = pod_spec(sc);
   if (cause == "nodepool_limit") {
     spec["limits"] = {{"nvidia.com/gpu", std::to_string(p.at("limit").get<int>())}};
   } else if (cause == "no_instance_type") {
@@ -147,6 +188,10 @@ Json scenario_for(const Json& def, const Json& p, std::uint64_t seed) {
       if (q.at("name") == "inference") q["resources"] = resources(p.at("quota").get<double>(), p.at("queue_limit").get<double>());
     }
     cluster["kai"] = {{"queues", queues}};
+    if (cause == "topology_required") {
+      cluster["kai"]["topologies"] = Json::array({{{"apiVersion", "kai.scheduler/v1alpha1"}, {"kind", "Topology"}, {"metadata", {{"name", "zones"}}},
+                                                   {"spec", {{"levels", Json::array({{{"nodeLabel", kZoneLabel}}, {{"nodeLabel", "kubernetes.io/hostname"}}})}}}}});
+    }
   }
   return sc;
 }
@@ -244,7 +289,8 @@ Observation observation_from(const Json& j, const std::string& path) {
     const std::string np = r.child_path("nodes") + "/" + std::to_string(i);
     ObjectReader nr(nodes[i], np);
     Json n{{"name", nr.require_string("name", "the node's name", 64)}, {"instance_type", nr.require_string("instance_type", "its type", 64)},
-           {"owner", nr.require_string("owner", "its NodePool", 64)}, {"gpus", nr.get_int("gpus", 0, 0, 1024)}, {"free", nr.get_int("free", 0, 0, 1024)}};
+           {"zone", nr.require_string("zone", "its zone", 64)}, {"owner", nr.require_string("owner", "its NodePool", 64)},
+           {"gpus", nr.get_int("gpus", 0, 0, 1024)}, {"free", nr.get_int("free", 0, 0, 1024)}};
     nr.finish();
     o.nodes.push_back(std::move(n));
   }
@@ -332,7 +378,8 @@ Observation observe(const RunResult& r, const Scenario& s) {
   }
   for (const auto& n : c.nodes) {
     if (n.gpus_free.empty() || n.gpus_free.back() < 0) continue;
-    o.nodes.push_back({{"name", "node-" + std::to_string(n.id)}, {"instance_type", n.instance_type}, {"owner", n.owner}, {"gpus", n.gpus}, {"free", n.gpus_free.back()}});
+    o.nodes.push_back({{"name", "node-" + std::to_string(n.id)}, {"instance_type", n.instance_type}, {"zone", n.zone}, {"owner", n.owner}, {"gpus", n.gpus},
+                       {"free", n.gpus_free.back()}});
   }
   // The queue the stuck pod's PodGroup is in ("PodGroup pg-vllm-2 (queue inference): …"), else the pods' label.
   std::string queue;
@@ -374,6 +421,7 @@ std::string diagnose(const Observation& o) {
   if (o.scheduler == "kai-scheduler") {
     if (has(m, "NonPreemptibleOverQuota")) return "nonpreemptible_over_quota";
     if (has(m, "OverLimit")) return "queue_limit";
+    if (has(m, "required placement keeps it pending")) return "topology_required";
   }
   if (has(m, "untolerated taint")) return "untolerated_taint";
   if (has(m, "didn't match Pod's node affinity/selector")) return "node_selector_mismatch";
@@ -389,6 +437,21 @@ bool node_has_room(const Observation& o) {
     if (n.at("free").get<double>() >= kPodGpus) return true;
   }
   return false;
+}
+
+// Free GPUs enough for a whole group, but no zone holding them all.
+bool group_room_split_by_zone(const Observation& o) {
+  std::map<std::string, double> by_zone;
+  double total = 0;
+  for (const auto& n : o.nodes) {
+    const double free = n.at("free").get<double>();
+    total += free;
+    by_zone[n.at("zone").get<std::string>()] += free;
+  }
+  for (const auto& [zone, free] : by_zone) {
+    if (free >= kGroupPods * kGroupPodGpus) return false;
+  }
+  return total >= kGroupPods * kGroupPodGpus;
 }
 
 // Whether the run's signal `item` confirms `cause`: checked on what the run produced, never assumed.
@@ -416,6 +479,9 @@ bool confirms(const std::string& cause, const std::string& item, const Observati
   } else if (cause == "queue_limit") {
     if (item == "podgroup_condition") return o.scheduler == "kai-scheduler" && has(m, "OverLimit");
     if (item == "kai_queue") return !o.queue.empty() && o.queue_limit >= 0 && o.queue_allocated + kPodGpus > o.queue_limit;
+  } else if (cause == "topology_required") {
+    if (item == "podgroup_condition") return o.scheduler == "kai-scheduler" && has(m, "required placement keeps it pending");
+    if (item == "free_gpus") return group_room_split_by_zone(o);
   }
   return false;
 }
@@ -443,7 +509,7 @@ Json evidence_items(const Json& def, const Observation& o) {
   std::string free;
   for (const auto& n : o.nodes) {
     free += (free.empty() ? "" : "; ") + n.at("name").get<std::string>() + " (" + n.at("instance_type").get<std::string>() + ", " +
-            n.at("owner").get<std::string>() + "): " + num(n.at("free").get<double>()) + " of " + num(n.at("gpus").get<double>()) + " free";
+            n.at("zone").get<std::string>() + ", " + n.at("owner").get<std::string>() + "): " + num(n.at("free").get<double>()) + " of " + num(n.at("gpus").get<double>()) + " free";
   }
   add("free_gpus", free.empty() ? std::string("No node advertises GPUs.") : free + ".");
   add("pending_pods", "Pending pods: " + std::to_string(o.pods_pending) + ", of which " + std::to_string(o.pods_unschedulable) + " marked Unschedulable.");
@@ -477,8 +543,9 @@ std::string apply_fix(Json& sc, const Fix& f, const Json& p) {
   Json& cluster = sc["cluster"];
   Json& spec = cluster["nodepools"][0]["spec"];
   Json& reqs = spec["template"]["spec"]["requirements"];
-  Json& pod = cluster["inference_pod"];
-  const int need = p.at("replicas").get<int>() * kPodGpus;
+  Json& pod = pod_spec(sc);
+  const bool group = sc.contains("leaderWorkerSet");
+  const int need = p.at("replicas").get<int>() * (group ? kGroupPods * kGroupPodGpus : kPodGpus);
   if (f.id == "raise_nodepool_limit") {
     const double current = p.contains("limit") ? p.at("limit").get<double>() : 0;
     // Karpenter counts a node's whole capacity: enough for every replica, in whole nodes.
@@ -537,6 +604,15 @@ std::string apply_fix(Json& sc, const Fix& f, const Json& p) {
       if (q.at("name") == "inference") q["resources"]["gpu"][quota ? "quota" : "limit"] = v;
     }
     return std::string("queue inference: resources.gpu.") + (quota ? "quota" : "limit") + " " + num(v);
+  }
+  if (f.id == "relax_topology") {
+    if (!group) return "no topology annotation on this Deployment: nothing changed";
+    Json& ann = sc["leaderWorkerSet"]["metadata"]["annotations"];
+    if (!ann.contains("kai.scheduler/topology-required-placement")) return "no required placement to relax: nothing changed";
+    ann["kai.scheduler/topology-preferred-placement"] = ann["kai.scheduler/topology-required-placement"];
+    ann.erase("kai.scheduler/topology-required-placement");
+    return "kai.scheduler/topology-preferred-placement: " + ann["kai.scheduler/topology-preferred-placement"].get<std::string>() +
+           " instead of topology-required-placement on the LeaderWorkerSet";
   }
   if (f.id == "make_preemptible") {
     pod["priorityClassName"] = "build-preemptible";
@@ -680,7 +756,7 @@ std::string working_fix(const std::string& cause) {
   static const std::map<std::string, const char*> kFix = {
       {"nodepool_limit", "raise_nodepool_limit"},         {"no_instance_type", "widen_instance_types"}, {"capacity_unavailable", "widen_zones"},
       {"untolerated_taint", "add_toleration"},            {"node_selector_mismatch", "fix_node_selector"},
-      {"nonpreemptible_over_quota", "raise_queue_quota"}, {"queue_limit", "raise_queue_limit"}};
+      {"nonpreemptible_over_quota", "raise_queue_quota"}, {"queue_limit", "raise_queue_limit"},  {"topology_required", "relax_topology"}};
   const auto it = kFix.find(cause);
   return it == kFix.end() ? std::string() : it->second;
 }
@@ -817,7 +893,7 @@ Json grade(const Json& def, std::uint64_t seed, const Json& answer, const GradeC
       const Observation after = simulate(sc, report(simulate_variant ? 1 : 0, "your fix"));
       std::string fb = "Applied: " + change + ". Simulated again: ";
       if (after.all_bound) {
-        fb += "every pod of the Deployment is bound" +
+        fb += "every pod of the " + v.params.at("workload_kind").get<std::string>() + " is bound" +
               (after.bound_at_s >= 0 ? " (the last waiting pod at t = " + num(after.bound_at_s) + " s: " + after.bound_text + ")" : std::string()) + ".";
       } else {
         fb += "pod " + after.pod_name + " still stays Pending. " +
