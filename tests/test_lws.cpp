@@ -1,6 +1,7 @@
 // Multi-pod model servers (a LeaderWorkerSet per pool) in whole runs: placed pod by pod by
 // kube-scheduler (the 7-of-8 trap) or all or nothing by KAI Scheduler, serving only once every member
-// runs, and recreated as a group when one member goes. Plus the KAI queue-limit scale-up
+// runs, and recreated as a group when one member goes. Plus a Cluster Autoscaler scale-up that leaves a
+// group half placed (kubernetes/autoscaler#5170), the KAI queue-limit scale-up
 // (KAI-Scheduler#1615) and two tenants sharing a GPU pool.
 #include <catch2/catch.hpp>
 
@@ -29,6 +30,8 @@ Json lws_kai_doc() {
        "resources": {"gpu": {"quota": 40, "limit": -1}, "cpu": {"quota": -1, "limit": -1}, "memory": {"quota": -1, "limit": -1}}}]})");
   return doc;
 }
+
+Json ca_doc() { return Json::parse(read_text("scenarios/golden-ca-half-placed-group.json")); }
 
 // The NodePool's GPU limit: 32 holds the four starting nodes and nothing more.
 void limit_gpus(Json& doc, const std::string& gpus) { doc["cluster"]["nodepools"][0]["spec"]["limits"]["nvidia.com/gpu"] = gpus; }
@@ -136,6 +139,56 @@ TEST_CASE("a LeaderWorkerSet group that loses one member is recreated whole (Rec
   const DecisionRecord* rebound = first(r, "kube-scheduler", "(vllm) bound to node", term->t_s);
   REQUIRE(rebound != nullptr);
   CHECK(r.summary.time_to_ready_max_s >= 300 + 60);
+}
+
+TEST_CASE("Cluster Autoscaler adds the one node its group's maxSize allows and leaves a LeaderWorkerSet group half placed (kubernetes/autoscaler#5170)", "[lws]") {
+  const Json doc = ca_doc();
+  const Json& group = doc["cluster"]["cluster_autoscaler"]["nodeGroups"][0];
+  const int max_size = group["maxSize"].get<int>();
+  const int initial = doc["cluster"]["initial_nodes"][0]["count"].get<int>();
+  const int gpus = doc["leaderWorkerSet"]["spec"]["leaderWorkerTemplate"]["workerTemplate"]["gpus"].get<int>();
+  REQUIRE(max_size - initial == 1);  // room for one of the second group's two nodes
+  const RunResult r = run_simulation(parse_scenario(doc));
+  // The HPA's second group: both members unschedulable, CA's binpacking wants a node for each and the
+  // group's max size caps it at one; CA has no notion of the group, so it scales up anyway.
+  const DecisionRecord* up = first(r, "cluster-autoscaler", "2 to help");
+  REQUIRE(up != nullptr);
+  CHECK(up->reason == "TriggeredScaleUp");
+  CHECK(up->explanation.find("first fit: 1 new node(s) for 1 pods (1 left: max size " + std::to_string(max_size) + ")") != std::string::npos);
+  CHECK(r.summary.cluster.nodes_launched == max_size);
+  // Once it is on its way, and after, the other member is at max size: no further scale-up.
+  const DecisionRecord* at_max = first(r, "cluster-autoscaler", "the group is at max size", up->t_s);
+  REQUIRE(at_max != nullptr);
+  CHECK(at_max->reason == "NotTriggerScaleUp");
+  std::int64_t scale_ups = 0;
+  for (const auto& d : r.decisions) scale_ups += d.controller == "cluster-autoscaler" && d.reason == "TriggeredScaleUp" ? 1 : 0;
+  CHECK(scale_ups == 1);
+  // The new node comes up (boot and GPU stack: minutes), one member binds, the other stays Pending.
+  const DecisionRecord* partial = first(r, "lifecycle", "1 of its 2 LeaderWorkerSet pods bound", up->t_s);
+  REQUIRE(partial != nullptr);
+  CHECK(partial->t_s - up->t_s > 180);
+  CHECK(count(r, "kube-scheduler", "(vllm) bound to node " + std::to_string(initial) + " (", partial->t_s, partial->t_s) == 1);
+  CHECK(count(r, "kube-scheduler", "(vllm) bound to node", partial->t_s + 0.5) == 0);
+  CHECK(first(r, "cluster-autoscaler", "1 pods fit the template but the group is at max size", partial->t_s) != nullptr);
+  // The bound member holds its node's GPUs to the end serving nothing: the group is never Ready, and the
+  // full node is not a scale-down candidate (GPU 8/8 requested).
+  CHECK(r.summary.partial_group_gpu_hours == Approx(gpus * (3600 - partial->t_s) / 3600).epsilon(1e-9));
+  CHECK(r.summary.time_to_ready_max_s == 0);  // no replica created during the run became Ready
+  for (std::size_t i = 0; i < r.series.t_s.size(); ++i) CHECK(r.series.ready_replicas[i] <= 1);
+  CHECK(first(r, "cluster-autoscaler", "scale-down:") == nullptr);
+
+  // With room for both nodes the same scale-up makes the group whole: it is partly placed only between
+  // the two nodes' boots.
+  Json room = doc;
+  room["cluster"]["cluster_autoscaler"]["nodeGroups"][0]["maxSize"] = max_size + 1;
+  const RunResult w = run_simulation(parse_scenario(room));
+  const DecisionRecord* up2 = first(w, "cluster-autoscaler", "2 to help");
+  REQUIRE(up2 != nullptr);
+  CHECK(up2->explanation.find("first fit: 2 new node(s) for 2 pods;") != std::string::npos);
+  CHECK(w.summary.partial_group_gpu_hours > 0);
+  CHECK(w.summary.partial_group_gpu_hours < r.summary.partial_group_gpu_hours / 10);
+  CHECK(w.summary.time_to_ready_max_s >= 300 + 60);  // the group served, after its cold start
+  CHECK(w.summary.num_completed > r.summary.num_completed);
 }
 
 TEST_CASE("a LeaderWorkerSet is read in its real shape and checked with field paths", "[lws]") {
