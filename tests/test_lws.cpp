@@ -1,7 +1,8 @@
 // Multi-pod model servers (a LeaderWorkerSet per pool) in whole runs: placed pod by pod by
 // kube-scheduler (the 7-of-8 trap) or all or nothing by KAI Scheduler, serving only once every member
-// runs, and recreated as a group when one member goes. Plus a Cluster Autoscaler scale-up that leaves a
-// group half placed (kubernetes/autoscaler#5170), the KAI queue-limit scale-up
+// runs, and recreated as a group when one member goes. Plus the two cross-layer traps of a group: a
+// Cluster Autoscaler scale-up that leaves it half placed (kubernetes/autoscaler#5170) and a Karpenter
+// consolidation that moves one member and so restarts all of it; the KAI queue-limit scale-up
 // (KAI-Scheduler#1615) and two tenants sharing a GPU pool.
 #include <catch2/catch.hpp>
 
@@ -32,6 +33,17 @@ Json lws_kai_doc() {
 }
 
 Json ca_doc() { return Json::parse(read_text("scenarios/golden-ca-half-placed-group.json")); }
+
+// golden-lws-7-of-8 with one replica on five starting nodes and WhenEmptyOrUnderutilized: kube-scheduler
+// spreads the group's 8 pods of 2 GPUs (LeastAllocated scores CPU and memory), so two nodes get one
+// member each and the batch pod joins one of them; the other holds one member alone.
+Json lws_consolidation_doc() {
+  Json doc = lws_doc();
+  doc["autoscaler"]["max_replicas"] = 1;  // one replica: nothing else serves while it restarts
+  doc["cluster"]["initial_nodes"][0]["count"] = 5;
+  doc["cluster"]["nodepools"][0]["spec"]["disruption"] = Json{{"consolidationPolicy", "WhenEmptyOrUnderutilized"}, {"consolidateAfter", "30m"}};
+  return doc;
+}
 
 // The NodePool's GPU limit: 32 holds the four starting nodes and nothing more.
 void limit_gpus(Json& doc, const std::string& gpus) { doc["cluster"]["nodepools"][0]["spec"]["limits"]["nvidia.com/gpu"] = gpus; }
@@ -189,6 +201,63 @@ TEST_CASE("Cluster Autoscaler adds the one node its group's maxSize allows and l
   CHECK(w.summary.partial_group_gpu_hours < r.summary.partial_group_gpu_hours / 10);
   CHECK(w.summary.time_to_ready_max_s >= 300 + 60);  // the group served, after its cold start
   CHECK(w.summary.num_completed > r.summary.num_completed);
+}
+
+TEST_CASE("Karpenter consolidates the node holding one member of a LeaderWorkerSet group, and the whole group restarts", "[lws]") {
+  const Json doc = lws_consolidation_doc();
+  const int size = doc["leaderWorkerSet"]["spec"]["leaderWorkerTemplate"]["size"].get<int>();
+  const RunResult r = run_simulation(parse_scenario(doc));
+  // consolidateAfter runs from the last pod event (the t = 0 bindings): 30 min later the node with one
+  // pod has the best savings ratio (price / (1 + 1)); its pod fits elsewhere, so it is a delete.
+  const DecisionRecord* d = first(r, "karpenter.disruption", "SingleNodeConsolidation: node ");
+  REQUIRE(d != nullptr);
+  CHECK(d->reason == "Underutilized");
+  CHECK(d->t_s >= 1800);
+  const std::size_t at = d->explanation.find("SingleNodeConsolidation: node ") + std::string("SingleNodeConsolidation: node ").size();
+  const std::string node = d->explanation.substr(at, d->explanation.find(' ', at) - at);
+  CHECK(d->explanation.find("node " + node + " ($55.04/h, 1 pod): every pod fits on other nodes") != std::string::npos);
+  // That node held one member of the group and nothing else.
+  CHECK(count(r, "kube-scheduler", "(vllm) bound to node " + node + " (", 0, 0) == 1);
+  CHECK(count(r, "kube-scheduler", "bound to node " + node + " (", 0, 0) == 1);
+  // Its drain evicts that one pod, and the group goes as one: replica 0 is evicted (Underutilized), the
+  // requests it held fail, and a new group of every member is placed.
+  const DecisionRecord* removed = first(r, "karpenter", "node " + node + " (p5.48xlarge, on-demand, gpu-h100) removed: Underutilized; 1 pods evicted");
+  REQUIRE(removed != nullptr);
+  CHECK(r.summary.cluster.pod_evictions == 1);
+  CHECK(r.summary.replica_evictions_by_reason[static_cast<int>(RemovalReason::Underutilized)] == 1);
+  const DecisionRecord* evicted = first(r, "lifecycle", "replica 0 (Ready) evicted (Underutilized)");
+  REQUIRE(evicted != nullptr);
+  CHECK(evicted->t_s == removed->t_s);
+  CHECK(r.summary.requests_failed_by_cause[static_cast<int>(FailureCause::Consolidation)] > 0);
+  CHECK(count(r, "kube-scheduler", "(vllm) bound to node", evicted->t_s) == size);
+  // The serving gap: no Ready replica from the eviction until the new group has loaded and warmed up.
+  CHECK(r.summary.time_to_ready_max_s >= 300 + 60);
+  double back = -1;
+  for (std::size_t i = 0; i < r.series.t_s.size(); ++i) {
+    if (r.series.t_s[i] <= evicted->t_s) continue;
+    if (r.series.ready_replicas[i] > 0) {
+      back = r.series.t_s[i];
+      break;
+    }
+  }
+  CHECK(back - evicted->t_s >= 300 + 60);
+
+  // What it cost against the same run with karpenter.sh/do-not-disrupt on the workerTemplate, which
+  // keeps every node a member runs on out of consolidation: one node-hour's fraction saved, paid for in
+  // failed requests and a cold start.
+  Json kept = doc;
+  kept["leaderWorkerSet"]["spec"]["leaderWorkerTemplate"]["workerTemplate"]["annotations"] = Json{{"karpenter.sh/do-not-disrupt", "true"}};
+  const RunResult k = run_simulation(parse_scenario(kept));
+  const DecisionRecord* skipped = first(k, "karpenter.disruption", "do-not-disrupt pod", 1799);
+  REQUIRE(skipped != nullptr);
+  CHECK(skipped->explanation.find("candidates: none") != std::string::npos);
+  CHECK(first(k, "karpenter.disruption", "SingleNodeConsolidation: node ") == nullptr);
+  CHECK(k.summary.num_replica_evictions == 0);
+  CHECK(k.summary.requests_failed_by_cause[static_cast<int>(FailureCause::Consolidation)] == 0);
+  CHECK(k.summary.cluster.node_hours > r.summary.cluster.node_hours);
+  CHECK(k.summary.cluster.node_cost_usd > r.summary.cluster.node_cost_usd);
+  CHECK(k.summary.num_completed > r.summary.num_completed);
+  CHECK(k.summary.num_dropped < r.summary.num_dropped);
 }
 
 TEST_CASE("a LeaderWorkerSet is read in its real shape and checked with field paths", "[lws]") {
