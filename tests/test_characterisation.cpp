@@ -37,6 +37,7 @@ namespace {
 
 const char* const kScenarios[] = {"bench-24h.json",
                                   "bench-7d-consolidation.json",
+                                  "golden-ca-half-placed-group.json",
                                   "golden-cluster-autoscaler.json",
                                   "golden-kai-two-tenants.json",
                                   "golden-karpenter-trap.json",

@@ -1,6 +1,8 @@
 // Multi-pod model servers (a LeaderWorkerSet per pool) in whole runs: placed pod by pod by
 // kube-scheduler (the 7-of-8 trap) or all or nothing by KAI Scheduler, serving only once every member
-// runs, and recreated as a group when one member goes. Plus the KAI queue-limit scale-up
+// runs, and recreated as a group when one member goes. Plus the two cross-layer traps of a group: a
+// Cluster Autoscaler scale-up that leaves it half placed (kubernetes/autoscaler#5170) and a Karpenter
+// consolidation that moves one member and so restarts all of it; the KAI queue-limit scale-up
 // (KAI-Scheduler#1615) and two tenants sharing a GPU pool.
 #include <catch2/catch.hpp>
 
@@ -27,6 +29,19 @@ Json lws_kai_doc() {
       {"name": "root", "resources": {"gpu": {"quota": -1, "limit": -1}, "cpu": {"quota": -1, "limit": -1}, "memory": {"quota": -1, "limit": -1}}},
       {"name": "inference", "parentQueue": "root",
        "resources": {"gpu": {"quota": 40, "limit": -1}, "cpu": {"quota": -1, "limit": -1}, "memory": {"quota": -1, "limit": -1}}}]})");
+  return doc;
+}
+
+Json ca_doc() { return Json::parse(read_text("scenarios/golden-ca-half-placed-group.json")); }
+
+// golden-lws-7-of-8 with one replica on five starting nodes and WhenEmptyOrUnderutilized: kube-scheduler
+// spreads the group's 8 pods of 2 GPUs (LeastAllocated scores CPU and memory), so two nodes get one
+// member each and the batch pod joins one of them; the other holds one member alone.
+Json lws_consolidation_doc() {
+  Json doc = lws_doc();
+  doc["autoscaler"]["max_replicas"] = 1;  // one replica: nothing else serves while it restarts
+  doc["cluster"]["initial_nodes"][0]["count"] = 5;
+  doc["cluster"]["nodepools"][0]["spec"]["disruption"] = Json{{"consolidationPolicy", "WhenEmptyOrUnderutilized"}, {"consolidateAfter", "30m"}};
   return doc;
 }
 
@@ -136,6 +151,113 @@ TEST_CASE("a LeaderWorkerSet group that loses one member is recreated whole (Rec
   const DecisionRecord* rebound = first(r, "kube-scheduler", "(vllm) bound to node", term->t_s);
   REQUIRE(rebound != nullptr);
   CHECK(r.summary.time_to_ready_max_s >= 300 + 60);
+}
+
+TEST_CASE("Cluster Autoscaler adds the one node its group's maxSize allows and leaves a LeaderWorkerSet group half placed (kubernetes/autoscaler#5170)", "[lws]") {
+  const Json doc = ca_doc();
+  const Json& group = doc["cluster"]["cluster_autoscaler"]["nodeGroups"][0];
+  const int max_size = group["maxSize"].get<int>();
+  const int initial = doc["cluster"]["initial_nodes"][0]["count"].get<int>();
+  const int gpus = doc["leaderWorkerSet"]["spec"]["leaderWorkerTemplate"]["workerTemplate"]["gpus"].get<int>();
+  REQUIRE(max_size - initial == 1);  // room for one of the second group's two nodes
+  const RunResult r = run_simulation(parse_scenario(doc));
+  // The HPA's second group: both members unschedulable, CA's binpacking wants a node for each and the
+  // group's max size caps it at one; CA has no notion of the group, so it scales up anyway.
+  const DecisionRecord* up = first(r, "cluster-autoscaler", "2 to help");
+  REQUIRE(up != nullptr);
+  CHECK(up->reason == "TriggeredScaleUp");
+  CHECK(up->explanation.find("first fit: 1 new node(s) for 1 pods (1 left: max size " + std::to_string(max_size) + ")") != std::string::npos);
+  CHECK(r.summary.cluster.nodes_launched == max_size);
+  // Once it is on its way, and after, the other member is at max size: no further scale-up.
+  const DecisionRecord* at_max = first(r, "cluster-autoscaler", "the group is at max size", up->t_s);
+  REQUIRE(at_max != nullptr);
+  CHECK(at_max->reason == "NotTriggerScaleUp");
+  std::int64_t scale_ups = 0;
+  for (const auto& d : r.decisions) scale_ups += d.controller == "cluster-autoscaler" && d.reason == "TriggeredScaleUp" ? 1 : 0;
+  CHECK(scale_ups == 1);
+  // The new node comes up (boot and GPU stack: minutes), one member binds, the other stays Pending.
+  const DecisionRecord* partial = first(r, "lifecycle", "1 of its 2 LeaderWorkerSet pods bound", up->t_s);
+  REQUIRE(partial != nullptr);
+  CHECK(partial->t_s - up->t_s > 180);
+  CHECK(count(r, "kube-scheduler", "(vllm) bound to node " + std::to_string(initial) + " (", partial->t_s, partial->t_s) == 1);
+  CHECK(count(r, "kube-scheduler", "(vllm) bound to node", partial->t_s + 0.5) == 0);
+  CHECK(first(r, "cluster-autoscaler", "1 pods fit the template but the group is at max size", partial->t_s) != nullptr);
+  // The bound member holds its node's GPUs to the end serving nothing: the group is never Ready, and the
+  // full node is not a scale-down candidate (GPU 8/8 requested).
+  CHECK(r.summary.partial_group_gpu_hours == Approx(gpus * (3600 - partial->t_s) / 3600).epsilon(1e-9));
+  CHECK(r.summary.time_to_ready_max_s == 0);  // no replica created during the run became Ready
+  for (std::size_t i = 0; i < r.series.t_s.size(); ++i) CHECK(r.series.ready_replicas[i] <= 1);
+  CHECK(first(r, "cluster-autoscaler", "scale-down:") == nullptr);
+
+  // With room for both nodes the same scale-up makes the group whole: it is partly placed only between
+  // the two nodes' boots.
+  Json room = doc;
+  room["cluster"]["cluster_autoscaler"]["nodeGroups"][0]["maxSize"] = max_size + 1;
+  const RunResult w = run_simulation(parse_scenario(room));
+  const DecisionRecord* up2 = first(w, "cluster-autoscaler", "2 to help");
+  REQUIRE(up2 != nullptr);
+  CHECK(up2->explanation.find("first fit: 2 new node(s) for 2 pods;") != std::string::npos);
+  CHECK(w.summary.partial_group_gpu_hours > 0);
+  CHECK(w.summary.partial_group_gpu_hours < r.summary.partial_group_gpu_hours / 10);
+  CHECK(w.summary.time_to_ready_max_s >= 300 + 60);  // the group served, after its cold start
+  CHECK(w.summary.num_completed > r.summary.num_completed);
+}
+
+TEST_CASE("Karpenter consolidates the node holding one member of a LeaderWorkerSet group, and the whole group restarts", "[lws]") {
+  const Json doc = lws_consolidation_doc();
+  const int size = doc["leaderWorkerSet"]["spec"]["leaderWorkerTemplate"]["size"].get<int>();
+  const RunResult r = run_simulation(parse_scenario(doc));
+  // consolidateAfter runs from the last pod event (the t = 0 bindings): 30 min later the node with one
+  // pod has the best savings ratio (price / (1 + 1)); its pod fits elsewhere, so it is a delete.
+  const DecisionRecord* d = first(r, "karpenter.disruption", "SingleNodeConsolidation: node ");
+  REQUIRE(d != nullptr);
+  CHECK(d->reason == "Underutilized");
+  CHECK(d->t_s >= 1800);
+  const std::size_t at = d->explanation.find("SingleNodeConsolidation: node ") + std::string("SingleNodeConsolidation: node ").size();
+  const std::string node = d->explanation.substr(at, d->explanation.find(' ', at) - at);
+  CHECK(d->explanation.find("node " + node + " ($55.04/h, 1 pod): every pod fits on other nodes") != std::string::npos);
+  // That node held one member of the group and nothing else.
+  CHECK(count(r, "kube-scheduler", "(vllm) bound to node " + node + " (", 0, 0) == 1);
+  CHECK(count(r, "kube-scheduler", "bound to node " + node + " (", 0, 0) == 1);
+  // Its drain evicts that one pod, and the group goes as one: replica 0 is evicted (Underutilized), the
+  // requests it held fail, and a new group of every member is placed.
+  const DecisionRecord* removed = first(r, "karpenter", "node " + node + " (p5.48xlarge, on-demand, gpu-h100) removed: Underutilized; 1 pods evicted");
+  REQUIRE(removed != nullptr);
+  CHECK(r.summary.cluster.pod_evictions == 1);
+  CHECK(r.summary.replica_evictions_by_reason[static_cast<int>(RemovalReason::Underutilized)] == 1);
+  const DecisionRecord* evicted = first(r, "lifecycle", "replica 0 (Ready) evicted (Underutilized)");
+  REQUIRE(evicted != nullptr);
+  CHECK(evicted->t_s == removed->t_s);
+  CHECK(r.summary.requests_failed_by_cause[static_cast<int>(FailureCause::Consolidation)] > 0);
+  CHECK(count(r, "kube-scheduler", "(vllm) bound to node", evicted->t_s) == size);
+  // The serving gap: no Ready replica from the eviction until the new group has loaded and warmed up.
+  CHECK(r.summary.time_to_ready_max_s >= 300 + 60);
+  double back = -1;
+  for (std::size_t i = 0; i < r.series.t_s.size(); ++i) {
+    if (r.series.t_s[i] <= evicted->t_s) continue;
+    if (r.series.ready_replicas[i] > 0) {
+      back = r.series.t_s[i];
+      break;
+    }
+  }
+  CHECK(back - evicted->t_s >= 300 + 60);
+
+  // What it cost against the same run with karpenter.sh/do-not-disrupt on the workerTemplate, which
+  // keeps every node a member runs on out of consolidation: one node-hour's fraction saved, paid for in
+  // failed requests and a cold start.
+  Json kept = doc;
+  kept["leaderWorkerSet"]["spec"]["leaderWorkerTemplate"]["workerTemplate"]["annotations"] = Json{{"karpenter.sh/do-not-disrupt", "true"}};
+  const RunResult k = run_simulation(parse_scenario(kept));
+  const DecisionRecord* skipped = first(k, "karpenter.disruption", "do-not-disrupt pod", 1799);
+  REQUIRE(skipped != nullptr);
+  CHECK(skipped->explanation.find("candidates: none") != std::string::npos);
+  CHECK(first(k, "karpenter.disruption", "SingleNodeConsolidation: node ") == nullptr);
+  CHECK(k.summary.num_replica_evictions == 0);
+  CHECK(k.summary.requests_failed_by_cause[static_cast<int>(FailureCause::Consolidation)] == 0);
+  CHECK(k.summary.cluster.node_hours > r.summary.cluster.node_hours);
+  CHECK(k.summary.cluster.node_cost_usd > r.summary.cluster.node_cost_usd);
+  CHECK(k.summary.num_completed > r.summary.num_completed);
+  CHECK(k.summary.num_dropped < r.summary.num_dropped);
 }
 
 TEST_CASE("a LeaderWorkerSet is read in its real shape and checked with field paths", "[lws]") {

@@ -258,7 +258,12 @@ ScaleUpPlan plan_scale_up(const ClusterState& cluster, const ClusterAutoscalerCo
   }
 
   // One expansion option per group: first fit of the pods to help onto new template nodes, bounded
-  // by max_size (the binpacking estimator).
+  // by max_size (the binpacking estimator). Upstream estimates the whole count and caps it when it
+  // balances the scale-up (kubernetes/autoscaler cluster-autoscaler/core/scaleup/orchestrator/
+  // orchestrator.go ScaleUp: "Can only add %d nodes due to node group limits"); it gives up only with
+  // allOrNothing (a ProvisioningRequest's atomic scale-up), which the lab does not model. For one group
+  // the nodes added are the same: CA scales up for the pods the cap leaves room for, whether or not they
+  // belong to a group that can only serve whole (kubernetes/autoscaler#5170).
   for (std::size_t g = 0; g < config.node_groups.size(); ++g) {
     const NodeGroup& group = config.node_groups[g];
     const GroupView& v = views[g];
