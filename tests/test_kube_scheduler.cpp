@@ -325,6 +325,45 @@ TEST_CASE("LeastAllocated picks the emptier node and breaks ties by the lowest i
   CHECK(*r.node == 0);
 }
 
+TEST_CASE("NodeResourcesFit MostAllocated bin-packs, over the resources and weights the profile lists", "[kube-scheduler]") {
+  NodeResourcesFitScoring most;
+  most.type = NodeResourcesFitScoring::Type::MostAllocated;
+  Cluster k;
+  k.node("m7i.4xlarge");
+  k.node("m7i.4xlarge");
+  k.c.nodes[0].cpu_requested_milli = 8000;
+  // The fuller node wins: cpu (8000 + 3000) × 100 / 15890 = 69, memory 8192 × 100 / 63971 = 12, mean 40.
+  SchedulingResult r = schedule_pod(k.c, cpu_pod(), {}, nullptr, most);
+  REQUIRE(r.node);
+  CHECK(*r.node == 0);
+  CHECK(r.explanation == "bound to node 0 (MostAllocated score 40 of 100; 2/2 nodes feasible)");
+
+  // With nvidia.com/gpu among the resources, the node with GPUs in use draws the next GPU pod; the
+  // default resources (cpu and memory) would not see them.
+  Cluster g;
+  g.node("p5.48xlarge");
+  g.node("p5.48xlarge");
+  g.c.nodes[1].gpus_requested = 6;
+  most.resources = {{"nvidia.com/gpu", 1}};
+  r = schedule_pod(g.c, gpu_pod(), {}, nullptr, most);
+  REQUIRE(r.node);
+  CHECK(*r.node == 1);
+  CHECK(r.explanation.find("MostAllocated score 100 of 100") != std::string::npos);  // (6 + 2) × 100 / 8
+  // A pod requesting no GPUs skips the GPU term (resource_allocation.go): with only that term, every node scores 0.
+  r = schedule_pod(g.c, cpu_pod(), {}, nullptr, most);
+  REQUIRE(r.node);
+  CHECK(r.explanation.find("MostAllocated score 0 of 100") != std::string::npos);
+  // Weights: a weighted mean in integer arithmetic. GPU weight 3 at 100, cpu weight 1 at 20 → (300 + 20) / 4 = 80.
+  most.resources = {{"cpu", 1}, {"nvidia.com/gpu", 3}};
+  const std::int64_t cpu_alloc = g.c.nodes[1].cpu_allocatable_milli;
+  g.c.nodes[1].cpu_requested_milli = cpu_alloc / 5 - gpu_pod().cpu_milli;
+  r = schedule_pod(g.c, gpu_pod(), {}, nullptr, most);
+  REQUIRE(r.node);
+  CHECK(*r.node == 1);
+  const std::int64_t cpu_part = (g.c.nodes[1].cpu_requested_milli + gpu_pod().cpu_milli) * 100 / cpu_alloc;
+  CHECK(r.explanation.find("MostAllocated score " + std::to_string((cpu_part + 300) / 4) + " of 100") != std::string::npos);
+}
+
 TEST_CASE("the FailedScheduling message counts the nodes per reason, sorted", "[kube-scheduler]") {
   Cluster k;
   k.node("m7i.4xlarge");

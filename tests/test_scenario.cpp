@@ -327,3 +327,43 @@ TEST_CASE("schema knobs have defaults inside their ranges that the parser accept
   CHECK(paths.count("/autoscaler/strategy") == 1);
   CHECK(paths.count("/seed") == 1);
 }
+
+TEST_CASE("cluster.kube_scheduler is a KubeSchedulerConfiguration whose default-scheduler profile sets NodeResourcesFit's scoringStrategy", "[scenario]") {
+  const auto with = [](const Json& kube) {
+    Json doc = Json::parse(R"({"cluster": {"preset": "karpenter_when_empty"}})");
+    doc["cluster"]["kube_scheduler"] = kube;
+    return doc;
+  };
+  const Json ok = Json::parse(R"({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+      "profiles": [{"schedulerName": "default-scheduler", "pluginConfig": [{"name": "NodeResourcesFit", "args": {"scoringStrategy":
+        {"type": "MostAllocated", "resources": [{"name": "nvidia.com/gpu", "weight": 3}, {"name": "cpu", "weight": 1}]}}}]}]})");
+  const Scenario s = parse_scenario(with(ok));
+  CHECK(s.cluster.kube_scheduler.scoring.type == NodeResourcesFitScoring::Type::MostAllocated);
+  REQUIRE(s.cluster.kube_scheduler.scoring.resources.size() == 2);
+  CHECK(s.cluster.kube_scheduler.scoring.resources[0].name == "nvidia.com/gpu");
+  CHECK(s.cluster.kube_scheduler.scoring.resources[0].weight == 3);
+  // Without it: LeastAllocated over cpu and memory, the upstream default.
+  const Scenario d = parse_scenario(Json::parse(R"({"cluster": {"preset": "karpenter_when_empty"}})"));
+  CHECK(d.cluster.kube_scheduler.scoring.type == NodeResourcesFitScoring::Type::LeastAllocated);
+  CHECK(d.cluster.kube_scheduler.scoring.resources.size() == 2);
+  const auto error_at = [&](const char* pointer, const Json& value) {
+    Json k = ok;
+    k[Json::json_pointer(pointer)] = value;
+    try {
+      parse_scenario(with(k));
+    } catch (const InputError& e) {
+      return e.path();
+    }
+    return std::string("accepted");
+  };
+  const std::string st = "/cluster/kube_scheduler/profiles/0/pluginConfig/0/args/scoringStrategy";
+  CHECK(error_at("/profiles/0/pluginConfig/0/args/scoringStrategy/resources/0/weight", 0) == st + "/resources/0/weight");
+  CHECK(error_at("/profiles/0/pluginConfig/0/args/scoringStrategy/resources/0/weight", 101) == st + "/resources/0/weight");
+  CHECK(error_at("/profiles/0/pluginConfig/0/args/scoringStrategy/resources/1/name", "nvidia.com/gpu") == st + "/resources/1/name");
+  CHECK(error_at("/profiles/0/pluginConfig/0/args/scoringStrategy/resources/0/name", "ephemeral-storage") == st + "/resources/0/name");
+  CHECK(error_at("/profiles/0/pluginConfig/0/args/scoringStrategy/type", "RequestedToCapacityRatio") == st + "/type");
+  CHECK(error_at("/profiles/0/pluginConfig/0/args/scoringStrategy/type", "Packed") == st + "/type");
+  CHECK(error_at("/profiles/0/pluginConfig/0/name", "PodTopologySpread") == "/cluster/kube_scheduler/profiles/0/pluginConfig/0/name");
+  CHECK(error_at("/profiles/0/schedulerName", "gpu-scheduler") == "/cluster/kube_scheduler/profiles/0/schedulerName");
+  CHECK(error_at("/apiVersion", "kubescheduler.config.k8s.io/v1beta3") == "/cluster/kube_scheduler/apiVersion");
+}

@@ -18,6 +18,7 @@
 #include "provisioning/cluster_autoscaler/cluster_autoscaler.hpp"
 #include "provisioning/karpenter/nodepool.hpp"
 #include "scheduling/kai_scheduler.hpp"
+#include "scheduling/kube_scheduler.hpp"
 #include "serving/workload.hpp"
 
 namespace gpuscale {
@@ -181,6 +182,8 @@ struct ClusterConfig {
   // KAI Scheduler, for the pods whose schedulerName is kai-scheduler (/cluster/kai): its settings, Queue
   // and Topology CRs and cycle period. Without queues, the default install's two.
   KaiSchedulerConfig kai{KaiSettings{}, default_kai_queues(), {}, 1.0};
+  // kube-scheduler's default-scheduler profile (/cluster/kube_scheduler, a KubeSchedulerConfiguration).
+  KubeSchedulerConfig kube_scheduler;
   std::int64_t start_unix_s = 1767571200;      // wall clock (UTC) at t = 0, for budget schedules: 2026-01-05T00:00:00Z, a Monday
 };
 

@@ -1,6 +1,7 @@
 // kube-scheduler's filter and score (see kube_scheduler.hpp).
 #include "scheduling/kube_scheduler.hpp"
 
+#include <algorithm>
 #include <map>
 
 #include "scheduling/fit.hpp"
@@ -11,19 +12,44 @@ namespace {
 
 constexpr Micros kUnschedulableFlush = 30 * kMicrosPerSecond;
 
-// NodeResourcesFit LeastAllocated: mean over cpu and memory of free-after-binding / allocatable, 0–100.
-std::int64_t least_allocated_score(const PodTemplate& pod, const Node& node, const AssumedRoom& taken) {
-  const auto part = [](std::int64_t alloc, std::int64_t requested) -> std::int64_t {
-    if (alloc <= 0 || requested > alloc) return 0;
-    return (alloc - requested) * 100 / alloc;  // integer arithmetic, as the plugin's int64 scores
-  };
-  return (part(node.cpu_allocatable_milli, node.cpu_requested_milli + taken.cpu_milli + pod.cpu_milli) +
-          part(node.memory_allocatable_mib, node.memory_requested_mib + taken.memory_mib + pod.memory_mib)) / 2;
+// NodeResourcesFit's score, 0–100: per resource (allocatable, requested with this pod), LeastAllocated
+// (allocatable − requested) × 100 / allocatable (0 when over), MostAllocated requested × 100 /
+// allocatable (requested capped at allocatable); their weighted mean, in the plugin's int64 arithmetic.
+// A resource the node lacks is skipped, and so is nvidia.com/gpu for a pod that requests none
+// (pkg/scheduler/framework/plugins/noderesources: resource_allocation.go calculateResourceAllocatableRequest,
+// least_allocated.go leastResourceScorer, most_allocated.go mostResourceScorer).
+std::int64_t fit_score(const NodeResourcesFitScoring& scoring, const PodTemplate& pod, const Node& node, const AssumedRoom& taken) {
+  std::int64_t score = 0, weights = 0;
+  for (const NodeResourcesFitScoring::Resource& r : scoring.resources) {
+    std::int64_t alloc = 0, requested = 0;
+    if (r.name == "cpu") {
+      alloc = node.cpu_allocatable_milli;
+      requested = node.cpu_requested_milli + taken.cpu_milli + pod.cpu_milli;
+    } else if (r.name == "memory") {
+      alloc = node.memory_allocatable_mib;
+      requested = node.memory_requested_mib + taken.memory_mib + pod.memory_mib;
+    } else {
+      if (pod.gpus == 0) continue;
+      alloc = node.gpus_allocatable;
+      requested = node.gpus_requested + taken.gpus + pod.gpus;
+    }
+    if (alloc <= 0) continue;
+    std::int64_t part = 0;
+    if (scoring.type == NodeResourcesFitScoring::Type::MostAllocated) {
+      part = std::min(requested, alloc) * 100 / alloc;
+    } else {
+      part = requested > alloc ? 0 : (alloc - requested) * 100 / alloc;
+    }
+    score += part * r.weight;
+    weights += r.weight;
+  }
+  return weights == 0 ? 0 : score / weights;
 }
 
 }  // namespace
 
-SchedulingResult schedule_pod(const ClusterState& cluster, const PodTemplate& pod, const std::vector<AssumedRoom>& assumed, Rng* ties) {
+SchedulingResult schedule_pod(const ClusterState& cluster, const PodTemplate& pod, const std::vector<AssumedRoom>& assumed, Rng* ties,
+                              const NodeResourcesFitScoring& scoring) {
   SchedulingResult result;
   std::map<std::string, int> reasons;  // reason → nodes (std::map: the message lists them sorted, like the scheduler)
   int considered = 0, infeasible = 0;
@@ -44,7 +70,7 @@ SchedulingResult schedule_pod(const ClusterState& cluster, const PodTemplate& po
       ++infeasible;
       continue;
     }
-    const std::int64_t score = least_allocated_score(pod, node, taken);
+    const std::int64_t score = fit_score(scoring, pod, node, taken);
     // selectHost (kubernetes/kubernetes pkg/scheduler/schedule_one.go): reservoir sampling over the
     // nodes with the highest score, in the order they were scored: the k-th node found with the top
     // score replaces the candidate with probability 1/k (rand.Intn(cntOfMaxScore) == 0), so each of
@@ -59,7 +85,7 @@ SchedulingResult schedule_pod(const ClusterState& cluster, const PodTemplate& po
     }
   }
   if (result.node) {
-    result.explanation = "bound to node " + std::to_string(*result.node) + " (LeastAllocated score " + std::to_string(best_score) +
+    result.explanation = "bound to node " + std::to_string(*result.node) + " (" + to_string(scoring.type) + " score " + std::to_string(best_score) +
                          " of 100; " + std::to_string(considered - infeasible) + "/" + std::to_string(considered) + " nodes feasible" +
                          (num_best > 1 ? ", picked at random among " + std::to_string(num_best) + " with that score" : "") + ")";
     return result;
@@ -78,10 +104,16 @@ SchedulingCycle KubeScheduler::schedule(const ClusterState& cluster, const std::
   SchedulingCycle cycle;
   std::vector<AssumedRoom> assumed;
   bool unschedulable = false;
-  // Pods in creation order, as kube-scheduler's queue pops equal-priority pods.
-  for (std::uint32_t id : pending) {
+  // The scheduling queue pops by priority, then by creation (the PrioritySort plugin's Less,
+  // kubernetes pkg/scheduler/framework/plugins/queuesort/priority_sort.go), as the snapshot tool's
+  // kube-scheduler does (snapshot_schedule.cpp). `pending` comes in creation order.
+  std::vector<std::uint32_t> order(pending);
+  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return cluster.template_of(cluster.pods[a]).priority > cluster.template_of(cluster.pods[b]).priority;
+  });
+  for (std::uint32_t id : order) {
     const PodTemplate& t = cluster.template_of(cluster.pods[id]);
-    SchedulingResult r = schedule_pod(cluster, t, assumed, &ties_);
+    SchedulingResult r = schedule_pod(cluster, t, assumed, &ties_, config_.scoring);
     PodOutcome o;
     o.pod = id;
     o.node = r.node;

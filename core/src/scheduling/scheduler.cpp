@@ -8,8 +8,9 @@ namespace gpuscale {
 
 bool find_scheduler(const std::string& scheduler_name) { return scheduler_name == kDefaultScheduler || scheduler_name == kKaiScheduler; }
 
-std::unique_ptr<Scheduler> make_scheduler(const std::string& scheduler_name, std::uint64_t seed, const KaiSchedulerConfig& kai) {
-  if (scheduler_name == kDefaultScheduler) return std::make_unique<KubeScheduler>(seed);
+std::unique_ptr<Scheduler> make_scheduler(const std::string& scheduler_name, std::uint64_t seed, const KubeSchedulerConfig& kube,
+                                          const KaiSchedulerConfig& kai) {
+  if (scheduler_name == kDefaultScheduler) return std::make_unique<KubeScheduler>(seed, kube);
   if (scheduler_name == kKaiScheduler) return std::make_unique<KaiScheduler>(kai);
   return nullptr;
 }

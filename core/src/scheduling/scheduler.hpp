@@ -63,9 +63,11 @@ class Scheduler {
 // The registry: the schedulers a pod may name.
 bool find_scheduler(const std::string& scheduler_name);
 struct KaiSchedulerConfig;
-// `seed`: the scenario's, for the scheduler's own random stream (kube-scheduler's tie-break); `kai`:
-// KAI Scheduler's queues and settings (it must outlive the scheduler).
-std::unique_ptr<Scheduler> make_scheduler(const std::string& scheduler_name, std::uint64_t seed, const KaiSchedulerConfig& kai);
+struct KubeSchedulerConfig;
+// `seed`: the scenario's, for the scheduler's own random stream (kube-scheduler's tie-break); `kube`:
+// kube-scheduler's profile; `kai`: KAI Scheduler's queues and settings (it must outlive the scheduler).
+std::unique_ptr<Scheduler> make_scheduler(const std::string& scheduler_name, std::uint64_t seed, const KubeSchedulerConfig& kube,
+                                          const KaiSchedulerConfig& kai);
 std::string scheduler_names();  // for messages: "\"default-scheduler\", \"kai-scheduler\""
 
 }  // namespace gpuscale

@@ -94,7 +94,7 @@ ClusterModel::ClusterModel(const Scenario& scenario, std::unique_ptr<NodeProvisi
     auto it = std::find(names.begin(), names.end(), t.scheduler_name);
     if (it == names.end()) {
       names.push_back(t.scheduler_name);
-      schedulers_.push_back(make_scheduler(t.scheduler_name, scenario.seed, scenario.cluster.kai));
+      schedulers_.push_back(make_scheduler(t.scheduler_name, scenario.seed, scenario.cluster.kube_scheduler, scenario.cluster.kai));
       scheduler_due_.push_back(false);
       scheduler_wake_at_.push_back(-1);
       it = names.end() - 1;
