@@ -85,6 +85,7 @@ TEST_CASE("each cause's evidence is what the simulation produced", "[exercise3]"
       {"node_selector_mismatch", {{"failed_scheduling", "didn't match Pod's node affinity/selector"}, {"free_gpus", "8 of 8 free"}}},
       {"nonpreemptible_over_quota", {{"podgroup_condition", "NonPreemptibleOverQuota"}, {"kai_queue", "Queue inference: allocated"}}},
       {"queue_limit", {{"podgroup_condition", "OverLimit"}, {"kai_queue", "Queue inference: allocated"}}},
+      {"fragmented_gpus", {{"failed_scheduling", "Insufficient nvidia.com/gpu"}, {"free_gpus", "1 of 8 free"}}},
       {"topology_required", {{"podgroup_condition", "No topology.kubernetes.io/zone domain of topology zones can hold the job's 2 pods (16 GPUs) together"},
                              {"free_gpus", "8 of 8 free"}}},
   };
@@ -223,4 +224,32 @@ TEST_CASE("the topology cause: a gang whose required zone no domain holds; quota
   const Json r = exercise3::grade(definition(), seed, Json::parse(R"({"layer": "kai scheduler", "cause": "required topology", "evidence": ["PodGroup", "free gpus"], "fix": "relax_topology"})"));
   CHECK(r.at("correct").get<bool>());
   CHECK(question(r, "fix").at("feedback").get<std::string>().find("topology-preferred-placement: topology.kubernetes.io/zone") != std::string::npos);
+}
+
+TEST_CASE("the fragmentation cause: free GPUs one per node; the NodePool limit earns half, bin-packing schedules the pods", "[exercise3]") {
+  const std::uint64_t seed = seed_for("fragmented_gpus");
+  const Json v = exercise3::variant(definition(), seed);
+  // The free GPUs add up to more than a replica's 2, but no node has 2.
+  const std::string free = evidence_text(v, "free_gpus");
+  CHECK(free.find("2 of 8 free") == std::string::npos);
+  CHECK(free.find("1 of 8 free") != std::string::npos);
+  // The learner who stops at Karpenter's limit: half of the layer and half of the cause, with why.
+  const Json g = exercise3::grade(definition(), seed, Json::parse(R"({"layer": "karpenter", "cause": "nodepool_limit", "evidence": ["nodepool_usage"], "fix": "raise_nodepool_limit"})"));
+  CHECK(question(g, "layer").at("points").get<double>() == Approx(0.5));
+  CHECK(question(g, "cause").at("points").get<double>() == Approx(1));  // 2 points × ½
+  CHECK(question(g, "cause").at("feedback").get<std::string>().find("they are one per node") != std::string::npos);
+  CHECK(question(g, "evidence").at("points").get<double>() == 0);
+  // Raising the limit does schedule the pod (a new node): any fix that works scores.
+  CHECK(question(g, "fix").at("correct").get<bool>());
+  // The diagnosis and the bin-packing fix.
+  const Json r = exercise3::grade(definition(), seed, Json::parse(R"({"layer": "kube-scheduler", "cause": "fragmentation", "evidence": ["FailedScheduling", "free gpus"], "fix": "bin_pack_scheduler"})"));
+  CHECK(r.at("correct").get<bool>());
+  CHECK(r.at("fix_run").at("scheduled").get<bool>());
+  // Packing needs no new node: the fix's scenario launches nothing.
+  Scenario packed = parse_scenario(r.at("fix_scenario"));
+  const RunResult run = run_simulation(packed);
+  CHECK(run.summary.cluster.nodes_launched == static_cast<std::int64_t>(packed.cluster.initial_nodes[0].count));
+  bool most = false;
+  for (const auto& d : run.decisions) most = most || (d.controller == "kube-scheduler" && d.explanation.find("MostAllocated score") != std::string::npos);
+  CHECK(most);
 }

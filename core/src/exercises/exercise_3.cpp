@@ -28,6 +28,10 @@ constexpr int kGroupPods = 2;
 constexpr int kGroupPodGpus = 8;
 const char* const kGroupProfile = "llama-3.1-405b-bf16-tp8-pp2-h100-sxm5";
 const char* const kZoneLabel = "topology.kubernetes.io/zone";
+// The fragmentation cause: a platform service's 1-GPU pods, one per node, scheduled first (a higher
+// PriorityClass), so spreading leaves each node one GPU short of a replica.
+const char* const kSmallPods = "embeddings";
+constexpr int kSmallPriority = 1000;
 const char* const kTaintValue = "llm-inference";
 
 std::string num(double v) {
@@ -107,6 +111,12 @@ Json params_for(const Json& def, std::uint64_t seed) {
   } else if (layer == "karpenter") {
     replicas = nodes * (kNodeGpus / kPodGpus) + extra;  // the nodes are full; `extra` pods need a new one
     p["limit"] = nodes * kNodeGpus;
+  } else if (cause == "fragmented_gpus") {
+    // Each node: one small pod (1 GPU) and three replicas (6): one GPU free per node, and the NodePool
+    // at its limit. The replicas over that fit the cluster's free GPUs once packed (at most n / 2 more).
+    initial = nodes + 2;
+    replicas = 3 * initial + std::min(extra, initial / 2);
+    p["limit"] = initial * kNodeGpus;
   } else if (layer == "kube-scheduler") {
     replicas = 1 + extra;  // none of them fits any node
   } else {
@@ -124,7 +134,11 @@ Json params_for(const Json& def, std::uint64_t seed) {
                             ? "The " + p.at("workload_kind").get<std::string>() +
                                   "'s pods name schedulerName: kai-scheduler and the KAI queue inference (label kai.scheduler/queue), a leaf queue under team-a."
                             : std::string("The pods are placed by the default kube-scheduler.");
-  p["pending_text"] = layer == "kube-scheduler" ? std::string("None of its pods has started.") : std::string("Some replicas run; the newest pods do not start.");
+  if (cause == "fragmented_gpus") {
+    p["nodes_text"] = p.at("nodes_text").get<std::string>() + " The platform team's " + kSmallPods +
+                      " service runs one pod of 1 nvidia.com/gpu on each (PriorityClass platform-high).";
+  }
+  p["pending_text"] = layer == "kube-scheduler" && cause != "fragmented_gpus" ? std::string("None of its pods has started.") : std::string("Some replicas run; the newest pods do not start.");
   return p;
 }
 
@@ -168,7 +182,12 @@ Json scenario_for(const Json& def, const Json& p, std::uint64_t seed) {
   Json& spec = cluster["nodepools"][0]["spec"];
   Json& requirements = spec["template"]["spec"]["requirements"];
   Json& pod = pod_spec(sc);
-  if (cause == "nodepool_limit") {
+  if (cause == "fragmented_gpus") {
+    spec["limits"] = {{"nvidia.com/gpu", std::to_string(p.at("limit").get<int>())}};
+    cluster["workloads"] = Json::array({{{"name", kSmallPods}, {"replicas", p.at("initial_nodes")},
+                                         {"pod", {{"gpus", 1}, {"cpu", "4"}, {"memory", "32Gi"}, {"priorityClassName", "platform-high"}, {"priority", kSmallPriority},
+                                                  {"tolerations", Json::array({{{"key", "nvidia.com/gpu"}, {"operator", "Exists"}, {"effect", "NoSchedule"}}})}}}}});
+  } else if (cause == "nodepool_limit") {
     spec["limits"] = {{"nvidia.com/gpu", std::to_string(p.at("limit").get<int>())}};
   } else if (cause == "no_instance_type") {
     requirements[0]["values"] = Json::array({p.at("allowed_types")});
@@ -414,6 +433,17 @@ Observation simulate(const Json& scenario, const ProgressReport& progress = {}) 
 
 bool has(const std::string& text, const char* what) { return text.find(what) != std::string::npos; }
 
+// Enough GPUs free over the nodes for a replica, but no node with a replica's GPUs free.
+bool gpus_fragmented(const Observation& o) {
+  double total = 0, most = 0;
+  for (const auto& n : o.nodes) {
+    const double free = n.at("free").get<double>();
+    total += free;
+    most = std::max(most, free);
+  }
+  return total >= kPodGpus && most < kPodGpus;
+}
+
 // The root cause the run shows, from its evidence alone ("" when no pod stayed Pending).
 std::string diagnose(const Observation& o) {
   if (o.pod < 0) return "";
@@ -424,6 +454,7 @@ std::string diagnose(const Observation& o) {
     if (has(m, "required placement keeps it pending")) return "topology_required";
   }
   if (has(m, "untolerated taint")) return "untolerated_taint";
+  if (o.scheduler == "kube-scheduler" && has(m, "Insufficient nvidia.com/gpu") && gpus_fragmented(o)) return "fragmented_gpus";
   if (has(m, "didn't match Pod's node affinity/selector")) return "node_selector_mismatch";
   const std::string& k = o.karpenter_text;
   if (has(k, "InsufficientInstanceCapacity")) return "capacity_unavailable";
@@ -479,6 +510,9 @@ bool confirms(const std::string& cause, const std::string& item, const Observati
   } else if (cause == "queue_limit") {
     if (item == "podgroup_condition") return o.scheduler == "kai-scheduler" && has(m, "OverLimit");
     if (item == "kai_queue") return !o.queue.empty() && o.queue_limit >= 0 && o.queue_allocated + kPodGpus > o.queue_limit;
+  } else if (cause == "fragmented_gpus") {
+    if (item == "failed_scheduling") return o.scheduler == "kube-scheduler" && has(m, "Insufficient nvidia.com/gpu");
+    if (item == "free_gpus") return gpus_fragmented(o);
   } else if (cause == "topology_required") {
     if (item == "podgroup_condition") return o.scheduler == "kai-scheduler" && has(m, "required placement keeps it pending");
     if (item == "free_gpus") return group_room_split_by_zone(o);
@@ -604,6 +638,18 @@ std::string apply_fix(Json& sc, const Fix& f, const Json& p) {
       if (q.at("name") == "inference") q["resources"]["gpu"][quota ? "quota" : "limit"] = v;
     }
     return std::string("queue inference: resources.gpu.") + (quota ? "quota" : "limit") + " " + num(v);
+  }
+  if (f.id == "bin_pack_scheduler") {
+    cluster["kube_scheduler"] = {
+        {"apiVersion", "kubescheduler.config.k8s.io/v1"},
+        {"kind", "KubeSchedulerConfiguration"},
+        {"profiles", Json::array({{{"schedulerName", "default-scheduler"},
+                                   {"pluginConfig", Json::array({{{"name", "NodeResourcesFit"},
+                                                                  {"args", {{"scoringStrategy", {{"type", "MostAllocated"},
+                                                                                                 {"resources", Json::array({{{"name", "cpu"}, {"weight", 1}},
+                                                                                                                            {{"name", "memory"}, {"weight", 1}},
+                                                                                                                            {{"name", "nvidia.com/gpu"}, {"weight", 1}}})}}}}}}})}}})}};
+    return "kube-scheduler profile default-scheduler: NodeResourcesFit scoringStrategy MostAllocated over cpu, memory and nvidia.com/gpu (bin-packing)";
   }
   if (f.id == "relax_topology") {
     if (!group) return "no topology annotation on this Deployment: nothing changed";
@@ -744,6 +790,15 @@ std::string layer_signal(const Json& def, const std::string& layer, const Json& 
   return def.at("evidence").at(id).at("label").get<std::string>() + " says: " + text;
 }
 
+// The definition's partial credit for naming `given` when the cause is `truth` (causes.<truth>.<key>.<given>:
+// {fraction, feedback}), or nullptr.
+const Json* partial_credit(const Json& def, const std::string& truth, const char* key, const std::string& given) {
+  if (!def.at("causes").contains(truth)) return nullptr;
+  const Json& c = def.at("causes").at(truth);
+  if (!c.contains(key) || !c.at(key).contains(given)) return nullptr;
+  return &c.at(key).at(given);
+}
+
 std::string cause_explain(const Json& def, const std::string& cause, const Variant& v) {
   if (!def.at("causes").contains(cause)) return "";
   Json p = v.params;
@@ -756,7 +811,8 @@ std::string working_fix(const std::string& cause) {
   static const std::map<std::string, const char*> kFix = {
       {"nodepool_limit", "raise_nodepool_limit"},         {"no_instance_type", "widen_instance_types"}, {"capacity_unavailable", "widen_zones"},
       {"untolerated_taint", "add_toleration"},            {"node_selector_mismatch", "fix_node_selector"},
-      {"nonpreemptible_over_quota", "raise_queue_quota"}, {"queue_limit", "raise_queue_limit"},  {"topology_required", "relax_topology"}};
+      {"nonpreemptible_over_quota", "raise_queue_quota"}, {"queue_limit", "raise_queue_limit"},  {"topology_required", "relax_topology"},
+      {"fragmented_gpus", "bin_pack_scheduler"}};
   const auto it = kFix.find(cause);
   return it == kFix.end() ? std::string() : it->second;
 }
@@ -809,6 +865,11 @@ Json grade(const Json& def, std::uint64_t seed, const Json& answer, const GradeC
     questions.push_back(verdict(def, "layer", 0, "\"" + *given.layer + "\" is not one of the layers: Karpenter, kube-scheduler or KAI Scheduler."));
   } else if (layer == truth_layer) {
     questions.push_back(verdict(def, "layer", 1, "Yes: " + layer_text(def, layer) + ". " + layer_signal(def, layer, items)));
+  } else if (const Json* partial = partial_credit(def, v.cause, "partial_layers", layer)) {
+    // A layer that is part of the story, not the one that keeps the pod off the free GPUs.
+    questions.push_back(verdict(def, "layer", partial->at("fraction").get<double>(),
+                                "Partly: " + fill_template(partial->at("feedback").get<std::string>(), v.params) + " " + layer_signal(def, layer, items),
+                                "Which layer decides that the free GPUs are not enough for this pod?"));
   } else {
     questions.push_back(verdict(def, "layer", 0,
                                 "Not " + layer_text(def, layer) + ". " + layer_signal(def, layer, items),
@@ -823,6 +884,10 @@ Json grade(const Json& def, std::uint64_t seed, const Json& answer, const GradeC
     questions.push_back(verdict(def, "cause", 0, "\"" + *given.cause + "\" is not one of the causes this exercise lists."));
   } else if (cause == v.cause) {
     questions.push_back(verdict(def, "cause", 1, cause_explain(def, cause, v)));
+  } else if (const Json* partial = partial_credit(def, v.cause, "partial_causes", cause)) {
+    questions.push_back(verdict(def, "cause", partial->at("fraction").get<double>(),
+                                "Partly: " + fill_template(partial->at("feedback").get<std::string>(), v.params),
+                                "The cause to name is the one that keeps the pod off the GPUs that are free."));
   } else {
     const Json& c = def.at("causes").at(cause);
     std::string fb = "The run does not show \"" + c.at("text").get<std::string>() + "\".";
