@@ -248,3 +248,19 @@ TEST_CASE("schedule: the same snapshot gives the same bytes", "[schedule][determ
   const Json s = seven_of_eight("kai-scheduler");
   CHECK(dump_json(schedule(s)) == dump_json(schedule(s)));
 }
+
+TEST_CASE("a kube-scheduler snapshot takes a KubeSchedulerConfiguration: MostAllocated over GPUs packs a small pod onto the fuller node", "[schedule]") {
+  const char* const base = R"({"scheduler": "default-scheduler",
+    "nodes": [{"name": "a", "gpus": 8, "cpu": "64", "memory": "512Gi"}, {"name": "b", "gpus": 8, "cpu": "64", "memory": "512Gi"}],
+    "jobs": [{"name": "running", "tasks": [{"name": "r0", "gpus": 6, "cpu": "8", "memory": "64Gi", "state": "running", "node": "b"}]},
+             {"name": "small", "tasks": [{"name": "s0", "gpus": 1, "cpu": "8", "memory": "64Gi"}]}]})";
+  const auto node_of_small = [](const Json& doc) { return job_of(schedule(doc), "small").at("tasks")[0].at("node").get<std::string>(); };
+  Json doc = Json::parse(base);
+  CHECK(node_of_small(doc) == "a");  // LeastAllocated over cpu and memory: the emptier node
+  doc["kubeScheduler"] = Json::parse(R"({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+    "profiles": [{"pluginConfig": [{"name": "NodeResourcesFit", "args": {"scoringStrategy": {"type": "MostAllocated",
+      "resources": [{"name": "nvidia.com/gpu", "weight": 1}]}}}]}]})");
+  CHECK(node_of_small(doc) == "b");
+  doc["scheduler"] = "kai-scheduler";
+  CHECK(testing::input_error([&] { schedule(doc); }).path() == "/kubeScheduler");
+}

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <map>
 
+#include "gpuscale/errors.hpp"
+#include "k8s/names.hpp"
 #include "scheduling/fit.hpp"
 
 namespace gpuscale {
@@ -140,6 +142,90 @@ SchedulingCycle KubeScheduler::schedule(const ClusterState& cluster, const std::
 void KubeScheduler::on_wakeup(Micros now) {
   (void)now;
   retry_at_ = -1;
+}
+
+// A KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) whose one
+// profile, default-scheduler, may configure NodeResourcesFit's scoringStrategy; the lab's kube-scheduler
+// runs the default plugins, so other plugin configuration is refused rather than ignored. Checked as
+// upstream's ValidateNodeResourcesFitArgs does (pkg/scheduler/apis/config/validation/validation_pluginargs.go:
+// a weight in 1 … 100, each resource once).
+KubeSchedulerConfig read_kube_scheduler_config(const Json& v, const std::string& path) {
+  ObjectReader r(v, path);
+  r.only_keys({"apiVersion", "kind", "profiles"});
+  const std::string api = r.require_string("apiVersion", "\"kubescheduler.config.k8s.io/v1\"");
+  if (api != "kubescheduler.config.k8s.io/v1") throw InputError(r.child_path("apiVersion"), shown(api) + " is not allowed; expected \"kubescheduler.config.k8s.io/v1\"");
+  const std::string kind = r.require_string("kind", "\"KubeSchedulerConfiguration\"");
+  if (kind != "KubeSchedulerConfiguration") throw InputError(r.child_path("kind"), shown(kind) + " is not allowed; expected \"KubeSchedulerConfiguration\"");
+  KubeSchedulerConfig config;
+  const Json* profiles = r.raw("profiles");
+  r.finish();
+  if (!profiles) return config;
+  expect_array(*profiles, path + "/profiles", 1);
+  if (profiles->empty()) return config;
+  const std::string pp = path + "/profiles/0";
+  ObjectReader pr((*profiles)[0], pp);
+  pr.only_keys({"schedulerName", "pluginConfig"});
+  const std::string name = pr.get_string("schedulerName", kDefaultScheduler, 253);
+  if (name != kDefaultScheduler) {
+    throw InputError(pr.child_path("schedulerName"), shown(name) + " is not modelled: the lab's kube-scheduler runs one profile, \"default-scheduler\"");
+  }
+  if (const Json* plugins = pr.raw("pluginConfig")) {
+    expect_array(*plugins, pp + "/pluginConfig", 16);
+    for (std::size_t i = 0; i < plugins->size(); ++i) {
+      const std::string cp = pp + "/pluginConfig/" + std::to_string(i);
+      ObjectReader cr((*plugins)[i], cp);
+      cr.only_keys({"name", "args"});
+      const std::string plugin = cr.require_string("name", "the plugin's name, e.g. \"NodeResourcesFit\"");
+      if (plugin != "NodeResourcesFit") {
+        throw InputError(cr.child_path("name"), shown(plugin) + " is not configurable here: the lab models NodeResourcesFit's scoringStrategy only");
+      }
+      const Json& args = cr.require("args", "NodeResourcesFitArgs: {\"scoringStrategy\": {\"type\": ..., \"resources\": [...]}}");
+      ObjectReader ar(args, cr.child_path("args"));
+      ar.only_keys({"apiVersion", "kind", "scoringStrategy", "ignoredResources", "ignoredResourceGroups"});
+      for (const char* ignored : {"ignoredResources", "ignoredResourceGroups"}) {
+        if (ar.has(ignored)) throw InputError(ar.child_path(ignored), "is not modelled: the lab's pods request cpu, memory and nvidia.com/gpu only");
+      }
+      ar.get_string("apiVersion", "kubescheduler.config.k8s.io/v1", 100);
+      ar.get_string("kind", "NodeResourcesFitArgs", 100);
+      if (const Json* st = ar.raw("scoringStrategy")) {
+        const std::string sp = ar.child_path("scoringStrategy");
+        ObjectReader sr(*st, sp);
+        sr.only_keys({"type", "resources", "requestedToCapacityRatio"});
+        const std::string type = sr.get_enum("type", "LeastAllocated", {"LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"});
+        if (type == "RequestedToCapacityRatio") {
+          throw InputError(sr.child_path("type"), "\"RequestedToCapacityRatio\" is not modelled; use \"MostAllocated\" to bin-pack or \"LeastAllocated\" to spread");
+        }
+        if (sr.has("requestedToCapacityRatio")) throw InputError(sr.child_path("requestedToCapacityRatio"), "goes with type RequestedToCapacityRatio, which is not modelled");
+        config.scoring.type = type == "MostAllocated" ? NodeResourcesFitScoring::Type::MostAllocated : NodeResourcesFitScoring::Type::LeastAllocated;
+        if (const Json* res = sr.raw("resources")) {
+          expect_array(*res, sp + "/resources", 3);
+          config.scoring.resources.clear();
+          for (std::size_t k = 0; k < res->size(); ++k) {
+            const std::string rp = sp + "/resources/" + std::to_string(k);
+            ObjectReader rr((*res)[k], rp);
+            rr.only_keys({"name", "weight"});
+            NodeResourcesFitScoring::Resource spec;
+            spec.name = rr.require_string("name", "\"cpu\", \"memory\" or \"nvidia.com/gpu\"");
+            if (spec.name != "cpu" && spec.name != "memory" && spec.name != "nvidia.com/gpu") {
+              throw InputError(rr.child_path("name"), shown(spec.name) + " is not a resource the lab's pods request; expected \"cpu\", \"memory\" or \"nvidia.com/gpu\"");
+            }
+            for (const auto& seen : config.scoring.resources) {
+              if (seen.name == spec.name) throw InputError(rr.child_path("name"), shown(spec.name) + " is listed twice");
+            }
+            spec.weight = rr.get_int("weight", 1, 1, 100);
+            rr.finish();
+            config.scoring.resources.push_back(spec);
+          }
+          if (config.scoring.resources.empty()) throw InputError(sp + "/resources", "is empty; list at least one resource, or leave it out for cpu and memory");
+        }
+        sr.finish();
+      }
+      ar.finish();
+      cr.finish();
+    }
+  }
+  pr.finish();
+  return config;
 }
 
 }  // namespace gpuscale

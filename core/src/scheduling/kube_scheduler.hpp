@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "io/json_reader.hpp"
 #include "kernel/rng.hpp"
 #include "scheduling/scheduler.hpp"
 
@@ -43,6 +44,10 @@ inline const char* to_string(NodeResourcesFitScoring::Type t) { return t == Node
 struct KubeSchedulerConfig {
   NodeResourcesFitScoring scoring;
 };
+
+// Reads a KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) with field-path errors: one
+// profile, default-scheduler, whose pluginConfig may set NodeResourcesFit's scoringStrategy.
+KubeSchedulerConfig read_kube_scheduler_config(const Json& v, const std::string& path);
 
 // The default profile for one pod: filters NodeUnschedulable (Terminating / disrupted), NodeAffinity
 // (nodeSelector + required affinity), TaintToleration (a node that is not Ready yet carries

@@ -359,7 +359,7 @@ std::vector<SnapshotTopology> read_topologies(const Json& v, const std::string& 
 
 Snapshot parse_snapshot(const Json& doc) {
   ObjectReader r(doc, "");
-  r.only_keys({"scheduler", "kai", "nodes", "queues", "topologies", "jobs"});
+  r.only_keys({"scheduler", "kai", "kubeScheduler", "nodes", "queues", "topologies", "jobs"});
   Snapshot s;
   s.scheduler = r.get_enum("scheduler", "kai-scheduler", {"kai-scheduler", "default-scheduler"});
   if (const Json* v = r.raw("kai")) {
@@ -367,6 +367,10 @@ Snapshot parse_snapshot(const Json& doc) {
     kr.only_keys({"actions", "kValue", "placementStrategy", "stalenessGracePeriodSeconds", "maxConsolidationPreemptees"});
     read_kai_settings(kr, s.kai);
     kr.finish();
+  }
+  if (const Json* v = r.raw("kubeScheduler")) {
+    if (s.scheduler != "default-scheduler") throw InputError("/kubeScheduler", "configures kube-scheduler; this snapshot's scheduler is " + shown(s.scheduler));
+    s.kube_scheduler = read_kube_scheduler_config(*v, "/kubeScheduler");
   }
   std::map<std::string, int> node_index;
   if (const Json* v = r.raw("nodes")) {

@@ -12,6 +12,7 @@
 #include "io/json_reader.hpp"
 #include "k8s/constraints.hpp"
 #include "k8s/pod.hpp"
+#include "scheduling/kube_scheduler.hpp"
 #include "scheduling/kai/fair_share.hpp"
 
 namespace gpuscale {
@@ -93,6 +94,7 @@ struct KaiSettings {
 struct Snapshot {
   std::string scheduler = "kai-scheduler";  // or "default-scheduler"
   KaiSettings kai;
+  KubeSchedulerConfig kube_scheduler;       // default-scheduler's profile (kubeScheduler: a KubeSchedulerConfiguration)
   std::vector<SnapshotNode> nodes;
   std::vector<kai::Queue> queues;   // memory in bytes (the Queue's MB × 10^6), CPU in millicores
   std::vector<SnapshotTopology> topologies;

@@ -96,7 +96,7 @@ ScheduleOutcome schedule_kube(const Snapshot& s) {
   });
   for (const Ref& ref : order) {
     const SnapshotTask& task = s.jobs[ref.job].tasks[ref.task];
-    SchedulingResult r = schedule_pod(cluster, task.pod, assumed, &ties);
+    SchedulingResult r = schedule_pod(cluster, task.pod, assumed, &ties, s.kube_scheduler.scoring);
     TaskOutcome& o = out.jobs[ref.job].tasks[ref.task];
     o.message = r.explanation;
     out.log.push_back(task.name + ": " + r.explanation);
