@@ -180,6 +180,42 @@ TEST_CASE("schedule: a task lands on room being released as Pipelined", "[schedu
   CHECK(job_of(out, "new").at("tasks")[0].at("node") == "n1");
 }
 
+TEST_CASE("schedule: consolidation moves a pod only if its job is placed again within its queue's limit", "[schedule][kai]") {
+  // Two 4-GPU nodes, each half taken by a 2-GPU training pod of queue q; a 4-GPU job of q waits.
+  // Consolidation can move one pod beside the other and free a whole node, but the moved pod is
+  // allocated again through AllocateJob (common/action.go TryToVirtuallyAllocatePreemptorAndGetVictims),
+  // so its queue's limit counts it once more: with a limit of 6 the job (4) and the two pods (2 + 2)
+  // are over it, and nothing moves.
+  const auto snapshot = [](double limit) {
+    return Json{{"nodes", {node("n0", 4), node("n1", 4)}},
+                {"queues", {queue("root", -1), queue("q", -1, "root", limit)}},
+                {"jobs",
+                 {job("train-a", "q", Json::array({running(2, "n0")})), job("train-b", "q", Json::array({running(2, "n1")})),
+                  job("big", "q", Json::array({pending(4)}))}}};
+  };
+  const auto queue_allocated = [](const Json& out) {
+    for (const Json& q : out.at("queues"))
+      if (q.at("name") == "q") return q.at("allocated").at("gpu").get<double>();
+    throw std::runtime_error("no queue q");
+  };
+  const Json moved = schedule(snapshot(8));
+  REQUIRE(moved.at("victims").size() == 1);
+  CHECK(moved.at("victims")[0].at("action") == "consolidation");
+  CHECK(job_of(moved, "big").at("status") == "pipelined");
+  const std::string from = moved.at("victims")[0].at("node");
+  const std::string victim = moved.at("victims")[0].at("job");
+  CHECK(job_of(moved, victim).at("tasks")[0].at("status") == "Pipelined");
+  CHECK(job_of(moved, victim).at("tasks")[0].at("node") != from);
+  CHECK(queue_allocated(moved) == 8);
+
+  const Json held = schedule(snapshot(6));
+  CHECK(held.at("victims").empty());
+  CHECK(job_of(held, "big").at("status") == "pending");
+  CHECK(job_of(held, "big").at("reason") == "OverLimit");
+  CHECK(queue_allocated(held) == 4);
+  CHECK(queue_allocated(held) <= 6);
+}
+
 TEST_CASE("schedule: required topology keeps a gang inside one rack, or pending", "[schedule][kai]") {
   const auto snapshot = [](int free_per_node) {
     Json jobs = Json::array();

@@ -10,8 +10,9 @@
 //
 // The search (actions/common/solvers: JobSolver with the sg-nodelocalgreedy and sg-multinodegang
 // scenario generators and a k-probe) is simplified: victims are added one unit at a time in victim
-// order; after each, the unit's tasks are evicted in a trial statement and the pending job's tasks are
-// pipelined onto the room (all of them, or the trial fails) and the scenario validated. The first
+// order; after each, the unit's tasks are evicted in a trial statement, then the pending job and each
+// victim's job are allocated in job order (the job's tasks pipelined onto the room, all of them, or the
+// trial fails; a victim's job placed again is moved, not lost) and the scenario validated. The first
 // scenario that works is then pruned: each victim unit, first to last, is put back if the job still
 // fits without it. So the victims are a minimal set, though not always the one upstream's node-local
 // search picks in a fragmented cluster.
@@ -299,30 +300,60 @@ class RoomFilter {
   std::vector<long long> slots_;          // [domain][size]
 };
 
-// Whether the job's tasks to allocate fit with these units evicted: evict them, then place every task
-// (pipelined onto what is released). Leaves the trial in the statement when it works.
-bool try_units(Session& s, int j, const std::vector<int>& which, const std::vector<const Unit*>& units) {
-  for (const Unit* u : units)
-    for (int t : u->tasks) s.evict_task(u->job, t);
-  const SnapshotJob& job = s.snap.jobs[static_cast<std::size_t>(j)];
-  const Vec req = s.request_of(j, which);
-  Totals requested;
-  for (int r = 0; r < kNumResources; ++r) requested.amount[r] = req.v[r];
-  if (!check_capacity(s.queues, job.queue, requested, job.preemptible).schedulable) return false;
-  const std::vector<std::vector<int>> domains = topology_domains(s, j, which, s.all_nodes_);
-  for (const std::vector<int>& domain : domains) {
-    const std::size_t mark = s.journal.size();
-    bool ok = true;
-    for (int t : which) {
-      if (!s.allocate_task_on(j, t, domain, true)) {
-        ok = false;
-        break;
-      }
+// A trial's victims: the node each evicted pod was on (the units' tasks in order), and whether every
+// victim's job was placed again.
+struct Trial {
+  std::vector<int> from;
+  bool all_moved = true;
+};
+
+// Whether the job fits with these units evicted (by_pod_solver.go tryScenarioWithEvictedVictims,
+// common/action.go TryToVirtuallyAllocatePreemptorAndGetVictims): evict the units' pods, then allocate
+// the job and each victim's job in job order (JobsOrderByQueues over them; upstream's list also holds
+// every other pending job, which it pops and skips), each through AllocateJob: its queue's capacity
+// check (on every level, the limit included), then its tasks pipelined onto nodes, all or none. The job
+// must fit. A victim's job that fits again is moved, its evicted pods pipelined elsewhere; one that
+// does not stays evicted (Releasing). Leaves the trial in the statement when it works.
+bool try_units(Session& s, int j, const std::vector<const Unit*>& units, Trial* trial = nullptr) {
+  std::vector<int> jobs{j};
+  std::vector<int> from;
+  for (const Unit* u : units) {
+    for (int t : u->tasks) {
+      from.push_back(s.tasks[static_cast<std::size_t>(u->job)][static_cast<std::size_t>(t)].node);
+      s.evict_task(u->job, t);
     }
-    if (ok) return true;
-    s.rollback(mark);
+    if (std::find(jobs.begin(), jobs.end(), u->job) == jobs.end()) jobs.push_back(u->job);
   }
-  return false;
+  // The evicted pods are pods to place again (their Evict entries in the journal keep what they were).
+  const auto set_evicted = [&](int job, bool pending) {
+    std::size_t k = 0;
+    for (const Unit* u : units)
+      for (int t : u->tasks) {
+        const int node = from[k++];
+        if (u->job != job) continue;
+        TaskRun& run = s.tasks[static_cast<std::size_t>(job)][static_cast<std::size_t>(t)];
+        run.status = pending ? Status::Pending : Status::Releasing;
+        run.node = pending ? -1 : node;
+      }
+    s.touched(job);
+  };
+  for (std::size_t k = 1; k < jobs.size(); ++k) set_evicted(jobs[k], true);
+  JobsByQueue order = s.jobs_by_queue(jobs);
+  bool placed = false, all_moved = true;
+  for (std::size_t k = 0; k < jobs.size(); ++k) {
+    const int v = s.pop_next_job(order, false);
+    if (v < 0) break;
+    const bool fits = s.allocate_job(v, s.all_nodes_, true, false);
+    if (v == j) {
+      if (!fits) return false;
+      placed = true;
+    } else if (!fits) {
+      set_evicted(v, false);
+      all_moved = false;
+    }
+  }
+  if (trial) *trial = {std::move(from), all_moved};
+  return placed;
 }
 
 // What the victim search derives from the state alone, kept while the state is the same
@@ -397,25 +428,52 @@ const std::vector<int>& preemptible_holders(const Session& s, bool running, Hold
   return cache.jobs;
 }
 
+// What the validator judges after a trial (proportion.go getVictimResources with
+// allowConsolidatingReclaim, true by default): only the victims' pods that stay evicted; a pod the
+// trial placed again elsewhere takes nothing from its queue.
+std::vector<Unit> left_evicted(const Session& s, const std::vector<const Unit*>& units) {
+  std::vector<Unit> out;
+  for (const Unit* u : units) {
+    Unit kept{u->job, {}};
+    for (int t : u->tasks)
+      if (s.tasks[static_cast<std::size_t>(u->job)][static_cast<std::size_t>(t)].status == Status::Releasing) kept.tasks.push_back(t);
+    if (!kept.tasks.empty()) out.push_back(std::move(kept));
+  }
+  return out;
+}
+
 // The solver: accumulate units until the job fits and the validator agrees, then prune. `tally`
-// judges the units so far as they are added (`add`, `verdict`); `valid` judges any list (the pruning).
+// judges the units so far as they are added (`add`, `verdict`); `valid` judges any list (the pruning,
+// and a trial that moved some victims instead of evicting them, judged on what stays evicted).
 template <typename Tally, typename Valid>
 bool solve(Session& s, int j, const std::vector<Unit>& units, Tally& tally, const Valid& valid, const char* action) {
   const std::vector<int> which = s.tasks_to_allocate(j);
   if (which.empty()) return false;
   RoomFilter room(s, j, which);
+  // A trial of these units: the job fits, and the validator agrees with what it evicts.
+  const auto works_with = [&](const std::vector<const Unit*>& chosen, bool tally_agrees) {
+    const std::size_t mark = s.journal.size();
+    if (!try_units(s, j, chosen)) {
+      s.rollback(mark);
+      return false;
+    }
+    const std::vector<Unit> kept = left_evicted(s, chosen);
+    s.rollback(mark);  // the validator reads the state before the trial
+    bool moved = kept.size() != chosen.size();
+    for (std::size_t k = 0; !moved && k < kept.size(); ++k) moved = kept[k].tasks.size() != chosen[k]->tasks.size();
+    if (!moved) return tally_agrees;
+    std::vector<const Unit*> view;
+    for (const Unit& u : kept) view.push_back(&u);
+    return valid(view);
+  };
   std::vector<const Unit*> chosen;
   bool found = false;
   for (const Unit& u : units) {
     chosen.push_back(&u);
     tally.add(u);
     room.add(u, +1);
-    if (!tally.verdict()) continue;
     if (!room.may_fit()) continue;  // try_units would fail
-    const std::size_t mark = s.journal.size();
-    const bool works = try_units(s, j, which, chosen);
-    s.rollback(mark);
-    if (works) {
+    if (works_with(chosen, tally.verdict())) {
       found = true;
       break;
     }
@@ -425,20 +483,21 @@ bool solve(Session& s, int j, const std::vector<Unit>& units, Tally& tally, cons
     std::vector<const Unit*> fewer = chosen;
     fewer.erase(fewer.begin() + static_cast<std::ptrdiff_t>(i));
     room.add(*chosen[i], -1);
-    const std::size_t mark = s.journal.size();
-    const bool works = !fewer.empty() && valid(fewer) && room.may_fit() && try_units(s, j, which, fewer);
-    s.rollback(mark);
+    const bool works = !fewer.empty() && room.may_fit() && works_with(fewer, valid(fewer));
     if (works) chosen = std::move(fewer);
     else room.add(*chosen[i++], +1);
   }
-  if (!try_units(s, j, which, chosen)) return false;  // cannot happen: it worked above
+  Trial trial;
+  if (!try_units(s, j, chosen, &trial)) return false;  // cannot happen: it worked above
   const SnapshotJob& job = s.snap.jobs[static_cast<std::size_t>(j)];
   std::string names;
+  std::size_t k = 0;
   for (const Unit* u : chosen)
     for (int t : u->tasks) {
       const TaskRun& run = s.tasks[static_cast<std::size_t>(u->job)][static_cast<std::size_t>(t)];
-      s.victims.push_back({u->job, t, run.node, action, job.name});
+      s.victims.push_back({u->job, t, trial.from[k++], action, job.name});
       names += (names.empty() ? "" : ", ") + s.snap.jobs[static_cast<std::size_t>(u->job)].tasks[static_cast<std::size_t>(t)].name;
+      if (run.status == Status::Pipelined) names += " (moved to " + s.snap.nodes[static_cast<std::size_t>(run.node)].name + ")";
     }
   s.commit(j);
   s.fit_errors[static_cast<std::size_t>(j)] = {};
@@ -564,22 +623,11 @@ void consolidation_action(Session& s) {
       if (v != j) candidates.push_back(v);
     if (candidates.empty()) return;
     const std::vector<Unit>& units = victim_units(s, candidates, victims);
-    const std::vector<int>& all = s.all_nodes_;
     RoomFilter job_room(s, j, which);
-    // Evict the chosen pods, place the job, then place every moved pod anew (pipelined onto a node);
-    // true when all of it fits. The moved pods' old nodes go to `from`.
-    const auto attempt = [&](const std::vector<const Unit*>& chosen, std::vector<int>* from) {
-      if (!try_units(s, j, which, chosen)) return false;
-      for (const Unit* c : chosen)
-        for (int t : c->tasks) {
-          TaskRun& run = s.tasks[static_cast<std::size_t>(c->job)][static_cast<std::size_t>(t)];
-          if (from) from->push_back(run.node);
-          run.status = Status::Pending;  // its Evict entry in the journal keeps what it was
-          run.node = -1;
-          s.touched(c->job);
-          if (!s.allocate_task_on(c->job, t, all, true)) return false;
-        }
-      return true;
+    // The chosen pods evicted, the job and every moved pod placed anew (pipelined onto a node): true
+    // when all of it fits (allPodsReallocated: no victim left Releasing).
+    const auto attempt = [&](const std::vector<const Unit*>& chosen, Trial& trial) {
+      return try_units(s, j, chosen, &trial) && trial.all_moved;
     };
     std::vector<const Unit*> chosen;
     int moved = 0;
@@ -590,11 +638,12 @@ void consolidation_action(Session& s) {
       job_room.add(u, +1);
       if (!job_room.may_fit()) continue;  // try_units would fail
       const std::size_t mark = s.journal.size();
-      const bool works = attempt(chosen, nullptr);
+      Trial trial;
+      const bool works = attempt(chosen, trial);
       s.rollback(mark);
       if (!works) continue;
-      std::vector<int> from;
-      attempt(chosen, &from);
+      attempt(chosen, trial);
+      const std::vector<int>& from = trial.from;
       std::string names;
       std::size_t k = 0;
       for (const Unit* c : chosen)

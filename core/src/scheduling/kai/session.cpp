@@ -456,17 +456,21 @@ int Session::queue_order(int qa, int qb, int ja, int jb, const Vec* ja_request, 
 // The next job by the tree of queues (job_order_by_queue.go PopNextJob): from the top queues down,
 // at each level the child queue first by queue order, compared by each one's best job; in the leaf,
 // the first job by job order.
-int Session::pop_next_job(JobsByQueue& by_queue) {
+int Session::pop_next_job(JobsByQueue& by_queue, bool track) {
   // A job whose elastic state changed since the last pop may change its queue's first job.
-  for (const int j : changed_jobs_) {
-    const std::size_t ji = static_cast<std::size_t>(j);
-    changed_flag_[ji] = 0;
-    const auto e = static_cast<std::uint8_t>(elastic_state(j));
-    if (e == by_queue.seen[ji]) continue;
-    by_queue.seen[ji] = e;
-    if (job_queue[ji] >= 0) by_queue.dirty[static_cast<std::size_t>(job_queue[ji])] = 1;
+  if (track) {
+    for (const int j : changed_jobs_) {
+      const std::size_t ji = static_cast<std::size_t>(j);
+      changed_flag_[ji] = 0;
+      const auto e = static_cast<std::uint8_t>(elastic_state(j));
+      if (e == by_queue.seen[ji]) continue;
+      by_queue.seen[ji] = e;
+      if (job_queue[ji] >= 0) by_queue.dirty[static_cast<std::size_t>(job_queue[ji])] = 1;
+    }
+    changed_jobs_.clear();
+  } else {
+    std::fill(by_queue.dirty.begin(), by_queue.dirty.end(), 1);
   }
-  changed_jobs_.clear();
   // The best job of a queue's subtree, and whether it has one.
   struct Tree {
     const Session& s;
@@ -760,6 +764,16 @@ JobsByQueue Session::pending_jobs_by_queue() {
     if (q < 0 || !has_pending(static_cast<int>(j)) || !job_ready(static_cast<int>(j))) continue;
     by.jobs[static_cast<std::size_t>(q)].push_back(static_cast<int>(j));
   }
+  return by;
+}
+
+JobsByQueue Session::jobs_by_queue(const std::vector<int>& jobs) const {
+  JobsByQueue by;
+  by.jobs.resize(queues.size());
+  by.best.assign(queues.size(), -1);
+  by.dirty.assign(queues.size(), 1);
+  for (const int j : jobs)
+    if (job_queue[static_cast<std::size_t>(j)] >= 0) by.push(job_queue[static_cast<std::size_t>(j)], j);
   return by;
 }
 

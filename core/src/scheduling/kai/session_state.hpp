@@ -102,7 +102,10 @@ class Session {
   // -1: qa first. `ja`, `jb`: each queue's best pending job (-1: none), with the request of its tasks
   // to allocate when the caller has it.
   int queue_order(int qa, int qb, int ja, int jb, const Vec* ja_request = nullptr, const Vec* jb_request = nullptr) const;
-  int pop_next_job(JobsByQueue& by_queue);
+  // `track`: keep `by_queue` current with the jobs touched since the last pop (the action's own
+  // list; a private list of a few jobs marks its queues dirty instead and leaves the changes alone).
+  int pop_next_job(JobsByQueue& by_queue, bool track = true);
+  JobsByQueue jobs_by_queue(const std::vector<int>& jobs) const;
   JobsByQueue pending_jobs_by_queue();
   void add_queue_request(int job, const Vec& request);
   void add_queue_usage(int job, const Vec& request, int sign, bool count_request);
