@@ -341,7 +341,7 @@ bool try_units(Session& s, int j, const std::vector<const Unit*>& units, Trial* 
   JobsByQueue order = s.jobs_by_queue(jobs);
   bool placed = false, all_moved = true;
   for (std::size_t k = 0; k < jobs.size(); ++k) {
-    const int v = s.pop_next_job(order, false);
+    const int v = s.pop_next_job(order);
     if (v < 0) break;
     const bool fits = s.allocate_job(v, s.all_nodes_, true, false);
     if (v == j) {
@@ -459,9 +459,10 @@ bool solve(Session& s, int j, const std::vector<Unit>& units, Tally& tally, cons
     }
     const std::vector<Unit> kept = left_evicted(s, chosen);
     s.rollback(mark);  // the validator reads the state before the trial
-    bool moved = kept.size() != chosen.size();
-    for (std::size_t k = 0; !moved && k < kept.size(); ++k) moved = kept[k].tasks.size() != chosen[k]->tasks.size();
-    if (!moved) return tally_agrees;
+    std::size_t evicted = 0, asked = 0;
+    for (const Unit& u : kept) evicted += u.tasks.size();
+    for (const Unit* u : chosen) asked += u->tasks.size();
+    if (evicted == asked) return tally_agrees;  // nothing moved: the tally has judged these units
     std::vector<const Unit*> view;
     for (const Unit& u : kept) view.push_back(&u);
     return valid(view);

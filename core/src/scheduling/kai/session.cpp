@@ -456,9 +456,9 @@ int Session::queue_order(int qa, int qb, int ja, int jb, const Vec* ja_request, 
 // The next job by the tree of queues (job_order_by_queue.go PopNextJob): from the top queues down,
 // at each level the child queue first by queue order, compared by each one's best job; in the leaf,
 // the first job by job order.
-int Session::pop_next_job(JobsByQueue& by_queue, bool track) {
+int Session::pop_next_job(JobsByQueue& by_queue) {
   // A job whose elastic state changed since the last pop may change its queue's first job.
-  if (track) {
+  if (by_queue.tracked) {
     for (const int j : changed_jobs_) {
       const std::size_t ji = static_cast<std::size_t>(j);
       changed_flag_[ji] = 0;
@@ -769,6 +769,7 @@ JobsByQueue Session::pending_jobs_by_queue() {
 
 JobsByQueue Session::jobs_by_queue(const std::vector<int>& jobs) const {
   JobsByQueue by;
+  by.tracked = false;
   by.jobs.resize(queues.size());
   by.best.assign(queues.size(), -1);
   by.dirty.assign(queues.size(), 1);

@@ -54,6 +54,9 @@ struct JobsByQueue {
   std::vector<int> best;               // [queue] the first of `jobs` by job order (valid unless dirty)
   std::vector<char> dirty;             // [queue] `best` must be found again
   std::vector<std::uint8_t> seen;      // [job] the elastic state `best` was found with
+  // The action's own list follows the jobs touched since the last pop (Session::touched); a private
+  // list of a few jobs finds every queue's best job again at each pop and leaves those changes alone.
+  bool tracked = true;
   void push(int q, int j) {
     jobs[static_cast<std::size_t>(q)].push_back(j);
     dirty[static_cast<std::size_t>(q)] = 1;
@@ -102,10 +105,8 @@ class Session {
   // -1: qa first. `ja`, `jb`: each queue's best pending job (-1: none), with the request of its tasks
   // to allocate when the caller has it.
   int queue_order(int qa, int qb, int ja, int jb, const Vec* ja_request = nullptr, const Vec* jb_request = nullptr) const;
-  // `track`: keep `by_queue` current with the jobs touched since the last pop (the action's own
-  // list; a private list of a few jobs marks its queues dirty instead and leaves the changes alone).
-  int pop_next_job(JobsByQueue& by_queue, bool track = true);
-  JobsByQueue jobs_by_queue(const std::vector<int>& jobs) const;
+  int pop_next_job(JobsByQueue& by_queue);
+  JobsByQueue jobs_by_queue(const std::vector<int>& jobs) const;  // a private list (not `tracked`)
   JobsByQueue pending_jobs_by_queue();
   void add_queue_request(int job, const Vec& request);
   void add_queue_usage(int job, const Vec& request, int sign, bool count_request);
