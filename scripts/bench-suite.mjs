@@ -4,9 +4,12 @@
 // V8 first runs WebAssembly from its baseline compiler (Liftoff) and tiers hot functions up to
 // TurboFan while they run, so the first exercise-1 pair after loading is timed on its own, then the
 // pair runs a few more times to warm up before every benchmark is timed (best of `repeat`).
+// firstAndWarm times one scenario as the first call of a module just loaded (nothing run before it),
+// then warm (best of the next `repeat`): the scripts give it a module of its own, in a process or
+// browser context of its own, as V8 may share compiled code between instances of the same bytes.
 
 /**
- * Runs the suite on a loaded module. `files` holds the texts: {ex1, day, week}.
+ * Runs the suite on a loaded module. `files` holds the texts: {ex1, day, week, tenants}.
  * @returns {{first_pair_ms: number, rows: Array<{label, ms, events, requests}>}}
  */
 export function benchSuite(sim, files, repeat = 3) {
@@ -48,7 +51,36 @@ export function benchSuite(sim, files, repeat = 3) {
   measure('playground defaults, one run', [JSON.stringify(playground)]);
   measure('24 h, ~500k requests', [files.day]);
   measure('7 days, Karpenter consolidation', [files.week]);
+  measure('24 h, two KAI tenants', [files.tenants]);
   return { first_pair_ms: first, rows };
+}
+
+/**
+ * Times `text` (a scenario) as the first call of the freshly loaded module `sim`, then warm.
+ * @returns {{first_ms: number, warm_ms: number, events: number, requests: number}}
+ */
+export function firstAndWarm(sim, text, repeat = 3) {
+  const run = () => {
+    const out = JSON.parse(sim.run(text));
+    if (!out.ok) throw new Error(out.error.message);
+    return out.result;
+  };
+  let t0 = performance.now();
+  const result = run();
+  const first = performance.now() - t0;
+  let best = Infinity;
+  for (let k = 0; k < repeat; k++) {
+    t0 = performance.now();
+    run();
+    best = Math.min(best, performance.now() - t0);
+  }
+  return { first_ms: first, warm_ms: best, events: result.num_events, requests: result.summary.num_requests };
+}
+
+/** firstAndWarm's result as the line the scripts print. */
+export function firstAndWarmLine(label, { first_ms, warm_ms, events, requests }, repeat) {
+  return `${label}: first call in a fresh module ${first_ms.toFixed(1)} ms, then best of ${repeat} ${warm_ms.toFixed(1)} ms ` +
+    `(${events} events, ${requests} requests)`;
 }
 
 /** The suite's result as the lines the scripts print. */

@@ -1,8 +1,12 @@
-// WASM benchmark under node (the suite in scripts/bench-suite.mjs).
-// Usage: node scripts/bench-wasm.mjs [SITE_DIR] [REPEAT]
+// WASM benchmark under node (the suite in scripts/bench-suite.mjs), then the 24-hour two-tenant run
+// as the first call of a module loaded in a node process of its own, and warm.
+// Usage: node scripts/bench-wasm.mjs [SITE_DIR] [REPEAT] [--first-and-warm SCENARIO]
+//   (--first-and-warm: only that scenario, first call and warm; what the full run starts itself with)
+import { execFileSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 
-import { benchLines, benchSuite } from './bench-suite.mjs';
+import { benchLines, benchSuite, firstAndWarm, firstAndWarmLine } from './bench-suite.mjs';
 
 const root = new URL('../', import.meta.url);
 const site = process.argv[2] ? new URL(`file://${process.argv[2].startsWith('/') ? '' : process.cwd() + '/'}${process.argv[2].replace(/\/?$/, '/')}`) : new URL('build-wasm/site/', root);
@@ -10,5 +14,15 @@ const repeat = Number(process.argv[3] ?? 3);
 const { default: createSim } = await import(new URL('sim.mjs', site));
 const sim = await createSim({ wasmBinary: await readFile(new URL('sim.wasm', site)) });
 const text = (rel) => readFile(new URL(rel, root), 'utf8');
-const files = { ex1: await text('exercises/ex1-bursty.json'), day: await text('scenarios/bench-24h.json'), week: await text('scenarios/bench-7d-consolidation.json') };
-for (const line of benchLines(`wasm (node ${process.version})`, benchSuite(sim, files, repeat), repeat)) console.log(line);
+const only = process.argv.indexOf('--first-and-warm');
+if (only > 0) {
+  const file = process.argv[only + 1];
+  console.log(firstAndWarmLine(`wasm (node ${process.version}) ${file}`, firstAndWarm(sim, await text(file), repeat), repeat));
+} else {
+  const files = { ex1: await text('exercises/ex1-bursty.json'), day: await text('scenarios/bench-24h.json'), week: await text('scenarios/bench-7d-consolidation.json'),
+    tenants: await text('scenarios/bench-24h-two-tenants.json') };
+  for (const line of benchLines(`wasm (node ${process.version})`, benchSuite(sim, files, repeat), repeat)) console.log(line);
+  // The fresh module in a process of its own: this one's module has already been compiled and tiered up.
+  process.stdout.write(execFileSync(process.execPath, [fileURLToPath(import.meta.url), fileURLToPath(site), String(repeat),
+    '--first-and-warm', 'scenarios/bench-24h-two-tenants.json']));
+}

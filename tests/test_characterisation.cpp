@@ -36,6 +36,7 @@ using gpuscale::testing::sha256_hex;
 namespace {
 
 const char* const kScenarios[] = {"bench-24h.json",
+                                  "bench-24h-two-tenants.json",
                                   "bench-7d-consolidation.json",
                                   "golden-ca-half-placed-group.json",
                                   "golden-cluster-autoscaler.json",

@@ -121,8 +121,8 @@ Snapshot KaiScheduler::snapshot(const ClusterState& cluster, const std::vector<s
   return s;
 }
 
-std::vector<std::int64_t> KaiScheduler::cycle_key(const ClusterState& cluster, const std::vector<std::uint32_t>& pending) {
-  std::vector<std::int64_t> key(pending.begin(), pending.end());
+void KaiScheduler::cycle_key(const ClusterState& cluster, const std::vector<std::uint32_t>& pending, std::vector<std::int64_t>& key) {
+  key.assign(pending.begin(), pending.end());
   key.push_back(-1);
   for (const Node& node : cluster.nodes) {
     if (node.phase == NodePhase::Terminated) continue;
@@ -132,21 +132,18 @@ std::vector<std::int64_t> KaiScheduler::cycle_key(const ClusterState& cluster, c
     for (std::uint32_t id : node.pods) key.push_back(cluster.pods[id].terminating() ? -2 - static_cast<std::int64_t>(id) : id);
     key.push_back(-1);
   }
-  return key;
 }
 
-SchedulingCycle KaiScheduler::schedule(const ClusterState& cluster, const std::vector<std::uint32_t>& pending, Micros now) {
-  std::vector<std::int64_t> key = cycle_key(cluster, pending);
-  if (has_last_ && key == last_key_) {
-    SchedulingCycle again = last_cycle_;
-    if (again.next_wakeup >= 0) again.next_wakeup = now + period();
-    return again;
+const SchedulingCycle& KaiScheduler::schedule(const ClusterState& cluster, const std::vector<std::uint32_t>& pending, Micros now) {
+  cycle_key(cluster, pending, key_);
+  if (has_last_ && key_ == last_key_) {
+    if (last_cycle_.next_wakeup >= 0) last_cycle_.next_wakeup = now + period();
+    return last_cycle_;
   }
-  SchedulingCycle cycle = run(cluster, pending, now);
-  last_key_ = std::move(key);
-  last_cycle_ = cycle;
+  last_cycle_ = run(cluster, pending, now);
+  last_key_.swap(key_);
   has_last_ = true;
-  return cycle;
+  return last_cycle_;
 }
 
 SchedulingCycle KaiScheduler::run(const ClusterState& cluster, const std::vector<std::uint32_t>& pending, Micros now) {

@@ -51,7 +51,7 @@ class KaiScheduler : public Scheduler {
   explicit KaiScheduler(const KaiSchedulerConfig& config) : config_(config) {}
   const char* name() const override { return kKaiScheduler; }
   Micros period() const override;
-  SchedulingCycle schedule(const ClusterState& cluster, const std::vector<std::uint32_t>& pending, Micros now) override;
+  const SchedulingCycle& schedule(const ClusterState& cluster, const std::vector<std::uint32_t>& pending, Micros now) override;
 
   // The snapshot a cycle at `now` works on (also for tests and the diagnosis view). `pods_of_job`
   // receives, per job, its tasks' pod ids.
@@ -60,14 +60,15 @@ class KaiScheduler : public Scheduler {
 
   // What a cycle's snapshot is built from, as numbers: the pending pods, each node's phase, taints and
   // pods (with their terminating flag). Equal keys give equal snapshots, hence equal cycles.
-  static std::vector<std::int64_t> cycle_key(const ClusterState& cluster, const std::vector<std::uint32_t>& pending);
+  // Written into `key` (cleared first), so one buffer serves every cycle.
+  static void cycle_key(const ClusterState& cluster, const std::vector<std::uint32_t>& pending, std::vector<std::int64_t>& key);
 
  private:
   SchedulingCycle run(const ClusterState& cluster, const std::vector<std::uint32_t>& pending, Micros now);
   const KaiSchedulerConfig& config_;
   // The last cycle, to answer again while nothing it read has changed (a pod left Pending keeps the
   // 1 s cycle running for the whole run; the session is a pure function of its snapshot).
-  std::vector<std::int64_t> last_key_;
+  std::vector<std::int64_t> last_key_, key_;  // key_: this cycle's, built in place
   SchedulingCycle last_cycle_;
   bool has_last_ = false;
 };

@@ -102,8 +102,9 @@ SchedulingResult schedule_pod(const ClusterState& cluster, const PodTemplate& po
   return result;
 }
 
-SchedulingCycle KubeScheduler::schedule(const ClusterState& cluster, const std::vector<std::uint32_t>& pending, Micros now) {
-  SchedulingCycle cycle;
+const SchedulingCycle& KubeScheduler::schedule(const ClusterState& cluster, const std::vector<std::uint32_t>& pending, Micros now) {
+  SchedulingCycle& cycle = cycle_;
+  cycle = SchedulingCycle();
   std::vector<AssumedRoom> assumed;
   bool unschedulable = false;
   // The scheduling queue pops by priority, then by creation (the PrioritySort plugin's Less,

@@ -63,13 +63,14 @@ class KubeScheduler : public Scheduler {
   // Its tie-break draws come from the stream "kube-scheduler" of the scenario seed.
   explicit KubeScheduler(std::uint64_t seed, KubeSchedulerConfig config = {}) : ties_(Rng::stream(seed, "kube-scheduler")), config_(std::move(config)) {}
   const char* name() const override { return kDefaultScheduler; }
-  SchedulingCycle schedule(const ClusterState& cluster, const std::vector<std::uint32_t>& pending, Micros now) override;
+  const SchedulingCycle& schedule(const ClusterState& cluster, const std::vector<std::uint32_t>& pending, Micros now) override;
   void on_wakeup(Micros now) override;
 
  private:
   // kube-scheduler moves unschedulable pods back to its active queue every 30 s
   // (pkg/scheduler/internal/queue: flushUnschedulablePodsLeftover runs every 30 s); one timer at a time.
   Micros retry_at_ = -1;
+  SchedulingCycle cycle_;  // the last call's result (schedule returns it by reference)
   Rng ties_;
   KubeSchedulerConfig config_;
 };

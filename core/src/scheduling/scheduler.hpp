@@ -54,8 +54,9 @@ class Scheduler {
   // not at once when the cluster changes; 0: at once (kube-scheduler's event-driven queue).
   virtual Micros period() const { return 0; }
   // One cycle over `pending` (its pods, oldest first) against the cluster at `now`. Each binding sees the
-  // room the cycle's earlier bindings took, as the scheduler's assumed-pod cache does.
-  virtual SchedulingCycle schedule(const ClusterState& cluster, const std::vector<std::uint32_t>& pending, Micros now) = 0;
+  // room the cycle's earlier bindings took, as the scheduler's assumed-pod cache does. The result is the
+  // scheduler's own, valid until its next call (so a cycle it answers again is not copied).
+  virtual const SchedulingCycle& schedule(const ClusterState& cluster, const std::vector<std::uint32_t>& pending, Micros now) = 0;
   // The timer it asked for fired.
   virtual void on_wakeup(Micros now) { (void)now; }
 };

@@ -448,7 +448,7 @@ void ClusterModel::schedule_pending(Micros now) {
     }
     scheduler_due_[s] = false;
     if (mine.empty()) continue;
-    const SchedulingCycle cycle = schedulers_[s]->schedule(state_, mine, now);
+    const SchedulingCycle& cycle = schedulers_[s]->schedule(state_, mine, now);
     apply_cycle(s, cycle, now);
     if (cycle.next_wakeup >= 0 && (period <= 0 || scheduler_wake_at_[s] < 0)) file_scheduler_wake(s, cycle.next_wakeup);
   }

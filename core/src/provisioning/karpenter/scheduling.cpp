@@ -113,6 +113,22 @@ bool try_add_to_claim(const ClusterState& cluster, const std::vector<NodePool>& 
 std::vector<SimNode> simulation_nodes(const ClusterState& cluster, const std::vector<NodePool>& pools,
                                       const std::set<std::uint32_t>& exclude) {
   std::vector<SimNode> out;
+  // The well-known labels of each (type, capacity type, zone) the nodes have, built once per pass: a
+  // cluster's nodes share a few, and this runs at every provisioning and consolidation pass.
+  struct TypeLabels {
+    int type_index;
+    CapacityType capacity_type;
+    const std::string* zone;
+    Labels labels;
+  };
+  std::vector<TypeLabels> known;
+  const auto labels_of = [&](const Node& n) -> const Labels& {
+    for (const TypeLabels& k : known) {
+      if (k.type_index == n.type_index && k.capacity_type == n.capacity_type && *k.zone == n.zone) return k.labels;
+    }
+    known.push_back(TypeLabels{n.type_index, n.capacity_type, &n.zone, instance_labels(cluster.types[n.type_index], n.capacity_type, n.zone)});
+    return known.back().labels;
+  };
   for (const auto& n : cluster.nodes) {
     if (!alive_phase(n.phase) || n.disrupted || exclude.count(n.id)) continue;
     const InstanceType& type = cluster.types[n.type_index];
@@ -121,7 +137,7 @@ std::vector<SimNode> simulation_nodes(const ClusterState& cluster, const std::ve
     s.id = n.id;
     s.initialized = n.phase == NodePhase::Initialized;
     s.labels = n.labels;
-    for (const auto& kv : instance_labels(type, n.capacity_type, n.zone)) s.labels.insert(kv);
+    for (const auto& kv : labels_of(n)) s.labels.insert(kv);
     if (pool) s.labels.emplace(kNodePoolLabel, pool->name);
     // In-flight capacity: a node not yet Initialized will advertise its type's GPUs; its startup and
     // not-ready taints will be gone (Karpenter's in-flight simulation ignores them).
