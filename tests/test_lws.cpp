@@ -365,9 +365,13 @@ TEST_CASE("a group whose required topology no domain can hold stays Pending besi
   // Group 0 takes the only zone with 16 free GPUs; group 1's 16 GPUs are free only across two zones.
   CHECK(count(r, "kai-scheduler", "(PodGroup pg-vllm-group-0", 0, 0) == 2);
   CHECK(first(r, "kai-scheduler", "(PodGroup pg-vllm-group-1, queue") == nullptr);
-  const DecisionRecord* held = first(r, "kai-scheduler", "No topology.kubernetes.io/zone domain of topology zones can hold the job's 2 pods (16 GPUs) together");
+  // KAI's own words (job_filtering.go, job_errors.go): each zone's room in pods, then the requirement.
+  const DecisionRecord* held = first(r, "kai-scheduler", "topology zones, requirement topology.kubernetes.io/zone couldn't be satisfied for job");
   REQUIRE(held != nullptr);
-  CHECK(held->explanation.find("pg-vllm-group-1") != std::string::npos);
+  INFO(held->explanation);
+  CHECK(held->explanation.find("pg-vllm-group-1>") != std::string::npos);
+  CHECK(held->explanation.find("<us-east-1a>: node-group us-east-1a can allocate only 0 of 2 required pods") != std::string::npos);
+  CHECK(held->explanation.find("<us-east-1b>: node-group us-east-1b can allocate only 1 of 2 required pods") != std::string::npos);
   // Karpenter does not read KAI's topology: to its simulation the pending members fit the nodes in
   // us-east-1b and us-east-1c, so it launches nothing, and the group waits to the end.
   const DecisionRecord* karpenter = first(r, "karpenter.provisioner", "2 fit existing capacity: node 2 ← pods [2], node 3 ← pods [3]; no new NodeClaim");

@@ -1,5 +1,7 @@
 // `gpuscale schedule`: one cycle over a snapshot, kube-scheduler vs KAI Scheduler (real-systems.md §5),
 // and the snapshot's input errors.
+#include <set>
+
 #include "gpuscale/api.hpp"
 #include "test_support.hpp"
 
@@ -241,6 +243,64 @@ TEST_CASE("schedule: required topology keeps a gang inside one rack, or pending"
   const Json& pp = job_of(out, "pp");
   CHECK(pp.at("status") == "allocated");
   for (const Json& t : pp.at("tasks")) CHECK(t.at("node").get<std::string>().rfind("r1-", 0) == 0);
+}
+
+// plugins/topology job_filtering.go sortTree: a domain's children are ordered by the largest ratio of the
+// job's request to their free room over every resource, fullest first; not by free GPUs alone.
+TEST_CASE("schedule: topology packs the domain the job would fill most over every resource (sortTree)", "[schedule][kai]") {
+  Json cpu_bound = node("r1-n0", 8, {{"rack", "r1"}});
+  cpu_bound["cpu"] = "48";
+  const Json task = {{"gpus", 1}, {"cpu", "40"}, {"state", "pending"}};
+  const Json snap = {{"nodes", {cpu_bound, node("r2-n0", 2, {{"rack", "r2"}})}},
+                     {"queues", {queue("root", -1), queue("q", -1, "root")}},
+                     {"topologies", {{{"name", "dc"}, {"levels", {{{"nodeLabel", "rack"}}}}}}},
+                     {"jobs", {{{"name", "j"}, {"queue", "q"}, {"tasks", {task}},
+                                {"topologyConstraint", {{"topology", "dc"}, {"requiredTopologyLevel", "rack"}}}}}}};
+  // r1: max(1/8 GPUs, 40/48 cores) = 0.83; r2: max(1/2, 40/192) = 0.5. Free GPUs alone would pick r2.
+  const Json out = schedule(snap);
+  CHECK(job_of(out, "j").at("tasks").at(0).at("node") == "r1-n0");
+}
+
+// getJobAllocatableDomains: with a preferred level only, every level from it up to the root is tried,
+// deepest first; a spine that holds the gang comes before the whole cluster.
+TEST_CASE("schedule: a preferred rack that cannot hold the gang falls back to its spine before the cluster", "[schedule][kai]") {
+  const auto n = [](const std::string& name, const char* spine, const char* rack) { return node(name, 8, {{"spine", spine}, {"rack", rack}}); };
+  Json tasks = Json::array({pending(8), pending(8)});
+  const Json snap = {{"nodes", {n("a-r3", "s2", "r3"), n("b-r1", "s1", "r1"), n("c-r2", "s1", "r2"), n("d-r4", "s2", "r4")}},
+                     {"queues", {queue("root", -1), queue("q", -1, "root")}},
+                     {"topologies", {{{"name", "dc"}, {"levels", {{{"nodeLabel", "spine"}}, {{"nodeLabel", "rack"}}}}}}},
+                     {"jobs", {{{"name", "gang"}, {"queue", "q"}, {"minMember", 2}, {"tasks", tasks},
+                                {"topologyConstraint", {{"topology", "dc"}, {"preferredTopologyLevel", "rack"}}}},
+                               job("busy", "q", Json::array({running(8, "d-r4")}))}}};
+  const Json out = schedule(snap);
+  const Json& gang = job_of(out, "gang");
+  CHECK(gang.at("status") == "allocated");
+  std::set<std::string> nodes;
+  for (const Json& t : gang.at("tasks")) nodes.insert(t.at("node").get<std::string>());
+  // No rack holds two pods; spine s1 does (s2 has one free node), so a-r3, first by name, is not used.
+  CHECK(nodes == std::set<std::string>{"b-r1", "c-r2"});
+}
+
+// common.go isNodePartOfTopology: a node without a label of every level is outside the topology, so a
+// job with a topology constraint never lands there, not even with a preferred level only.
+TEST_CASE("schedule: a node missing a topology label takes no job with a topology constraint", "[schedule][kai]") {
+  const Json snap = {{"kai", {{"actions", {"allocate"}}}},
+                     {"nodes", {node("racked", 8, {{"rack", "r1"}}), node("unracked", 8)}},
+                     {"queues", {queue("root", -1), queue("q", -1, "root")}},
+                     {"topologies", {{{"name", "dc"}, {"levels", {{{"nodeLabel", "rack"}}}}}}},
+                     {"jobs", {{{"name", "j"}, {"namespace", "ml"}, {"queue", "q"}, {"tasks", {pending(4)}},
+                                {"topologyConstraint", {{"topology", "dc"}, {"preferredTopologyLevel", "rack"}}}},
+                               job("busy", "q", Json::array({running(8, "racked")}))}}};
+  const Json out = schedule(snap);
+  const Json& j = job_of(out, "j");
+  CHECK(j.at("status") == "pending");
+  CHECK(j.at("reason") == "PodSchedulingErrors");
+  CHECK(j.at("message") == "topology dc, requirement  couldn't be satisfied for job <ml/j>: not enough resources in r1 to allocate the job");
+  // (r1: the lowest domain holding every node inside the topology.) Without the constraint the same job
+  // takes the unlabelled node.
+  Json plain = snap;
+  plain["jobs"][0].erase("topologyConstraint");
+  CHECK(job_of(schedule(plain), "j").at("tasks").at(0).at("node") == "unracked");
 }
 
 TEST_CASE("schedule: stale gang eviction evicts a gang below minMember after the grace period", "[schedule][kai]") {

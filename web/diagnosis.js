@@ -106,7 +106,7 @@ export class DiagnosisView {
     // Each record of a repeated event stands for 1 + repeats cycles.
     const cycles = (re) => of('kai-scheduler').filter((d) => re.test(d.explanation ?? '')).reduce((n, d) => n + 1 + (d.repeats ?? 0), 0);
     const gangDeferrals = cycles(/required for gang scheduling/);
-    const topologyDeferrals = cycles(/required placement keeps it pending/);
+    const topologyDeferrals = cycles(/requirement \S+ couldn't be satisfied for job/);
     const usesKai = (c.kai_queues ?? []).length > 0 || kaiEvents.length > 0;
 
     const chartBox = el('div', { class: 'chart-stack' });

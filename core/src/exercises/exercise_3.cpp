@@ -451,7 +451,7 @@ std::string diagnose(const Observation& o) {
   if (o.scheduler == "kai-scheduler") {
     if (has(m, "NonPreemptibleOverQuota")) return "nonpreemptible_over_quota";
     if (has(m, "OverLimit")) return "queue_limit";
-    if (has(m, "required placement keeps it pending")) return "topology_required";
+    if (has(m, "couldn't be satisfied for job")) return "topology_required";
   }
   if (has(m, "untolerated taint")) return "untolerated_taint";
   if (o.scheduler == "kube-scheduler" && has(m, "Insufficient nvidia.com/gpu") && gpus_fragmented(o)) return "fragmented_gpus";
@@ -514,7 +514,7 @@ bool confirms(const std::string& cause, const std::string& item, const Observati
     if (item == "failed_scheduling") return o.scheduler == "kube-scheduler" && has(m, "Insufficient nvidia.com/gpu");
     if (item == "free_gpus") return gpus_fragmented(o);
   } else if (cause == "topology_required") {
-    if (item == "podgroup_condition") return o.scheduler == "kai-scheduler" && has(m, "required placement keeps it pending");
+    if (item == "podgroup_condition") return o.scheduler == "kai-scheduler" && has(m, "couldn't be satisfied for job");
     if (item == "free_gpus") return group_room_split_by_zone(o);
   }
   return false;

@@ -27,7 +27,7 @@ namespace {
 
 constexpr double kMaxHighDensity = 9;     // scores.MaxHighDensity
 constexpr double kResourceTypeScore = 10; // scores.ResourceType
-constexpr double kAvailabilityScore = 1000;  // scores.Availability
+constexpr double kAvailabilityScore = 100;  // scores.Availability
 
 }  // namespace
 
@@ -88,6 +88,7 @@ Session::Session(const Snapshot& s) : snap(s) {
   elastic_.assign(s.jobs.size(), 0);
   changed_flag_.assign(s.jobs.size(), 0);
   domain_index_.resize(s.topologies.size());
+  topology_tree_.resize(s.topologies.size());
   for (std::size_t t = 0; t < s.topologies.size(); ++t) domain_index_[t].resize(s.topologies[t].levels.size());
   job_queue.assign(s.jobs.size(), -1);
   for (std::size_t j = 0; j < s.jobs.size(); ++j) {
@@ -585,6 +586,7 @@ int Session::best_node(int j, int t, const std::vector<int>& candidates) const {
     double score = 0;
     if (fits(need, room.idle)) score += kAvailabilityScore;                                         // nodeavailability
     if (!gpu_task && room.allocatable.v[0] == 0) score += kResourceTypeScore;                        // resourcetype
+    if (!topology_score_.empty()) score += topology_score_[static_cast<std::size_t>(n)];             // topology
     const double free = room.idle.v[packed] + room.releasing.v[packed];
     if (room.allocatable.v[packed] != 0 && hi != 0)
       score += lo == hi ? kMaxHighDensity : kMaxHighDensity * (1 - (free - lo) / (hi - lo));       // pack.go
@@ -687,18 +689,22 @@ bool Session::allocate_job(int j, const std::vector<int>& candidates, bool pipel
     if (record) fit_errors[static_cast<std::size_t>(j)] = {cap.reason, cap.message};
     return false;
   }
-  if (!snap.topologies.empty() || !job.topology.topology.empty()) {
-    // Topology-aware: the domains to try, each a set of nodes (topology.cpp).
-    const std::vector<std::vector<int>> domains = topology_domains(*this, j, which, candidates);
-    for (const std::vector<int>& domain : domains) {
-      const std::size_t mark = journal.size();
-      if (place_all(j, which, domain, pipeline_only, record)) return true;
-      rollback(mark);
-    }
-    if (domains.empty()) {
-      if (record && fit_errors[static_cast<std::size_t>(j)].reason.empty())
-        fit_errors[static_cast<std::size_t>(j)] = {"PodSchedulingErrors", topology_failure_message(*this, j, which)};
+  topology_score_.clear();  // PreJobAllocation
+  bool constrained = !job.topology.topology.empty();
+  for (const SnapshotSubGroup& g : job.sub_groups) constrained = constrained || !g.topology.topology.empty();
+  if (constrained) {
+    // Topology-aware (topology.cpp): the job's domains to try, each a set of nodes, and in each the
+    // sub-groups' own (allocate.go allocateSubGroupSet: SubsetNodesFn for the job, then per pod set).
+    TopologyPlan plan = topology_plan(*this, j, -1, which, candidates);
+    if (plan.domains.empty()) {
+      if (record) fit_errors[static_cast<std::size_t>(j)] = plan.error;
       return false;
+    }
+    topology_score_ = std::move(plan.node_score);
+    for (const std::vector<int>& domain : plan.domains) {
+      const std::size_t mark = journal.size();
+      if (place_sub_groups(j, which, domain, pipeline_only, record)) return true;
+      rollback(mark);
     }
     return false;
   }
@@ -706,6 +712,48 @@ bool Session::allocate_job(int j, const std::vector<int>& candidates, bool pipel
   if (place_all(j, which, candidates, pipeline_only, record)) return true;
   rollback(mark);
   return false;
+}
+
+// allocate.go allocateSubGroupSetOnNodes: each pod set's tasks in turn, a pod set with a topology
+// constraint of its own in the first of its domains (inside `candidates`) that takes them all, its
+// nodes ordered by its own preferred level (node_scoring.go getRelevantNodeScores: its own scores,
+// else the job's). A pod set that fits none fails the job's domain.
+bool Session::place_sub_groups(int j, const std::vector<int>& which, const std::vector<int>& candidates, bool pipeline_only, bool record) {
+  const SnapshotJob& job = snap.jobs[static_cast<std::size_t>(j)];
+  bool own = false;
+  for (const SnapshotSubGroup& g : job.sub_groups) own = own || !g.topology.topology.empty();
+  if (!own) return place_all(j, which, candidates, pipeline_only, record);
+  const std::vector<int>& of = task_set_[static_cast<std::size_t>(j)];
+  const std::vector<double> job_score = topology_score_;
+  bool placed = true;
+  for (std::size_t i = 0; i < which.size() && placed;) {
+    const int set = of[static_cast<std::size_t>(which[i])];
+    std::vector<int> tasks_of_set;
+    for (; i < which.size() && of[static_cast<std::size_t>(which[i])] == set; ++i) tasks_of_set.push_back(which[i]);
+    if (set < 0 || job.sub_groups[static_cast<std::size_t>(set)].topology.topology.empty()) {
+      placed = place_all(j, tasks_of_set, candidates, pipeline_only, record);
+      continue;
+    }
+    TopologyPlan plan = topology_plan(*this, j, set, tasks_of_set, candidates);
+    if (plan.domains.empty()) {
+      if (record) fit_errors[static_cast<std::size_t>(j)] = plan.error;
+      placed = false;
+      break;
+    }
+    if (!plan.node_score.empty()) topology_score_ = std::move(plan.node_score);
+    placed = false;
+    for (const std::vector<int>& domain : plan.domains) {
+      const std::size_t mark = journal.size();
+      if (place_all(j, tasks_of_set, domain, pipeline_only, record)) {
+        placed = true;
+        break;
+      }
+      rollback(mark);
+    }
+    topology_score_ = job_score;
+  }
+  topology_score_ = job_score;
+  return placed;
 }
 
 bool Session::place_all(int j, const std::vector<int>& which, const std::vector<int>& candidates, bool pipeline_only, bool record) {

@@ -141,6 +141,7 @@ class Session {
   bool allocate_task_on(int j, int t, const std::vector<int>& candidates, bool pipeline_only);
   bool allocate_job(int j, const std::vector<int>& candidates, bool pipeline_only, bool record);
   bool place_all(int j, const std::vector<int>& which, const std::vector<int>& candidates, bool pipeline_only, bool record);
+  bool place_sub_groups(int j, const std::vector<int>& which, const std::vector<int>& candidates, bool pipeline_only, bool record);
   std::string task_fit_text(int j, int t) const;
   std::string max_node_resources_failure(int j, int t) const;
   std::vector<std::vector<int>> task_order_;  // per job, its tasks in TaskOrderFn's order
@@ -162,6 +163,24 @@ class Session {
     int count = 0;
   };
   mutable std::vector<std::vector<DomainIndex>> domain_index_;  // [topology][level]
+  // topology.cpp: a Topology's domains as a tree (topology_plugin.go initializeTopologyTree), built on
+  // first use. Domain 0 is the root; the others follow level by level, by id within a level.
+  struct TopologyDomain {
+    int level = -1;             // an index into the topology's levels; -1: the root
+    std::string id;             // the values of its levels joined by "." (topology_structs.go calcDomainId)
+    std::vector<int> children;  // by id
+    std::vector<int> nodes;     // every node in it, in node order
+  };
+  struct TopologyTree {
+    bool ready = false;
+    std::vector<TopologyDomain> domains;     // children re-sorted for each job, as upstream's tree is
+    std::vector<std::vector<int>> at_level;  // [level + 1] its domains; [0]: the root
+    std::vector<char> member;                // [node] it has a label for every level
+  };
+  mutable std::vector<TopologyTree> topology_tree_;  // [topology]
+  // The topology plugin's node order for the job being allocated (node_scoring.go; cleared by
+  // allocate_job, as PreJobAllocation does): [node] its score; empty: none.
+  std::vector<double> topology_score_;
 
   // Actions.
   void allocate_action();
@@ -172,10 +191,16 @@ class Session {
 // resource_share.go GetAllocatableShare (session.cpp).
 double allocatable_share(const ResourceShare& r);
 
-// topology.cpp: the domains (node sets) a job may be placed in, best first, for its constraint;
-// {all candidates} when it has none. Empty: no domain can hold it.
-std::vector<std::vector<int>> topology_domains(const Session& s, int j, const std::vector<int>& which, const std::vector<int>& candidates);
-std::string topology_failure_message(const Session& s, int j, const std::vector<int>& which);
+// topology.cpp (plugins/topology job_filtering.go subSetNodesFn): the domains (node sets) a job may be
+// placed in, best first, for its constraint ({all candidates} when it has none); when none can hold
+// it, the job's fit error; with a preferred level, the plugin's node scores.
+struct TopologyPlan {
+  std::vector<std::vector<int>> domains;
+  FitError error;                  // when `domains` is empty
+  std::vector<double> node_score;  // [node]; empty: no preferred level
+};
+// `set`: a sub-group (an index into the job's sub_groups) with its own constraint; -1: the job's.
+TopologyPlan topology_plan(const Session& s, int j, int set, const std::vector<int>& which, const std::vector<int>& candidates);
 // Each node's domain at one level of a topology; the domains of a job's required level (nullptr:
 // it has none).
 const Session::DomainIndex& domain_index(const Session& s, std::size_t topology, std::size_t level);
