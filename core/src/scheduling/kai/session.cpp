@@ -565,10 +565,14 @@ bool Session::fits(const Vec& request, const Vec& room) {
 int Session::best_node(int j, int t, const std::vector<int>& candidates) const {
   const TaskRun& run = tasks[static_cast<std::size_t>(j)][static_cast<std::size_t>(t)];
   const bool gpu_task = run.request.v[0] > 0;
-  const int packed = gpu_task ? 0 : 1;  // nodeplacement binpack: GPUs for a GPU job, else CPU
+  const int packed = gpu_task ? 0 : 1;  // nodeplacement: by GPUs for a GPU job, else by CPU
+  // placementStrategy spread (nodeplacement.go: noopPreOrderFn, nodeResourceSpread): the share of the
+  // node's resource not allocated, emptiest first; binpack: pack.go's range over the candidates.
+  const bool spread = snap.kai.spread;
   // pack.go getMinMaxPerNode over the nodes that have the resource at all.
   double lo = std::numeric_limits<double>::max(), hi = 0;
   for (int n : candidates) {
+    if (spread) break;
     const NodeRoom& room = nodes[static_cast<std::size_t>(n)];
     if (room.allocatable.v[packed] == 0) continue;
     const double free = room.idle.v[packed] + room.releasing.v[packed];
@@ -588,8 +592,11 @@ int Session::best_node(int j, int t, const std::vector<int>& candidates) const {
     if (!gpu_task && room.allocatable.v[0] == 0) score += kResourceTypeScore;                        // resourcetype
     if (!topology_score_.empty()) score += topology_score_[static_cast<std::size_t>(n)];             // topology
     const double free = room.idle.v[packed] + room.releasing.v[packed];
-    if (room.allocatable.v[packed] != 0 && hi != 0)
+    if (spread) {
+      if (room.allocatable.v[packed] != 0) score += free / room.allocatable.v[packed];               // spread.go
+    } else if (room.allocatable.v[packed] != 0 && hi != 0) {
       score += lo == hi ? kMaxHighDensity : kMaxHighDensity * (1 - (free - lo) / (hi - lo));       // pack.go
+    }
     if (best >= 0 && !(score > best_score || (score == best_score && node_name_rank[static_cast<std::size_t>(n)] <
                                                                       node_name_rank[static_cast<std::size_t>(best)])))
       continue;
