@@ -94,8 +94,16 @@ struct SimNode {
   bool initialized = false;
   int gpus_free = 0;
   std::int64_t cpu_free_milli = 0, memory_free_mib = 0;
-  Labels labels;
   std::vector<Taint> taints;  // startup / not-ready taints removed for in-flight nodes
+  // Its labels: the node's own, then its type's well-known ones, then its NodePool's name (the first of
+  // a key wins), merged only when a pod that fits its room asks about them: most passes never do.
+  const Labels* own = nullptr;                // the cluster's node's (valid for the pass)
+  std::shared_ptr<const Labels> well_known;   // shared by the nodes of one type, capacity type and zone
+  const std::string* pool = nullptr;          // its NodePool's name, if it has one
+  const Labels& labels() const;
+
+ private:
+  mutable std::shared_ptr<const Labels> merged_;
 };
 
 // A NodeClaim the simulation would create: the pods packed onto it and the offerings that still fit them all.

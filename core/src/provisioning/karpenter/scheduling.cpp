@@ -110,6 +110,16 @@ bool try_add_to_claim(const ClusterState& cluster, const std::vector<NodePool>& 
 
 // ---- the scheduling simulation -------------------------------------------------------------------------
 
+const Labels& SimNode::labels() const {
+  if (!merged_) {
+    auto all = std::make_shared<Labels>(own ? *own : Labels{});
+    if (well_known) all->insert(well_known->begin(), well_known->end());
+    if (pool) all->emplace(kNodePoolLabel, *pool);
+    merged_ = std::move(all);
+  }
+  return *merged_;
+}
+
 std::vector<SimNode> simulation_nodes(const ClusterState& cluster, const std::vector<NodePool>& pools,
                                       const std::set<std::uint32_t>& exclude) {
   std::vector<SimNode> out;
@@ -119,14 +129,15 @@ std::vector<SimNode> simulation_nodes(const ClusterState& cluster, const std::ve
     int type_index;
     CapacityType capacity_type;
     const std::string* zone;
-    Labels labels;
+    std::shared_ptr<const Labels> labels;
   };
   std::vector<TypeLabels> known;
-  const auto labels_of = [&](const Node& n) -> const Labels& {
+  const auto labels_of = [&](const Node& n) -> const std::shared_ptr<const Labels>& {
     for (const TypeLabels& k : known) {
       if (k.type_index == n.type_index && k.capacity_type == n.capacity_type && *k.zone == n.zone) return k.labels;
     }
-    known.push_back(TypeLabels{n.type_index, n.capacity_type, &n.zone, instance_labels(cluster.types[n.type_index], n.capacity_type, n.zone)});
+    known.push_back(TypeLabels{n.type_index, n.capacity_type, &n.zone,
+                               std::make_shared<const Labels>(instance_labels(cluster.types[n.type_index], n.capacity_type, n.zone))});
     return known.back().labels;
   };
   for (const auto& n : cluster.nodes) {
@@ -136,9 +147,9 @@ std::vector<SimNode> simulation_nodes(const ClusterState& cluster, const std::ve
     SimNode s;
     s.id = n.id;
     s.initialized = n.phase == NodePhase::Initialized;
-    s.labels = n.labels;
-    for (const auto& kv : labels_of(n)) s.labels.insert(kv);
-    if (pool) s.labels.emplace(kNodePoolLabel, pool->name);
+    s.own = &n.labels;
+    s.well_known = labels_of(n);
+    if (pool) s.pool = &pool->name;
     // In-flight capacity: a node not yet Initialized will advertise its type's GPUs; its startup and
     // not-ready taints will be gone (Karpenter's in-flight simulation ignores them).
     int gpus = n.gpus_allocatable;
@@ -187,7 +198,7 @@ SimResult simulate_scheduling(const ClusterState& cluster, const std::vector<Nod
     // 1. existing and in-flight nodes; what earlier pods of the batch took is already subtracted.
     for (auto& n : nodes) {
       if (pod.gpus <= n.gpus_free && pod.cpu_milli <= n.cpu_free_milli && pod.memory_mib <= n.memory_free_mib &&
-          fits_node_affinity(pod, n.labels) && tolerates_all(pod.tolerations, n.taints)) {
+          fits_node_affinity(pod, n.labels()) && tolerates_all(pod.tolerations, n.taints)) {
         n.gpus_free -= pod.gpus;
         n.cpu_free_milli -= pod.cpu_milli;
         n.memory_free_mib -= pod.memory_mib;
