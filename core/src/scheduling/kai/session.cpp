@@ -29,6 +29,12 @@ constexpr double kMaxHighDensity = 9;     // scores.MaxHighDensity
 constexpr double kResourceTypeScore = 10; // scores.ResourceType
 constexpr double kAvailabilityScore = 100;  // scores.Availability
 
+bool sub_groups_constrained(const SnapshotJob& job) {
+  for (const SnapshotSubGroup& g : job.sub_groups)
+    if (!g.topology.topology.empty()) return true;
+  return false;
+}
+
 }  // namespace
 
 // ---- the session's state ----------------------------------------------------------------------
@@ -697,9 +703,7 @@ bool Session::allocate_job(int j, const std::vector<int>& candidates, bool pipel
     return false;
   }
   topology_score_.clear();  // PreJobAllocation
-  bool constrained = !job.topology.topology.empty();
-  for (const SnapshotSubGroup& g : job.sub_groups) constrained = constrained || !g.topology.topology.empty();
-  if (constrained) {
+  if (!job.topology.topology.empty() || sub_groups_constrained(job)) {
     // Topology-aware (topology.cpp): the job's domains to try, each a set of nodes, and in each the
     // sub-groups' own (allocate.go allocateSubGroupSet: SubsetNodesFn for the job, then per pod set).
     TopologyPlan plan = topology_plan(*this, j, -1, which, candidates);
@@ -727,9 +731,7 @@ bool Session::allocate_job(int j, const std::vector<int>& candidates, bool pipel
 // else the job's). A pod set that fits none fails the job's domain.
 bool Session::place_sub_groups(int j, const std::vector<int>& which, const std::vector<int>& candidates, bool pipeline_only, bool record) {
   const SnapshotJob& job = snap.jobs[static_cast<std::size_t>(j)];
-  bool own = false;
-  for (const SnapshotSubGroup& g : job.sub_groups) own = own || !g.topology.topology.empty();
-  if (!own) return place_all(j, which, candidates, pipeline_only, record);
+  if (!sub_groups_constrained(job)) return place_all(j, which, candidates, pipeline_only, record);
   const std::vector<int>& of = task_set_[static_cast<std::size_t>(j)];
   const std::vector<double> job_score = topology_score_;
   bool placed = true;
@@ -759,7 +761,6 @@ bool Session::place_sub_groups(int j, const std::vector<int>& which, const std::
     }
     topology_score_ = job_score;
   }
-  topology_score_ = job_score;
   return placed;
 }
 
