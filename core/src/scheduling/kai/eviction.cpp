@@ -8,14 +8,10 @@
 //   an elastic victim gives its tasks above minMember one by one, its core as one
 //     (proportion.go getVictimResources / splitVictimTasks).
 //
-// The search (actions/common/solvers: JobSolver with the sg-nodelocalgreedy and sg-multinodegang
-// scenario generators and a k-probe) is simplified: victims are added one unit at a time in victim
-// order; after each, the unit's tasks are evicted in a trial statement, then the pending job and each
-// victim's job are allocated in job order (the job's tasks pipelined onto the room, all of them, or the
-// trial fails; a victim's job placed again is moved, not lost) and the scenario validated. The first
-// scenario that works is then pruned: each victim unit, first to last, is put back if the job still
-// fits without it. So the victims are a minimal set, though not always the one upstream's node-local
-// search picks in a fragmented cluster.
+// The search is upstream's JobSolver (actions/common/solvers: job_solver.go, pod_scenario_builder.go,
+// by_pod_solver.go, scenario/base_scenario.go, scenario/by_node_scenario.go; see `solve` below), fed
+// by the victims queue of actions/utils/job_order_by_queue.go (VictimQueue) and
+// podgroup_info/eviction_info.go GetTasksToEvict; docs/schedule.md says it in words.
 #include "scheduling/kai/eviction.hpp"
 
 #include <algorithm>
@@ -309,41 +305,80 @@ struct Trial {
 
 // Whether the job fits with these units evicted (by_pod_solver.go tryScenarioWithEvictedVictims,
 // common/action.go TryToVirtuallyAllocatePreemptorAndGetVictims): evict the units' pods, then allocate
-// the job and each victim's job in job order (JobsOrderByQueues over them; upstream's list also holds
-// every other pending job, which it pops and skips), each through AllocateJob: its queue's capacity
-// check (on every level, the limit included), then its tasks pipelined onto nodes, all or none. The job
-// must fit. A victim's job that fits again is moved, its evicted pods pipelined elsewhere; one that
-// does not stays evicted (Releasing). Leaves the trial in the statement when it works.
-bool try_units(Session& s, int j, const std::vector<const Unit*>& units, Trial* trial = nullptr) {
+// the job and each victim's job in job order (JobsOrderByQueues over them and every other pending job,
+// which it pops and skips), each through AllocateJob on the solver's feasible
+// nodes: its queue's capacity check (on every level, the limit included), then its tasks pipelined onto
+// nodes, all or none. The job must fit. A victim's job that fits again is moved, its evicted pods
+// pipelined elsewhere; one that does not stays evicted (Releasing). Leaves the trial in the statement.
+// Every job with a pending pod by leaf queue, in job order, as the solve found them (the trials roll
+// back, so the jobs they do not touch stay so).
+using PendingByQueue = std::vector<std::vector<int>>;
+
+PendingByQueue pending_by_queue(const Session& s) {
+  PendingByQueue by(s.queues.size());
+  for (std::size_t o = 0; o < s.snap.jobs.size(); ++o)
+    if (s.job_queue[o] >= 0 && s.has_pending(static_cast<int>(o))) by[static_cast<std::size_t>(s.job_queue[o])].push_back(static_cast<int>(o));
+  for (std::vector<int>& jobs : by) std::sort(jobs.begin(), jobs.end(), [&](int a, int b) { return s.job_before(a, b); });
+  return by;
+}
+
+bool try_units(Session& s, int j, const std::vector<Unit>& units, const std::vector<int>& nodes, const PendingByQueue& pending,
+               Trial* trial = nullptr) {
   std::vector<int> jobs{j};
   std::vector<int> from;
-  for (const Unit* u : units) {
-    for (int t : u->tasks) {
-      from.push_back(s.tasks[static_cast<std::size_t>(u->job)][static_cast<std::size_t>(t)].node);
-      s.evict_task(u->job, t);
+  for (const Unit& u : units) {
+    for (int t : u.tasks) {
+      from.push_back(s.tasks[static_cast<std::size_t>(u.job)][static_cast<std::size_t>(t)].node);
+      s.evict_task(u.job, t);
     }
-    if (std::find(jobs.begin(), jobs.end(), u->job) == jobs.end()) jobs.push_back(u->job);
+    if (std::find(jobs.begin(), jobs.end(), u.job) == jobs.end()) jobs.push_back(u.job);
   }
   // The evicted pods are pods to place again (their Evict entries in the journal keep what they were).
-  const auto set_evicted = [&](int job, bool pending) {
+  const auto set_evicted = [&](int job, bool pending_again) {
     std::size_t k = 0;
-    for (const Unit* u : units)
-      for (int t : u->tasks) {
+    for (const Unit& u : units)
+      for (int t : u.tasks) {
         const int node = from[k++];
-        if (u->job != job) continue;
+        if (u.job != job) continue;
         TaskRun& run = s.tasks[static_cast<std::size_t>(job)][static_cast<std::size_t>(t)];
-        run.status = pending ? Status::Pending : Status::Releasing;
-        run.node = pending ? -1 : node;
+        run.status = pending_again ? Status::Pending : Status::Releasing;
+        run.node = pending_again ? -1 : node;
       }
     s.touched(job);
   };
   for (std::size_t k = 1; k < jobs.size(); ++k) set_evicted(jobs[k], true);
-  JobsByQueue order = s.jobs_by_queue(jobs);
+  // GetJobsToAllocate: every job with a pending pod joins the order, popped and skipped. Only those in
+  // the involved jobs' own queues ahead of the last involved one there can change which involved job
+  // comes next (a queue's place is judged by its first job); the pops end with the involved jobs.
+  std::vector<int> ordered = jobs;
+  std::vector<int> leaves;
+  for (int v : jobs) {
+    const int q = s.job_queue[static_cast<std::size_t>(v)];
+    if (q >= 0 && std::find(leaves.begin(), leaves.end(), q) == leaves.end()) leaves.push_back(q);
+  }
+  for (int q : leaves) {
+    const std::vector<int>& here = pending[static_cast<std::size_t>(q)];
+    const auto involved = [&](int x) { return std::find(jobs.begin(), jobs.end(), x) != jobs.end(); };
+    std::size_t ahead = 0;  // `here` is sorted: the jobs before v are a prefix of the others
+    for (int v : jobs) {
+      if (s.job_queue[static_cast<std::size_t>(v)] != q) continue;
+      for (std::size_t i = 0; i < here.size(); ++i) {
+        if (involved(here[i])) continue;
+        if (!s.job_before(here[i], v)) break;
+        ahead = std::max(ahead, i + 1);
+      }
+    }
+    for (std::size_t i = 0; i < ahead; ++i)
+      if (std::find(jobs.begin(), jobs.end(), here[i]) == jobs.end()) ordered.push_back(here[i]);
+  }
+  JobsByQueue order = s.jobs_by_queue(ordered);
   bool placed = false, all_moved = true;
-  for (std::size_t k = 0; k < jobs.size(); ++k) {
+  for (std::size_t left = jobs.size(); left > 0;) {
     const int v = s.pop_next_job(order);
     if (v < 0) break;
-    const bool fits = s.allocate_job(v, s.all_nodes_, true, false);
+    if (std::find(jobs.begin(), jobs.end(), v) == jobs.end()) continue;
+    --left;
+    const bool fits = s.allocate_job(v, nodes, true, false);
     if (v == j) {
       if (!fits) return false;
       placed = true;
@@ -356,53 +391,430 @@ bool try_units(Session& s, int j, const std::vector<const Unit*>& units, Trial* 
   return placed;
 }
 
-// What the victim search derives from the state alone, kept while the state is the same
-// (Session::epoch, with the journal empty): the next job with the same candidates reuses it.
-struct VictimCache {
+bool is_task_active(const Session& s, int j, int t) {
+  const TaskRun& run = s.tasks[static_cast<std::size_t>(j)][static_cast<std::size_t>(t)];
+  return is_active_allocated(run.status) && run.node >= 0;
+}
+
+// What a victim job (or the clone of it the queue holds) has allocated: its active pods' requests.
+Vec allocated_of(const Session& s, const Unit& g) {
+  Vec v;
+  for (int t : g.tasks)
+    if (is_task_active(s, g.job, t)) v += s.tasks[static_cast<std::size_t>(g.job)][static_cast<std::size_t>(t)].request;
+  return v;
+}
+
+// JobOrderFn for a clone holding some of its job's tasks: its elastic state counts those only.
+bool clone_before(const Session& s, const Unit& a, const Unit& b) {
+  const auto elastic = [&](const Unit& g) {
+    const std::vector<Session::PodSet>& sets = s.pod_sets(g.job);
+    std::vector<int> have(sets.size(), 0);
+    for (int t : g.tasks) {
+      const int k = s.task_set_[static_cast<std::size_t>(g.job)][static_cast<std::size_t>(t)];
+      if (k >= 0 && is_task_active(s, g.job, t)) ++have[static_cast<std::size_t>(k)];
+    }
+    Session::Elastic state = Session::Elastic::Exactly;
+    for (std::size_t k = 0; k < sets.size(); ++k) {
+      if (have[k] < sets[k].min_member) return Session::Elastic::Below;
+      if (have[k] > sets[k].min_member) state = Session::Elastic::Above;
+    }
+    return state;
+  };
+  const SnapshotJob& ja = s.snap.jobs[static_cast<std::size_t>(a.job)];
+  const SnapshotJob& jb = s.snap.jobs[static_cast<std::size_t>(b.job)];
+  if (ja.priority != jb.priority) return ja.priority > jb.priority;
+  const Session::Elastic ea = elastic(a), eb = elastic(b);
+  if (ea != eb) return ea == Session::Elastic::Below || (ea == Session::Elastic::Exactly && eb == Session::Elastic::Above);
+  if (ja.created != jb.created) return ja.created < jb.created;
+  return ja.name < jb.name;
+}
+
+// utils.GetVictimsQueue / JobsOrderByQueues with VictimQueue (actions/utils/job_order_by_queue.go):
+// the victim jobs in the queue tree, every order reversed. At each level the queue that would come
+// last in allocation order comes first, compared with what its victims so far hold taken off its
+// share (the jobs popped from its leaf and the next one there); in a leaf, the job last in job order.
+// A job popped with more pods to give is pushed back as a clone of the rest, and takes its place again.
+class VictimsQueue {
+ public:
+  // `sorted`: the candidates of each leaf queue in job order (VictimOrder).
+  explicit VictimsQueue(const Session& s, const std::vector<std::vector<Unit>>& sorted)
+      : s_(s), leaf_(sorted), popped_(s.queues.size()), count_(s.queues.size(), 0) {
+    for (std::size_t q = 0; q < leaf_.size(); ++q)
+      if (!leaf_[q].empty()) count(static_cast<int>(q), static_cast<int>(leaf_[q].size()));
+  }
+  bool empty() const { return size_ == 0; }
+  void push(Unit g) {
+    const int q = s_.job_queue[static_cast<std::size_t>(g.job)];
+    if (q < 0) return;
+    std::vector<Unit>& here = leaf_[static_cast<std::size_t>(q)];
+    const auto at = std::partition_point(here.begin(), here.end(), [&](const Unit& x) { return clone_before(s_, x, g); });
+    here.insert(at, std::move(g));
+    count(q, +1);
+  }
+  Unit pop() {
+    int q = best_child(-1);
+    while (leaf_[static_cast<std::size_t>(q)].empty()) q = best_child(q);
+    std::vector<Unit>& here = leaf_[static_cast<std::size_t>(q)];
+    Unit g = std::move(here.back());  // the last in job order
+    here.pop_back();
+    count(q, -1);
+    popped_[static_cast<std::size_t>(q)] += allocated_of(s_, g);
+    return g;
+  }
+
+ private:
+  void count(int q, int n) {
+    for (int at = q; at >= 0; at = s_.parent_of(at)) count_[static_cast<std::size_t>(at)] += n;
+    size_ += n;
+  }
+  // getVictimsForQueue, summed: a leaf's popped jobs and its next; a parent's, its first child's.
+  Vec victims_of(int q) const {
+    const std::size_t qi = static_cast<std::size_t>(q);
+    if (!s_.is_leaf(q)) {
+      const int child = best_child(q);
+      return child < 0 ? Vec{} : victims_of(child);
+    }
+    Vec v = popped_[qi];
+    if (!leaf_[qi].empty()) v += allocated_of(s_, leaf_[qi].back());
+    return v;
+  }
+  int best_child(int parent) const {
+    int chosen = -1;
+    Vec chosen_out;
+    for (const int c : s_.queue_children_[parent < 0 ? s_.queues.size() : static_cast<std::size_t>(parent)]) {
+      if (count_[static_cast<std::size_t>(c)] == 0) continue;
+      const Vec out = victims_of(c);
+      if (chosen < 0 || s_.queue_order(c, chosen, -1, -1, nullptr, nullptr, &out, &chosen_out) > 0) {
+        chosen = c;
+        chosen_out = out;
+      }
+    }
+    return chosen;
+  }
+
+  const Session& s_;
+  std::vector<std::vector<Unit>> leaf_;  // [queue] its victim jobs (clones) in job order
+  std::vector<Vec> popped_;              // [queue] what the ones popped so far hold
+  std::vector<int> count_;               // [queue] victim jobs in its subtree
+  int size_ = 0;
+};
+
+// The candidates by leaf queue in job order, whole jobs; kept while the state and the candidates
+// are the same (the next pending job with the same filter, the next partial job).
+struct VictimOrder {
   bool valid = false;
   std::uint64_t epoch = 0;
   std::vector<int> jobs;
-  std::vector<Unit> units;
+  std::vector<std::vector<Unit>> sorted;
 };
 
-// The victim units of the candidate jobs, in victim order (queues and jobs in reverse allocation
-// order: the most over-served queue's newest, lowest-priority job first); an elastic job's tasks above
-// its minMember one by one (newest first), then its core.
-const std::vector<Unit>& victim_units(const Session& s, const std::vector<int>& candidates, VictimCache& cache) {
-  if (cache.valid && cache.epoch == s.epoch && s.journal.empty() && cache.jobs == candidates) return cache.units;
-  std::vector<int> jobs = candidates;
-  // queue_order(qa, qb) > 0, asked once per pair during the sort (the sort changes no state).
-  const std::size_t nq = s.queues.size();
-  std::vector<signed char> after(nq * nq, -1);
-  const auto queue_after = [&](int qa, int qb) {
-    if (qa < 0 || qb < 0) return s.queue_order(qa, qb, -1, -1) > 0;
-    signed char& m = after[static_cast<std::size_t>(qa) * nq + static_cast<std::size_t>(qb)];
-    if (m < 0) m = s.queue_order(qa, qb, -1, -1) > 0 ? 1 : 0;
-    return m == 1;
-  };
-  std::stable_sort(jobs.begin(), jobs.end(), [&](int a, int b) {
-    const int qa = s.job_queue[static_cast<std::size_t>(a)], qb = s.job_queue[static_cast<std::size_t>(b)];
-    if (qa != qb) return queue_after(qa, qb);
-    return s.job_before(b, a);
-  });
-  std::vector<Unit> units;
-  for (int j : jobs) {
-    std::vector<int> active;
-    for (std::size_t t = 0; t < s.tasks[static_cast<std::size_t>(j)].size(); ++t)
-      if (is_active_allocated(s.tasks[static_cast<std::size_t>(j)][t].status) && s.tasks[static_cast<std::size_t>(j)][t].node >= 0)
-        active.push_back(static_cast<int>(t));
-    const int min_member = s.snap.jobs[static_cast<std::size_t>(j)].min_member;
-    while (static_cast<int>(active.size()) > std::max(min_member, 1) ) {
-      units.push_back({j, {active.back()}});
-      active.pop_back();
-    }
-    if (!active.empty()) units.push_back({j, active});
+const std::vector<std::vector<Unit>>& victim_order(const Session& s, const std::vector<int>& candidates, VictimOrder& cache) {
+  if (cache.valid && cache.epoch == s.epoch && s.journal.empty() && cache.jobs == candidates) return cache.sorted;
+  cache.sorted.assign(s.queues.size(), {});
+  for (int j : candidates) {
+    const int q = s.job_queue[static_cast<std::size_t>(j)];
+    if (q < 0) continue;
+    Unit g{j, {}};
+    for (std::size_t t = 0; t < s.tasks[static_cast<std::size_t>(j)].size(); ++t) g.tasks.push_back(static_cast<int>(t));
+    cache.sorted[static_cast<std::size_t>(q)].push_back(std::move(g));
   }
+  for (std::vector<Unit>& here : cache.sorted)
+    std::stable_sort(here.begin(), here.end(), [&](const Unit& a, const Unit& b) { return s.job_before(a.job, b.job); });
   cache.valid = s.journal.empty();
   cache.epoch = s.epoch;
   cache.jobs = candidates;
-  cache.units = std::move(units);
-  return cache.units;
+  return cache.sorted;
+}
+
+// The pending jobs by queue for try_units, kept while the state is the same.
+struct PendingCache {
+  bool valid = false;
+  std::uint64_t epoch = 0;
+  PendingByQueue by;
+};
+
+// podgroup_info/eviction_info.go GetTasksToEvict: from the pod sets in reverse PodSetOrderFn order
+// (subgrouporder: the most allocated against its minMember first, those below it last), one pod of
+// the first set when some set is above its minMember, else every active pod of every set; pods in
+// reverse task order. Second: whether the clone keeps active pods.
+std::pair<std::vector<int>, bool> tasks_to_evict(const Session& s, const Unit& g) {
+  const std::vector<Session::PodSet>& sets = s.pod_sets(g.job);
+  const std::vector<int>& of = s.task_set_[static_cast<std::size_t>(g.job)];
+  std::vector<int> have(sets.size(), 0);
+  int active = 0;
+  for (int t : g.tasks)
+    if (is_task_active(s, g.job, t) && of[static_cast<std::size_t>(t)] >= 0) {
+      ++have[static_cast<std::size_t>(of[static_cast<std::size_t>(t)])];
+      ++active;
+    }
+  std::size_t max_sets = sets.size();
+  for (std::size_t k = 0; k < sets.size(); ++k)
+    if (have[k] > sets[k].min_member) max_sets = 1;
+  // subgroup_order.go PodSetOrderFn(l, r) < 0
+  const auto set_before = [&](std::size_t l, std::size_t r) {
+    const bool ls = have[l] >= sets[l].min_member, rs = have[r] >= sets[r].min_member;
+    if (!ls || !rs) return !ls && rs;
+    const double lr = static_cast<double>(have[l]) / sets[l].min_member, rr = static_cast<double>(have[r]) / sets[r].min_member;
+    return lr < rr;
+  };
+  std::vector<std::size_t> order(sets.size());
+  for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return set_before(b, a); });
+  const std::vector<int>& task_order = s.task_order_[static_cast<std::size_t>(g.job)];
+  std::vector<char> in_clone(of.size(), 0);
+  for (int t : g.tasks) in_clone[static_cast<std::size_t>(t)] = 1;
+  std::vector<int> out;
+  for (std::size_t i = 0; i < max_sets && i < order.size(); ++i) {
+    const std::size_t k = order[i];
+    const int take = have[k] > sets[k].min_member ? 1 : have[k];
+    int taken = 0;
+    for (auto it = task_order.rbegin(); it != task_order.rend() && taken < take; ++it)
+      if (in_clone[static_cast<std::size_t>(*it)] && of[static_cast<std::size_t>(*it)] == static_cast<int>(k) && is_task_active(s, g.job, *it)) {
+        out.push_back(*it);
+        ++taken;
+      }
+  }
+  const bool more = static_cast<int>(out.size()) < active;
+  return {std::move(out), more};
+}
+
+// solvers/scenario (base_scenario.go, by_node_scenario.go): the recorded victims of the job's tasks
+// solved so far, and the potential victims added since, each a group of a job's pods evicted together.
+struct Scenario {
+  std::vector<Unit> groups;           // victimsJobsTaskGroups: the recorded ones first
+  std::vector<std::pair<int, int>> potential;  // (job, task), in the order added
+  std::vector<std::vector<int>> jobs_on_node;  // [node] the jobs with a potential victim there
+  std::vector<Unit> victims;          // per job in the order first added, its pods in that order
+  std::size_t recorded = 0;           // groups[0, recorded)
+
+  void add(Unit g, bool is_potential) {
+    for (int t : g.tasks) {
+      if (is_potential) potential.push_back({g.job, t});
+      auto v = std::find_if(victims.begin(), victims.end(), [&](const Unit& u) { return u.job == g.job; });
+      if (v == victims.end()) victims.push_back({g.job, {t}});
+      else v->tasks.push_back(t);
+    }
+    groups.push_back(std::move(g));
+  }
+  // VictimsTasksFromNodes: every pod of every group of the jobs with a potential victim on the node.
+  std::vector<std::pair<int, int>> from_node(int node) const {
+    std::vector<std::pair<int, int>> out;
+    if (node < 0 || static_cast<std::size_t>(node) >= jobs_on_node.size()) return out;
+    for (int job : jobs_on_node[static_cast<std::size_t>(node)])
+      for (const Unit& g : groups)
+        if (g.job == job)
+          for (int t : g.tasks) out.push_back({job, t});
+    return out;
+  }
+  std::vector<std::pair<int, int>> recorded_tasks() const {
+    std::vector<std::pair<int, int>> out;
+    for (std::size_t i = 0; i < recorded; ++i)
+      for (int t : groups[i].tasks) out.push_back({groups[i].job, t});
+    return out;
+  }
+};
+
+// The victims' pods as units to evict, each job's pods together (duplicates dropped).
+std::vector<Unit> as_units(const std::vector<std::pair<int, int>>& pods) {
+  std::vector<Unit> units;
+  for (const auto& [job, t] : pods) {
+    auto u = std::find_if(units.begin(), units.end(), [&](const Unit& x) { return x.job == job; });
+    if (u == units.end()) units.push_back({job, {t}});
+    else if (std::find(u->tasks.begin(), u->tasks.end(), t) == u->tasks.end()) u->tasks.push_back(t);
+  }
+  return units;
+}
+
+// What the solver keeps of a partial solution: the groups its victims belong to, and the trial.
+struct Solution {
+  std::vector<Unit> groups;
+  std::vector<Unit> units;
+  Trial trial;
+};
+
+// The JobSolver of actions/common/solvers (job_solver.go, pod_scenario_builder.go, by_pod_solver.go),
+// for the victims of `candidates` (the action's filter) judged by `valid(scenario)`:
+//   - the job's tasks to allocate are solved one more at a time (the partial job asks the first k);
+//     the victims of the solution for k are recorded and evicted first for k + 1;
+//   - for each k, a scenario builder pops victim jobs from a new VictimsQueue, adding the pods
+//     GetTasksToEvict gives (a job with more to give pushed back as a clone of the rest; a job holding
+//     a recorded victim skipped, its other pods pushed back); a scenario the idle-GPUs filter refuses
+//     is not tried (RoomFilter: a necessary condition);
+//   - a scenario is tried node by node over the nodes of its latest victim's job: the recorded victims
+//     and every pod of the potential victims' jobs on that node evicted, then try_units on the feasible
+//     nodes (FeasibleNodesForJob: idle or releasing GPUs, plus the victims' nodes); it works when the
+//     job fits and the validator accepts the scenario as the trial left it.
+struct SolveCaches {
+  VictimOrder victims;
+  PendingCache pending;
+};
+
+template <typename Valid>
+bool solve(Session& s, int j, const std::vector<int>& candidates, const Valid& valid, const char* action, SolveCaches& caches) {
+  const std::vector<int> all = s.tasks_to_allocate(j);
+  if (all.empty() || candidates.empty()) return false;
+  // common/feasible_nodes.go FeasibleNodesForJob, before the search
+  std::vector<char> feasible(s.nodes.size(), 1);
+  bool gpu_job = true;
+  for (const TaskRun& t : s.tasks[static_cast<std::size_t>(j)]) gpu_job = gpu_job && t.request.v[Gpu] > 0;
+  if (gpu_job)
+    for (std::size_t n = 0; n < s.nodes.size(); ++n) feasible[n] = s.nodes[n].idle.v[Gpu] > 0 || s.nodes[n].releasing.v[Gpu] > 0;
+  const auto nodes_with = [&](std::vector<char> on, const std::vector<std::pair<int, int>>& pods) {
+    for (const auto& [job, t] : pods) {
+      const int n = s.tasks[static_cast<std::size_t>(job)][static_cast<std::size_t>(t)].node;
+      if (n >= 0) on[static_cast<std::size_t>(n)] = 1;
+    }
+    std::vector<int> out;
+    for (std::size_t n = 0; n < on.size(); ++n)
+      if (on[n]) out.push_back(static_cast<int>(n));
+    return out;
+  };
+  if (!(caches.pending.valid && caches.pending.epoch == s.epoch && s.journal.empty())) {
+    caches.pending.by = pending_by_queue(s);
+    caches.pending.valid = s.journal.empty();
+    caches.pending.epoch = s.epoch;
+  }
+  const PendingByQueue& pending = caches.pending.by;
+  const std::size_t base = s.journal.size();
+  std::vector<Unit> recorded;
+  Solution last;
+  bool solved = false;
+  for (std::size_t k = 1; k <= all.size(); ++k) {
+    s.partial_job = j;
+    s.partial_tasks.assign(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(k));
+    Scenario sc;
+    for (const Unit& g : recorded) sc.add(g, false);
+    sc.recorded = sc.groups.size();
+    sc.jobs_on_node.resize(s.nodes.size());
+    const std::vector<std::pair<int, int>> recorded_pods = sc.recorded_tasks();
+    const auto recorded_pod = [&](int job, int t) {
+      return std::find(recorded_pods.begin(), recorded_pods.end(), std::make_pair(job, t)) != recorded_pods.end();
+    };
+    RoomFilter room(s, j, s.partial_tasks);
+    for (const Unit& g : recorded) room.add(g, +1);
+    RoomFilter trial_room = room;  // the recorded victims only, for one trial's
+    VictimsQueue queue(s, victim_order(s, candidates, caches.victims));
+    // The feasible nodes with the recorded victims' (solvePartialJob's feasibleNodeMap).
+    std::vector<char> feasible_here = feasible;
+    for (const auto& [job, t] : recorded_pods) {
+      const int n = s.tasks[static_cast<std::size_t>(job)][static_cast<std::size_t>(t)].node;
+      if (n >= 0) feasible_here[static_cast<std::size_t>(n)] = 1;
+    }
+    // byPodSolver.runSimulation; `extra`: the pods whose nodes join the feasible ones (updateFeasibleNodes)
+    const auto simulate = [&](const std::vector<std::pair<int, int>>& pods, const std::vector<std::pair<int, int>>& extra) {
+      const std::size_t mark = s.journal.size();
+      Solution sol;
+      sol.units = as_units(pods);
+      const std::vector<int> nodes = nodes_with(feasible_here, extra);
+      if (!try_units(s, j, sol.units, nodes, pending, &sol.trial) || !valid(sc)) {
+        s.rollback(mark);
+        return false;
+      }
+      for (const auto& [job, t] : pods)
+        for (const Unit& g : sc.groups)
+          if (g.job == job && std::find(g.tasks.begin(), g.tasks.end(), t) != g.tasks.end()) {
+            if (std::none_of(sol.groups.begin(), sol.groups.end(), [&](const Unit& x) { return x.job == g.job && x.tasks == g.tasks; }))
+              sol.groups.push_back(g);
+            break;
+          }
+      last = std::move(sol);
+      return true;
+    };
+    // byPodSolver.solve
+    const auto try_scenario = [&]() {
+      if (sc.potential.empty()) return !recorded_pods.empty() && trial_room.may_fit() && simulate(recorded_pods, {});
+      const int latest = sc.potential.back().first;
+      std::vector<char> seen(s.nodes.size(), 0);
+      for (const TaskRun& run : s.tasks[static_cast<std::size_t>(latest)]) {
+        if (run.node < 0 || seen[static_cast<std::size_t>(run.node)]) continue;
+        seen[static_cast<std::size_t>(run.node)] = 1;
+      }
+      for (std::size_t n = 0; n < seen.size(); ++n) {
+        if (!seen[n]) continue;
+        const std::vector<std::pair<int, int>> here = sc.from_node(static_cast<int>(n));
+        std::vector<std::pair<int, int>> pods = recorded_pods, added;
+        for (const auto& p : here)
+          if (is_task_active(s, p.first, p.second) && !recorded_pod(p.first, p.second)) added.push_back(p);
+        // The trial's own victims must leave room (the idle-GPUs condition again, for this node's
+        // victims only): a trial it refuses would fail in try_units.
+        const std::vector<Unit> extra = as_units(added);
+        for (const Unit& u : extra) trial_room.add(u, +1);
+        const bool may = trial_room.may_fit();
+        for (const Unit& u : extra) trial_room.add(u, -1);
+        if (!may) continue;
+        pods.insert(pods.end(), added.begin(), added.end());
+        if (simulate(pods, here)) return true;
+      }
+      return false;
+    };
+    bool found = false;
+    for (bool first = true;; first = false) {
+      if (!first) {  // GetNextScenario
+        if (queue.empty()) break;
+        Unit g = queue.pop();
+        auto [evict, more] = tasks_to_evict(s, g);
+        if (std::any_of(evict.begin(), evict.end(), [&](int t) { return recorded_pod(g.job, t); })) {
+          Unit rest{g.job, {}};
+          for (int t : g.tasks)
+            if (!recorded_pod(g.job, t)) rest.tasks.push_back(t);
+          if (!rest.tasks.empty()) queue.push(std::move(rest));
+          continue;
+        }
+        if (more) {
+          Unit rest{g.job, {}};
+          for (int t : g.tasks)
+            if (std::find(evict.begin(), evict.end(), t) == evict.end()) rest.tasks.push_back(t);
+          queue.push(std::move(rest));
+        }
+        if (evict.empty()) continue;  // the scenario is the one just refused or tried
+        for (int t : evict) {
+          std::vector<int>& on = sc.jobs_on_node[static_cast<std::size_t>(s.tasks[static_cast<std::size_t>(g.job)][static_cast<std::size_t>(t)].node)];
+          if (std::find(on.begin(), on.end(), g.job) == on.end()) on.push_back(g.job);
+        }
+        Unit added{g.job, evict};
+        room.add(added, +1);
+        sc.add(std::move(added), true);
+      }
+      if (!room.may_fit()) continue;  // GetValidScenario: filtered
+      if (try_scenario()) {
+        found = true;
+        break;
+      }
+    }
+    s.partial_job = -1;
+    s.partial_tasks.clear();
+    if (!found) {
+      s.rollback(base);
+      break;
+    }
+    recorded = last.groups;
+    if (k < all.size()) {
+      s.rollback(base);
+    } else {
+      solved = true;
+    }
+  }
+  s.partial_job = -1;
+  s.partial_tasks.clear();
+  if (!solved) return false;
+  const SnapshotJob& job = s.snap.jobs[static_cast<std::size_t>(j)];
+  const bool moving = std::string(action) == "consolidation";
+  std::string names;
+  std::size_t k = 0;
+  for (const Unit& u : last.units)
+    for (int t : u.tasks) {
+      const TaskRun& run = s.tasks[static_cast<std::size_t>(u.job)][static_cast<std::size_t>(t)];
+      s.victims.push_back({u.job, t, last.trial.from[k++], action, job.name});
+      names += (names.empty() ? "" : ", ") + s.snap.jobs[static_cast<std::size_t>(u.job)].tasks[static_cast<std::size_t>(t)].name;
+      if (moving) names += " → " + s.snap.nodes[static_cast<std::size_t>(run.node)].name;
+      else if (run.status == Status::Pipelined) names += " (moved to " + s.snap.nodes[static_cast<std::size_t>(run.node)].name + ")";
+    }
+  s.commit(j);
+  if (moving) s.settle();
+  s.fit_errors[static_cast<std::size_t>(j)] = {};
+  s.log.push_back(moving ? "consolidation: " + job.name + " pipelined after moving " + names
+                         : std::string(action) + ": " + job.name + " (queue " + job.queue + ") pipelined onto the room of " + names);
+  return true;
 }
 
 // The jobs that may give up pods (preemptible, with a pod placed: active, or with `running` Running),
@@ -428,89 +840,6 @@ const std::vector<int>& preemptible_holders(const Session& s, bool running, Hold
   return cache.jobs;
 }
 
-// What the validator judges after a trial (proportion.go getVictimResources with
-// allowConsolidatingReclaim, true by default): only the victims' pods that stay evicted; a pod the
-// trial placed again elsewhere takes nothing from its queue.
-std::vector<Unit> left_evicted(const Session& s, const std::vector<const Unit*>& units) {
-  std::vector<Unit> out;
-  for (const Unit* u : units) {
-    Unit kept{u->job, {}};
-    for (int t : u->tasks)
-      if (s.tasks[static_cast<std::size_t>(u->job)][static_cast<std::size_t>(t)].status == Status::Releasing) kept.tasks.push_back(t);
-    if (!kept.tasks.empty()) out.push_back(std::move(kept));
-  }
-  return out;
-}
-
-// The solver: accumulate units until the job fits and the validator agrees, then prune. `tally`
-// judges the units so far as they are added (`add`, `verdict`); `valid` judges any list (the pruning,
-// and a trial that moved some victims instead of evicting them, judged on what stays evicted).
-template <typename Tally, typename Valid>
-bool solve(Session& s, int j, const std::vector<Unit>& units, Tally& tally, const Valid& valid, const char* action) {
-  const std::vector<int> which = s.tasks_to_allocate(j);
-  if (which.empty()) return false;
-  RoomFilter room(s, j, which);
-  // A trial of these units: the job fits, and the validator agrees with what it evicts.
-  const auto works_with = [&](const std::vector<const Unit*>& chosen, bool tally_agrees) {
-    const std::size_t mark = s.journal.size();
-    if (!try_units(s, j, chosen)) {
-      s.rollback(mark);
-      return false;
-    }
-    const std::vector<Unit> kept = left_evicted(s, chosen);
-    s.rollback(mark);  // the validator reads the state before the trial
-    std::size_t evicted = 0, asked = 0;
-    for (const Unit& u : kept) evicted += u.tasks.size();
-    for (const Unit* u : chosen) asked += u->tasks.size();
-    if (evicted == asked) return tally_agrees;  // nothing moved: the tally has judged these units
-    std::vector<const Unit*> view;
-    for (const Unit& u : kept) view.push_back(&u);
-    return valid(view);
-  };
-  std::vector<const Unit*> chosen;
-  bool found = false;
-  for (const Unit& u : units) {
-    chosen.push_back(&u);
-    tally.add(u);
-    room.add(u, +1);
-    if (!room.may_fit()) continue;  // try_units would fail
-    if (works_with(chosen, tally.verdict())) {
-      found = true;
-      break;
-    }
-  }
-  if (!found) return false;
-  for (std::size_t i = 0; i < chosen.size();) {
-    std::vector<const Unit*> fewer = chosen;
-    fewer.erase(fewer.begin() + static_cast<std::ptrdiff_t>(i));
-    room.add(*chosen[i], -1);
-    const bool works = !fewer.empty() && room.may_fit() && works_with(fewer, valid(fewer));
-    if (works) chosen = std::move(fewer);
-    else room.add(*chosen[i++], +1);
-  }
-  Trial trial;
-  if (!try_units(s, j, chosen, &trial)) return false;  // cannot happen: it worked above
-  const SnapshotJob& job = s.snap.jobs[static_cast<std::size_t>(j)];
-  std::string names;
-  std::size_t k = 0;
-  for (const Unit* u : chosen)
-    for (int t : u->tasks) {
-      const TaskRun& run = s.tasks[static_cast<std::size_t>(u->job)][static_cast<std::size_t>(t)];
-      s.victims.push_back({u->job, t, trial.from[k++], action, job.name});
-      names += (names.empty() ? "" : ", ") + s.snap.jobs[static_cast<std::size_t>(u->job)].tasks[static_cast<std::size_t>(t)].name;
-      if (run.status == Status::Pipelined) names += " (moved to " + s.snap.nodes[static_cast<std::size_t>(run.node)].name + ")";
-    }
-  s.commit(j);
-  s.fit_errors[static_cast<std::size_t>(j)] = {};
-  s.log.push_back(std::string(action) + ": " + job.name + " (queue " + job.queue + ") pipelined onto the room of " + names);
-  return true;
-}
-
-// A validator that accepts every victim (preempt's).
-struct AcceptAll {
-  void add(const Unit&) {}
-  bool verdict() const { return true; }
-};
 
 template <typename Body>
 void for_each_pending_job(Session& s, const Body& body) {
@@ -523,11 +852,37 @@ void for_each_pending_job(Session& s, const Body& body) {
   }
 }
 
+// proportion.go reclaimableFn over the scenario as the trial left it: per victim job, its pods above
+// each pod set's minMember one by one, then its core as one (getVictimResources, splitVictimTasks),
+// only the pods left evicted (getResources with allowConsolidatingReclaim: a moved pod takes nothing).
+std::vector<Unit> reclaimed_units(const Session& s, const Scenario& sc) {
+  std::vector<Unit> out;
+  for (const Unit& v : sc.victims) {
+    const std::vector<Session::PodSet>& sets = s.pod_sets(v.job);
+    const std::vector<int>& of = s.task_set_[static_cast<std::size_t>(v.job)];
+    const auto left = [&](int t) { return !is_active_allocated(s.tasks[static_cast<std::size_t>(v.job)][static_cast<std::size_t>(t)].status); };
+    Unit core{v.job, {}};
+    for (std::size_t k = 0; k < sets.size(); ++k) {
+      int seen = 0;
+      for (int t : v.tasks) {
+        if (of[static_cast<std::size_t>(t)] != static_cast<int>(k)) continue;
+        if (seen++ < sets[k].min_member) {
+          if (left(t)) core.tasks.push_back(t);
+        } else if (left(t)) {
+          out.push_back({v.job, {t}});
+        }
+      }
+    }
+    if (!core.tasks.empty()) out.push_back(std::move(core));
+  }
+  return out;
+}
+
 }  // namespace
 
 void reclaim_action(Session& s) {
-  VictimCache victims;
   HolderCache holders;
+  SolveCaches caches;
   for_each_pending_job(s, [&](int j) {
     const SnapshotJob& job = s.snap.jobs[static_cast<std::size_t>(j)];
     const std::vector<int> which = s.tasks_to_allocate(j);
@@ -547,6 +902,8 @@ void reclaim_action(Session& s) {
       np += req;
       if (!less_equal(np, deserved_of(q))) return;
     }
+    // reclaim.go getOrderedVictimsQueue: preemptible jobs of other queues with a pod placed, that
+    // ReclaimVictimFilter lets through.
     ReclaimCheck check{s, s.queues, j, req, job.preemptible};
     std::vector<signed char> allowed(s.queues.size(), -1);  // victim_allowed per queue, asked once
     std::vector<int> candidates;
@@ -559,21 +916,21 @@ void reclaim_action(Session& s) {
     }
     if (candidates.empty()) return;
     std::string why;
-    struct {
-      ReclaimCheck::Tally tally;
-      std::string* why;
-      void add(const Unit& u) { tally.add(u); }
-      bool verdict() const { return tally.verdict(why); }
-    } tally{ReclaimCheck::Tally(check), &why};
-    const bool done = solve(s, j, victim_units(s, candidates, victims), tally,
-                            [&](const std::vector<const Unit*>& units) { return check.reclaimable(units, &why); }, "reclaim");
-    if (!done && !why.empty()) s.log.push_back("reclaim: nothing for " + job.name + ": " + why);
+    const auto valid = [&](const Scenario& sc) {
+      const std::vector<Unit> units = reclaimed_units(s, sc);
+      std::vector<const Unit*> view;
+      for (const Unit& u : units) view.push_back(&u);
+      return check.reclaimable(view, &why);
+    };
+    if (!solve(s, j, candidates, valid, "reclaim", caches) && !why.empty()) s.log.push_back("reclaim: nothing for " + job.name + ": " + why);
   });
 }
 
+// preempt.go: victims in the job's own queue, of strictly lower priority; every scenario valid (the
+// lab has no minruntime plugin, the only PreemptScenarioValidator).
 void preempt_action(Session& s) {
-  VictimCache victims;
   HolderCache holders;
+  SolveCaches caches;
   for_each_pending_job(s, [&](int j) {
     const SnapshotJob& job = s.snap.jobs[static_cast<std::size_t>(j)];
     std::vector<int> candidates;
@@ -582,22 +939,22 @@ void preempt_action(Session& s) {
       if (v == j || vj.priority >= job.priority || s.job_queue[static_cast<std::size_t>(v)] != s.job_queue[static_cast<std::size_t>(j)]) continue;
       candidates.push_back(v);
     }
-    if (candidates.empty()) return;
-    AcceptAll all;
-    solve(s, j, victim_units(s, candidates, victims), all, [](const std::vector<const Unit*>&) { return true; }, "preempt");
+    solve(s, j, candidates, [](const Scenario&) { return true; }, "preempt", caches);
   });
 }
 
 // consolidation.go: for a pending job that does not fit, move preemptible running pods to other nodes
-// so it does — committed only if every moved pod is placed again (pipelined), at most
-// max_consolidation_preemptees of them; off with the spread placement strategy.
+// so it does — valid only if no victim is left Releasing (allPodsReallocated); the victims queue holds
+// at most maxConsolidationPreemptees + 1 jobs (buildPreemptibleFilterFunc counts them, in the
+// session's map order upstream, the snapshot's order here); off with the spread placement strategy.
 void consolidation_action(Session& s) {
   if (s.snap.kai.spread) return;
-  VictimCache victims;
   HolderCache holders;
+  SolveCaches caches;
   // Moving pods frees no room in total: the job and the moved pods all fit only if the job fits in
   // the room every node has idle or releasing together (per resource; whole numbers, so a shortfall
-  // is at least 1). A resource some node lacks is not counted (charged_on charges nothing there).
+  // is at least 1; utils.IsEnoughGPUsAllocatableForJob). A resource some node lacks is not counted
+  // (charged_on charges nothing there).
   const auto cluster_room = [&]() {
     Vec free;
     for (const NodeRoom& n : s.nodes)
@@ -609,6 +966,7 @@ void consolidation_action(Session& s) {
   bool lacks[3] = {false, false, false};
   for (const NodeRoom& n : s.nodes)
     for (int r = 0; r < 3; ++r) lacks[r] = lacks[r] || n.allocatable.v[r] == 0;
+  const int max_jobs = s.snap.kai.max_consolidation_preemptees;
   for_each_pending_job(s, [&](int j) {
     const std::vector<int> which = s.tasks_to_allocate(j);
     if (which.empty()) return;
@@ -621,45 +979,14 @@ void consolidation_action(Session& s) {
       if (!lacks[r] && need.v[r] > room.v[r] + 0.5) return;
     std::vector<int> candidates;
     for (const int v : preemptible_holders(s, true, holders))
-      if (v != j) candidates.push_back(v);
-    if (candidates.empty()) return;
-    const std::vector<Unit>& units = victim_units(s, candidates, victims);
-    RoomFilter job_room(s, j, which);
-    // The chosen pods evicted, the job and every moved pod placed anew (pipelined onto a node): true
-    // when all of it fits (allPodsReallocated: no victim left Releasing).
-    const auto attempt = [&](const std::vector<const Unit*>& chosen, Trial& trial) {
-      return try_units(s, j, chosen, &trial) && trial.all_moved;
+      if (v != j && (max_jobs < 0 || static_cast<int>(candidates.size()) <= max_jobs)) candidates.push_back(v);
+    const auto all_moved = [&](const Scenario& sc) {
+      for (const Unit& v : sc.victims)
+        for (int t : v.tasks)
+          if (s.tasks[static_cast<std::size_t>(v.job)][static_cast<std::size_t>(t)].status == Status::Releasing) return false;
+      return true;
     };
-    std::vector<const Unit*> chosen;
-    int moved = 0;
-    for (const Unit& u : units) {
-      moved += static_cast<int>(u.tasks.size());
-      if (moved > s.snap.kai.max_consolidation_preemptees) break;
-      chosen.push_back(&u);
-      job_room.add(u, +1);
-      if (!job_room.may_fit()) continue;  // try_units would fail
-      const std::size_t mark = s.journal.size();
-      Trial trial;
-      const bool works = attempt(chosen, trial);
-      s.rollback(mark);
-      if (!works) continue;
-      attempt(chosen, trial);
-      const std::vector<int>& from = trial.from;
-      std::string names;
-      std::size_t k = 0;
-      for (const Unit* c : chosen)
-        for (int t : c->tasks) {
-          s.victims.push_back({c->job, t, from[k++], "consolidation", s.snap.jobs[static_cast<std::size_t>(j)].name});
-          const TaskRun& run = s.tasks[static_cast<std::size_t>(c->job)][static_cast<std::size_t>(t)];
-          names += (names.empty() ? "" : ", ") + s.snap.jobs[static_cast<std::size_t>(c->job)].tasks[static_cast<std::size_t>(t)].name + " → " +
-                   s.snap.nodes[static_cast<std::size_t>(run.node)].name;
-        }
-      s.commit(j);
-      s.settle();
-      s.fit_errors[static_cast<std::size_t>(j)] = {};
-      s.log.push_back("consolidation: " + s.snap.jobs[static_cast<std::size_t>(j)].name + " pipelined after moving " + names);
-      return;
-    }
+    solve(s, j, candidates, all_moved, "consolidation", caches);
   });
 }
 

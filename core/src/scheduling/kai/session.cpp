@@ -292,6 +292,12 @@ bool Session::has_pending(int j) const {
 // elastic phase, one task per pass). Tasks by TaskOrderFn: the label kai.scheduler/task-priority
 // (higher first, labelled before unlabelled), then creation, then UID — the pod's name here.
 std::vector<int> Session::tasks_to_allocate(int j) const {
+  if (j == partial_job) {
+    std::vector<int> out;
+    for (const int t : partial_tasks)
+      if (tasks[static_cast<std::size_t>(j)][static_cast<std::size_t>(t)].status == Status::Pending) out.push_back(t);
+    return out;
+  }
   const std::vector<PodSet>& sets = pod_sets(j);
   const std::vector<int>& of = task_set_[static_cast<std::size_t>(j)];
   const std::vector<TaskRun>& run = tasks[static_cast<std::size_t>(j)];
@@ -409,7 +415,8 @@ bool Session::has_active(int j) const {
 }
 
 // -1: a first, 1: b first. `ja`, `jb`: each queue's best pending job (-1: none).
-int Session::queue_order(int qa, int qb, int ja, int jb, const Vec* ja_request, const Vec* jb_request) const {
+int Session::queue_order(int qa, int qb, int ja, int jb, const Vec* ja_request, const Vec* jb_request, const Vec* a_out,
+                         const Vec* b_out) const {
   const Queue& a = queues[static_cast<std::size_t>(qa)];
   const Queue& b = queues[static_cast<std::size_t>(qb)];
   // prioritizeUnderUtilized
@@ -440,7 +447,10 @@ int Session::queue_order(int qa, int qb, int ja, int jb, const Vec* ja_request, 
   if (a_viol && !b_viol) return 1;
   if (!a_viol && b_viol) return -1;
   // prioritizeSmallerResourceShare (with the job), then without it
-  const double da = dominant_share(a, total, ra), db = dominant_share(b, total, rb);
+  Vec ea = ra, eb = rb;
+  if (a_out) ea -= *a_out;
+  if (b_out) eb -= *b_out;
+  const double da = dominant_share(a, total, ea), db = dominant_share(b, total, eb);
   if (da != db) return da < db ? -1 : 1;
   const double wa = dominant_share(a, total, Vec{}), wb = dominant_share(b, total, Vec{});
   if (wa != wb) return wa < wb ? -1 : 1;

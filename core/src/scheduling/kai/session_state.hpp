@@ -104,7 +104,10 @@ class Session {
   bool is_leaf(int q) const;
   // -1: qa first. `ja`, `jb`: each queue's best pending job (-1: none), with the request of its tasks
   // to allocate when the caller has it.
-  int queue_order(int qa, int qb, int ja, int jb, const Vec* ja_request = nullptr, const Vec* jb_request = nullptr) const;
+  // `a_out`, `b_out`: in a victims queue, what each queue's victims so far hold, taken off its
+  // dominant share (queue_order.go calculateDominantResourceShareWithJob).
+  int queue_order(int qa, int qb, int ja, int jb, const Vec* ja_request = nullptr, const Vec* jb_request = nullptr,
+                  const Vec* a_out = nullptr, const Vec* b_out = nullptr) const;
   int pop_next_job(JobsByQueue& by_queue);
   JobsByQueue jobs_by_queue(const std::vector<int>& jobs) const;  // a private list (not `tracked`)
   JobsByQueue pending_jobs_by_queue();
@@ -118,6 +121,10 @@ class Session {
   bool has_active(int j) const;  // a pod placed and active (Allocated, Pipelined, Binding, Running)
   bool job_ready(int j) const;
   std::vector<int> tasks_to_allocate(int j) const;
+  // The victim search's partial job (job_solver.go getPartialJobRepresentative): while set, job
+  // `partial_job` asks only `partial_tasks` (those still pending), each pod set's minMember their count.
+  int partial_job = -1;
+  std::vector<int> partial_tasks;
   Vec request_of(int j, const std::vector<int>& which) const;
   Elastic elastic_state(int j) const;
   bool job_before(int a, int b) const;
