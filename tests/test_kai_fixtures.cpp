@@ -14,10 +14,11 @@ namespace {
 Json load(const std::string& relative) { return Json::parse(testing::read_text(relative)); }
 
 Json cycle(Json snapshot, const Json& fixture) {
-  if (fixture.contains("actions")) {
-    snapshot["kai"] = snapshot.value("kai", Json::object());
-    snapshot["kai"]["actions"] = fixture.at("actions");
-  }
+  snapshot["kai"] = snapshot.value("kai", Json::object());
+  if (fixture.contains("actions")) snapshot["kai"]["actions"] = fixture.at("actions");
+  // Upstream's tests build their sessions with SchedulerParams left zero: no scheduling signatures
+  // (the scheduler's flag defaults them on).
+  if (!snapshot["kai"].contains("useSchedulingSignatures")) snapshot["kai"]["useSchedulingSignatures"] = false;
   return api::schedule(snapshot.dump());
 }
 

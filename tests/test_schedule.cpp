@@ -156,6 +156,33 @@ TEST_CASE("schedule: reclaim takes over-quota GPUs back from a training queue fo
   CHECK(job_of(none, "vllm").at("status") == "pending");
 }
 
+TEST_CASE("schedule: scheduling signatures skip a job no easier than one of the same constraints that failed", "[schedule][kai]") {
+  // Training holds all four 2-GPU nodes, 4 GPUs over its quota. Inference (quota 4) asks first for
+  // one 4-GPU pod (no node has 4: no victims can make room), then for the same again, then for one GPU.
+  Json jobs = Json::array();
+  for (int i = 0; i < 8; ++i) jobs.push_back(job("train-" + std::to_string(i), "training", Json::array({running(1, "n" + std::to_string(i / 2))})));
+  jobs.push_back(job("a", "inference", Json::array({pending(4)}), 125));
+  jobs.push_back(job("b", "inference", Json::array({pending(4)}), 125));
+  jobs.push_back(job("c", "inference", Json::array({pending(1)}), 125));
+  for (std::size_t k = 8; k < 11; ++k) jobs[k]["createdOrder"] = static_cast<int>(k);
+  Json s = {{"nodes", {node("n0", 2), node("n1", 2), node("n2", 2), node("n3", 2)}},
+            {"queues", {queue("root", -1), queue("inference", 4, "root"), queue("training", 4, "root")}},
+            {"jobs", jobs}};
+  const auto logged = [](const Json& out, const std::string& text) {
+    for (const Json& line : out.at("log"))
+      if (line.get<std::string>().find(text) != std::string::npos) return true;
+    return false;
+  };
+  const Json on = schedule(s);  // the scheduler's default
+  CHECK(logged(on, "reclaim: b skipped: no easier to place than a job of queue inference"));
+  CHECK_FALSE(logged(on, "reclaim: a skipped"));
+  CHECK(job_of(on, "c").at("status") == "pipelined");  // smaller, so easier: tried, and placed
+  s["kai"] = {{"useSchedulingSignatures", false}};
+  const Json off = schedule(s);
+  CHECK_FALSE(logged(off, "skipped: no easier"));
+  CHECK(job_of(off, "c").at("status") == "pipelined");
+}
+
 TEST_CASE("schedule: preempt evicts only strictly lower priority in the same queue", "[schedule][kai]") {
   const auto snapshot = [](int victim_priority) {
     return Json{{"nodes", {node("n1", 4)}},

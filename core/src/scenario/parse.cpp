@@ -629,8 +629,8 @@ void parse_cluster(const Json& j, Scenario& s) {
 // /cluster/kai: KAI Scheduler's settings (as a snapshot's "kai"), its cycle and its Queue and Topology CRs.
 KaiSchedulerConfig parse_kai(const Json& v, const std::string& path) {
   ObjectReader r(v, path);
-  r.only_keys({"actions", "kValue", "placementStrategy", "stalenessGracePeriodSeconds", "maxConsolidationPreemptees", "schedulePeriodSeconds",
-               "queues", "topologies"});
+  r.only_keys({"actions", "kValue", "placementStrategy", "stalenessGracePeriodSeconds", "maxConsolidationPreemptees",
+               "useSchedulingSignatures", "schedulePeriodSeconds", "queues", "topologies"});
   KaiSchedulerConfig k;
   read_kai_settings(r, k.settings);
   k.schedule_period_s = r.get_number("schedulePeriodSeconds", 1, 0.1, 60);

@@ -296,6 +296,7 @@ void read_kai_settings(ObjectReader& kr, KaiSettings& out) {
   out.spread = kr.get_enum("placementStrategy", "binpack", {"binpack", "spread"}) == "spread";
   out.staleness_grace_s = kr.get_number("stalenessGracePeriodSeconds", 60, 0, 1e7);
   out.max_consolidation_preemptees = static_cast<int>(kr.get_int("maxConsolidationPreemptees", 16, 0, 1000));
+  out.use_scheduling_signatures = kr.get_bool("useSchedulingSignatures", true);
 }
 
 std::vector<kai::Queue> read_queues(const Json& v, const std::string& path) {
@@ -364,7 +365,8 @@ Snapshot parse_snapshot(const Json& doc) {
   s.scheduler = r.get_enum("scheduler", "kai-scheduler", {"kai-scheduler", "default-scheduler"});
   if (const Json* v = r.raw("kai")) {
     ObjectReader kr(*v, "/kai");
-    kr.only_keys({"actions", "kValue", "placementStrategy", "stalenessGracePeriodSeconds", "maxConsolidationPreemptees"});
+    kr.only_keys({"actions", "kValue", "placementStrategy", "stalenessGracePeriodSeconds", "maxConsolidationPreemptees",
+                  "useSchedulingSignatures"});
     read_kai_settings(kr, s.kai);
     kr.finish();
   }

@@ -89,6 +89,9 @@ struct KaiSettings {
   bool spread = false;               // placementStrategy gpu: spread (consolidation off)
   double staleness_grace_s = 60;     // --default-staleness-grace-period
   int max_consolidation_preemptees = 16;
+  // --use-scheduling-signatures (the scheduler's default: on): reclaim, preempt and consolidation skip
+  // a job that is no easier to place than one of the same scheduling constraints that already failed.
+  bool use_scheduling_signatures = true;
 };
 
 struct Snapshot {

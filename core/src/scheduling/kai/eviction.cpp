@@ -18,7 +18,9 @@
 #include <cmath>
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <limits>
+#include <map>
 #include <string>
 
 #include "scheduling/kai/capacity.hpp"
@@ -350,33 +352,66 @@ bool try_units(Session& s, int j, const std::vector<Unit>& units, const std::vec
   // GetJobsToAllocate: every job with a pending pod joins the order, popped and skipped. Only those in
   // the involved jobs' own queues ahead of the last involved one there can change which involved job
   // comes next (a queue's place is judged by its first job); the pops end with the involved jobs.
-  std::vector<int> ordered = jobs;
+  // JobsOrderByQueues over them: per leaf queue its jobs in job order (the involved ones among the
+  // others as they are now); at each level of the queue tree the child first by queue order, judged by
+  // its first job and that job's request.
+  const auto involved = [&](int x) { return std::find(jobs.begin(), jobs.end(), x) != jobs.end(); };
+  const std::size_t nq = s.queues.size();
+  std::vector<std::vector<int>> list(nq);
+  std::vector<std::size_t> at(nq, 0);
+  std::vector<int> remaining(nq, 0);
+  std::vector<Vec> head_request(nq);
   std::vector<int> leaves;
   for (int v : jobs) {
     const int q = s.job_queue[static_cast<std::size_t>(v)];
     if (q >= 0 && std::find(leaves.begin(), leaves.end(), q) == leaves.end()) leaves.push_back(q);
   }
+  const auto set_head = [&](int q) {
+    const std::vector<int>& l = list[static_cast<std::size_t>(q)];
+    const std::size_t i = at[static_cast<std::size_t>(q)];
+    if (i < l.size()) head_request[static_cast<std::size_t>(q)] = s.request_of(l[i], s.tasks_to_allocate(l[i]));
+  };
   for (int q : leaves) {
+    std::vector<int> mine;
+    for (int v : jobs)
+      if (s.job_queue[static_cast<std::size_t>(v)] == q) mine.push_back(v);
+    std::sort(mine.begin(), mine.end(), [&](int a, int b) { return s.job_before(a, b); });
     const std::vector<int>& here = pending[static_cast<std::size_t>(q)];
-    const auto involved = [&](int x) { return std::find(jobs.begin(), jobs.end(), x) != jobs.end(); };
-    std::size_t ahead = 0;  // `here` is sorted: the jobs before v are a prefix of the others
-    for (int v : jobs) {
-      if (s.job_queue[static_cast<std::size_t>(v)] != q) continue;
-      for (std::size_t i = 0; i < here.size(); ++i) {
+    std::vector<int>& l = list[static_cast<std::size_t>(q)];
+    std::size_t i = 0;  // `here` is sorted: the jobs before an involved one are a prefix of the others
+    for (int v : mine) {
+      for (; i < here.size(); ++i) {
         if (involved(here[i])) continue;
         if (!s.job_before(here[i], v)) break;
-        ahead = std::max(ahead, i + 1);
+        l.push_back(here[i]);
+      }
+      l.push_back(v);
+    }
+    for (int a = q; a >= 0; a = s.parent_of(a)) remaining[static_cast<std::size_t>(a)] += static_cast<int>(l.size());
+    set_head(q);
+  }
+  // The first child of `parent` with jobs left, and the leaf whose first job represents it.
+  std::function<std::pair<int, int>(int)> best_child = [&](int parent) {
+    int chosen = -1, chosen_leaf = -1;
+    for (const int c : s.queue_children_[parent < 0 ? nq : static_cast<std::size_t>(parent)]) {
+      if (remaining[static_cast<std::size_t>(c)] == 0) continue;
+      const int leaf = s.queue_children_[static_cast<std::size_t>(c)].empty() ? c : best_child(c).second;
+      const std::size_t li = static_cast<std::size_t>(leaf), ci = static_cast<std::size_t>(chosen_leaf);
+      if (chosen < 0 || s.queue_order(c, chosen, list[li][at[li]], list[ci][at[ci]], &head_request[li], &head_request[ci]) < 0) {
+        chosen = c;
+        chosen_leaf = leaf;
       }
     }
-    for (std::size_t i = 0; i < ahead; ++i)
-      if (std::find(jobs.begin(), jobs.end(), here[i]) == jobs.end()) ordered.push_back(here[i]);
-  }
-  JobsByQueue order = s.jobs_by_queue(ordered);
+    return std::make_pair(chosen, chosen_leaf);
+  };
   bool placed = false, all_moved = true;
   for (std::size_t left = jobs.size(); left > 0;) {
-    const int v = s.pop_next_job(order);
-    if (v < 0) break;
-    if (std::find(jobs.begin(), jobs.end(), v) == jobs.end()) continue;
+    const int q = best_child(-1).second;
+    if (q < 0) break;
+    const int v = list[static_cast<std::size_t>(q)][at[static_cast<std::size_t>(q)]++];
+    for (int a = q; a >= 0; a = s.parent_of(a)) --remaining[static_cast<std::size_t>(a)];
+    set_head(q);
+    if (!involved(v)) continue;
     --left;
     const bool fits = s.allocate_job(v, nodes, true, false);
     if (v == j) {
@@ -470,7 +505,7 @@ class VictimsQueue {
   // getVictimsForQueue, summed: a leaf's popped jobs and its next; a parent's, its first child's.
   Vec victims_of(int q) const {
     const std::size_t qi = static_cast<std::size_t>(q);
-    if (!s_.is_leaf(q)) {
+    if (!s_.queue_children_[qi].empty()) {
       const int child = best_child(q);
       return child < 0 ? Vec{} : victims_of(child);
     }
@@ -617,8 +652,9 @@ struct Scenario {
 // The victims' pods as units to evict, each job's pods together (duplicates dropped).
 std::vector<Unit> as_units(const std::vector<std::pair<int, int>>& pods) {
   std::vector<Unit> units;
-  for (const auto& [job, t] : pods) {
-    auto u = std::find_if(units.begin(), units.end(), [&](const Unit& x) { return x.job == job; });
+  for (const auto& pod : pods) {
+    const int job = pod.first, t = pod.second;  // (a lambda may not capture a structured binding in C++17)
+    auto u = std::find_if(units.begin(), units.end(), [job](const Unit& x) { return x.job == job; });
     if (u == units.end()) units.push_back({job, {t}});
     else if (std::find(u->tasks.begin(), u->tasks.end(), t) == u->tasks.end()) u->tasks.push_back(t);
   }
@@ -841,6 +877,108 @@ const std::vector<int>& preemptible_holders(const Session& s, bool running, Hold
 }
 
 
+// A job's scheduling constraints (podgroup_info job_info.go GetSchedulingConstraintsSignature): per pod
+// set that still has pods to place, its topology constraint (and the job's, above a sub-group's), then
+// its pending pods' own (pod_info scheduling_constraints_signature.go: node selector, affinity,
+// tolerations, priority), each list sorted. Upstream hashes the text; equal text is what it compares.
+std::string signature(const Session& s, int j) {
+  const SnapshotJob& job = s.snap.jobs[static_cast<std::size_t>(j)];
+  const std::vector<Session::PodSet>& sets = s.pod_sets(j);
+  const std::vector<int>& of = s.task_set_[static_cast<std::size_t>(j)];
+  const auto constraint = [](const TopologyConstraint& c) { return c.topology + ":" + c.required_level + ":" + c.preferred_level; };
+  std::vector<std::string> per_set;
+  for (std::size_t k = 0; k < sets.size(); ++k) {
+    std::vector<std::string> pods;
+    bool all_active = true;
+    for (std::size_t t = 0; t < job.tasks.size(); ++t) {
+      if (of[t] != static_cast<int>(k)) continue;
+      if (is_active_allocated(s.tasks[static_cast<std::size_t>(j)][t].status)) continue;
+      all_active = false;
+      const PodTemplate& pod = job.tasks[t].pod;
+      std::string sig = "sel";
+      for (const auto& [key, value] : pod.node_selector) sig += "\x1f" + key + "=" + value;
+      sig += "\x1e" "aff";
+      for (const Requirement& r : pod.required_affinity) {
+        sig += "\x1f" + r.key + "/" + std::to_string(static_cast<int>(r.op));
+        for (const std::string& v : r.values) sig += "," + v;
+      }
+      sig += "\x1e" "tol";
+      for (const Toleration& tol : pod.tolerations)
+        sig += "\x1f" + tol.key + "/" + std::to_string(static_cast<int>(tol.op)) + "/" + tol.value + "/" +
+               (tol.effect ? std::to_string(static_cast<int>(*tol.effect)) : "");
+      sig += "\x1e" + pod.priority_class_name + "/" + std::to_string(pod.priority);
+      pods.push_back(std::move(sig));
+    }
+    if (all_active) {
+      per_set.emplace_back();
+      continue;
+    }
+    const SnapshotSubGroup* group = nullptr;
+    for (const SnapshotSubGroup& g : job.sub_groups)
+      if (g.name == sets[k].name) group = &g;
+    std::string sig = group ? constraint(group->topology) + "|" + constraint(job.topology) : constraint(job.topology);
+    std::sort(pods.begin(), pods.end());
+    for (const std::string& p : pods) sig += "\x1d" + p;
+    per_set.push_back(std::move(sig));
+  }
+  std::sort(per_set.begin(), per_set.end());
+  std::string out;
+  for (const std::string& x : per_set) out += x + "\x1c";
+  return out;
+}
+
+// common/minimal_job_representatives.go MinimalJobRepresentatives: per signature the smallest job that
+// failed; a job is tried only if it is easier to place than that one.
+class FailedJobs {
+ public:
+  explicit FailedJobs(const Session& s) : s_(s) {}
+  bool easier(int j, const std::string& sig) const {
+    const auto it = rep_.find(sig);
+    if (it == rep_.end()) return true;
+    // jobEasierToScheduleComparison
+    const std::vector<Vec> a = pending(j), b = pending(it->second);
+    if (a.empty() || b.empty()) return false;
+    if (b.size() > a.size()) return true;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      if (i >= b.size()) return false;
+      if (le(a[i], b[i])) {
+        if (le(b[i], a[i])) continue;
+        return true;
+      }
+    }
+    return false;
+  }
+  void update(int j, const std::string& sig) {
+    const auto it = rep_.find(sig);
+    if (it != rep_.end() && !smaller(j, it->second)) return;
+    rep_[sig] = j;
+  }
+
+ private:
+  static bool le(const Vec& a, const Vec& b) { return a.v[0] <= b.v[0] && a.v[1] <= b.v[1] && a.v[2] <= b.v[2]; }
+  // extractSortedResourceRequests: the pending pods' requests, smallest first (by GPUs, CPU, memory:
+  // upstream's sort by LessEqual leaves incomparable ones in its sort's order).
+  std::vector<Vec> pending(int j) const {
+    std::vector<Vec> out;
+    for (const TaskRun& t : s_.tasks[static_cast<std::size_t>(j)])
+      if (t.status == Status::Pending) out.push_back(t.request);
+    std::stable_sort(out.begin(), out.end(), [](const Vec& a, const Vec& b) {
+      return std::lexicographical_compare(a.v, a.v + 3, b.v, b.v + 3);
+    });
+    return out;
+  }
+  // isPodGroupFootprintSmaller
+  bool smaller(int j, int other) const {
+    const std::vector<Vec> a = pending(j), b = pending(other);
+    if (a.empty() || b.empty() || a.size() > b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+      if (!le(a[i], b[i])) return false;
+    return true;
+  }
+  const Session& s_;
+  std::map<std::string, int> rep_;
+};
+
 template <typename Body>
 void for_each_pending_job(Session& s, const Body& body) {
   JobsByQueue by_queue = s.pending_jobs_by_queue();
@@ -883,6 +1021,7 @@ std::vector<Unit> reclaimed_units(const Session& s, const Scenario& sc) {
 void reclaim_action(Session& s) {
   HolderCache holders;
   SolveCaches caches;
+  std::map<int, FailedJobs> failed_by_queue;  // smallestFailedJobsByQueue
   for_each_pending_job(s, [&](int j) {
     const SnapshotJob& job = s.snap.jobs[static_cast<std::size_t>(j)];
     const std::vector<int> which = s.tasks_to_allocate(j);
@@ -902,6 +1041,14 @@ void reclaim_action(Session& s) {
       np += req;
       if (!less_equal(np, deserved_of(q))) return;
     }
+    // Execute: a job no easier than one of its queue that failed, with the same constraints, is skipped.
+    const bool signatures = s.snap.kai.use_scheduling_signatures;
+    const std::string sig = signatures ? signature(s, j) : std::string();
+    FailedJobs& failed = failed_by_queue.try_emplace(jq, s).first->second;
+    if (signatures && !failed.easier(j, sig)) {
+      s.log.push_back("reclaim: " + job.name + " skipped: no easier to place than a job of queue " + q.name + " that found no victims");
+      return;
+    }
     // reclaim.go getOrderedVictimsQueue: preemptible jobs of other queues with a pod placed, that
     // ReclaimVictimFilter lets through.
     ReclaimCheck check{s, s.queues, j, req, job.preemptible};
@@ -914,7 +1061,6 @@ void reclaim_action(Session& s) {
       if (ok < 0) ok = check.victim_allowed(vq) ? 1 : 0;
       if (ok) candidates.push_back(v);
     }
-    if (candidates.empty()) return;
     std::string why;
     const auto valid = [&](const Scenario& sc) {
       const std::vector<Unit> units = reclaimed_units(s, sc);
@@ -922,7 +1068,9 @@ void reclaim_action(Session& s) {
       for (const Unit& u : units) view.push_back(&u);
       return check.reclaimable(view, &why);
     };
-    if (!solve(s, j, candidates, valid, "reclaim", caches) && !why.empty()) s.log.push_back("reclaim: nothing for " + job.name + ": " + why);
+    if (solve(s, j, candidates, valid, "reclaim", caches)) return;
+    if (signatures) failed.update(j, sig);
+    if (!why.empty()) s.log.push_back("reclaim: nothing for " + job.name + ": " + why);
   });
 }
 
@@ -931,15 +1079,20 @@ void reclaim_action(Session& s) {
 void preempt_action(Session& s) {
   HolderCache holders;
   SolveCaches caches;
+  std::map<int, FailedJobs> failed_by_queue;  // smallestFailedJobsByQueue
+  const bool signatures = s.snap.kai.use_scheduling_signatures;
   for_each_pending_job(s, [&](int j) {
     const SnapshotJob& job = s.snap.jobs[static_cast<std::size_t>(j)];
+    const std::string sig = signatures ? signature(s, j) : std::string();
+    FailedJobs& failed = failed_by_queue.try_emplace(s.job_queue[static_cast<std::size_t>(j)], s).first->second;
+    if (signatures && !failed.easier(j, sig)) return;
     std::vector<int> candidates;
     for (const int v : preemptible_holders(s, false, holders)) {
       const SnapshotJob& vj = s.snap.jobs[static_cast<std::size_t>(v)];
       if (v == j || vj.priority >= job.priority || s.job_queue[static_cast<std::size_t>(v)] != s.job_queue[static_cast<std::size_t>(j)]) continue;
       candidates.push_back(v);
     }
-    solve(s, j, candidates, [](const Scenario&) { return true; }, "preempt", caches);
+    if (!solve(s, j, candidates, [](const Scenario&) { return true; }, "preempt", caches) && signatures) failed.update(j, sig);
   });
 }
 
@@ -967,16 +1120,24 @@ void consolidation_action(Session& s) {
   for (const NodeRoom& n : s.nodes)
     for (int r = 0; r < 3; ++r) lacks[r] = lacks[r] || n.allocatable.v[r] == 0;
   const int max_jobs = s.snap.kai.max_consolidation_preemptees;
+  if (max_jobs == 0) return;  // consolidation disabled
+  FailedJobs failed(s);       // smallestFailedJobs, one for every queue
+  const bool signatures = s.snap.kai.use_scheduling_signatures;
   for_each_pending_job(s, [&](int j) {
     const std::vector<int> which = s.tasks_to_allocate(j);
     if (which.empty()) return;
+    const std::string sig = signatures ? signature(s, j) : std::string();
+    if (signatures && !failed.easier(j, sig)) return;
     if (room_epoch != s.epoch) {
       room = cluster_room();
       room_epoch = s.epoch;
     }
     const Vec need = s.request_of(j, which);
     for (int r = 0; r < 3; ++r)
-      if (!lacks[r] && need.v[r] > room.v[r] + 0.5) return;
+      if (!lacks[r] && need.v[r] > room.v[r] + 0.5) {
+        if (signatures) failed.update(j, sig);
+        return;
+      }
     std::vector<int> candidates;
     for (const int v : preemptible_holders(s, true, holders))
       if (v != j && (max_jobs < 0 || static_cast<int>(candidates.size()) <= max_jobs)) candidates.push_back(v);
@@ -986,7 +1147,7 @@ void consolidation_action(Session& s) {
           if (s.tasks[static_cast<std::size_t>(v.job)][static_cast<std::size_t>(t)].status == Status::Releasing) return false;
       return true;
     };
-    solve(s, j, candidates, all_moved, "consolidation", caches);
+    if (!solve(s, j, candidates, all_moved, "consolidation", caches) && signatures) failed.update(j, sig);
   });
 }
 
