@@ -209,6 +209,26 @@ TEST_CASE("schedule: a task lands on room being released as Pipelined", "[schedu
   CHECK(job_of(out, "new").at("tasks")[0].at("node") == "n1");
 }
 
+TEST_CASE("schedule: consolidation makes room only for a preemptible job (FilterNonPreemptible)", "[schedule][kai]") {
+  // As below: moving one 2-GPU training pod beside the other would free a node for a 4-GPU job. With
+  // allocate and consolidation only, a preemptible job gets it; a non-preemptible one is not considered.
+  const auto snapshot = [](bool preemptible) {
+    Json big = job("big", "q", Json::array({pending(4)}), preemptible ? 50 : 125);
+    big["preemptibility"] = preemptible ? "preemptible" : "non-preemptible";
+    return Json{{"kai", {{"actions", {"allocate", "consolidation"}}}},
+                {"nodes", {node("n0", 4), node("n1", 4)}},
+                {"queues", {queue("root", -1), queue("q", -1, "root")}},
+                {"jobs", {job("train-a", "q", Json::array({running(2, "n0")})), job("train-b", "q", Json::array({running(2, "n1")})), big}}};
+  };
+  const Json moved = schedule(snapshot(true));
+  REQUIRE(moved.at("victims").size() == 1);
+  CHECK(moved.at("victims")[0].at("action") == "consolidation");
+  CHECK(job_of(moved, "big").at("status") == "pipelined");
+  const Json kept = schedule(snapshot(false));
+  CHECK(kept.at("victims").empty());
+  CHECK(job_of(kept, "big").at("status") == "pending");
+}
+
 TEST_CASE("schedule: consolidation moves a pod only if its job is placed again within its queue's limit", "[schedule][kai]") {
   // Two 4-GPU nodes, each half taken by a 2-GPU training pod of queue q; a 4-GPU job of q waits.
   // Consolidation can move one pod beside the other and free a whole node, but the moved pod is

@@ -979,9 +979,17 @@ class FailedJobs {
   std::map<std::string, int> rep_;
 };
 
+// The pending jobs in allocation order; `preemptible_only`: consolidation's FilterNonPreemptible
+// (actions/utils/input_jobs.go), the others left out of the order altogether.
 template <typename Body>
-void for_each_pending_job(Session& s, const Body& body) {
+void for_each_pending_job(Session& s, const Body& body, bool preemptible_only = false) {
   JobsByQueue by_queue = s.pending_jobs_by_queue();
+  if (preemptible_only)
+    for (std::size_t q = 0; q < by_queue.jobs.size(); ++q) {
+      std::vector<int>& jobs = by_queue.jobs[q];
+      jobs.erase(std::remove_if(jobs.begin(), jobs.end(), [&](int j) { return !s.snap.jobs[static_cast<std::size_t>(j)].preemptible; }), jobs.end());
+      by_queue.dirty[q] = 1;
+    }
   for (int guard = 0; guard < 1000000; ++guard) {
     const int j = s.pop_next_job(by_queue);
     if (j < 0) break;
@@ -1096,7 +1104,7 @@ void preempt_action(Session& s) {
   });
 }
 
-// consolidation.go: for a pending job that does not fit, move preemptible running pods to other nodes
+// consolidation.go: for a pending preemptible job that does not fit, move preemptible running pods to other nodes
 // so it does — valid only if no victim is left Releasing (allPodsReallocated); the victims queue holds
 // at most maxConsolidationPreemptees + 1 jobs (buildPreemptibleFilterFunc counts them, in the
 // session's map order upstream, the snapshot's order here); off with the spread placement strategy.
@@ -1148,7 +1156,7 @@ void consolidation_action(Session& s) {
       return true;
     };
     if (!solve(s, j, candidates, all_moved, "consolidation", caches) && signatures) failed.update(j, sig);
-  });
+  }, true);
 }
 
 }  // namespace gpuscale::kai
