@@ -110,8 +110,8 @@ Snapshot parse_snapshot(const Json& doc);
 const char* task_state_name(TaskState s);
 
 // The parts a scenario's cluster.kai shares with a snapshot, read the same way with the same errors.
-// read_kai_settings reads the keys actions, kValue, placementStrategy, stalenessGracePeriodSeconds and
-// maxConsolidationPreemptees of an object whose keys the caller declared.
+// read_kai_settings reads the keys actions, kValue, placementStrategy, stalenessGracePeriodSeconds,
+// maxConsolidationPreemptees and useSchedulingSignatures of an object whose keys the caller declared.
 void read_kai_settings(ObjectReader& r, KaiSettings& out);
 std::vector<kai::Queue> read_queues(const Json& v, const std::string& path);         // Queue CRs or flat
 std::vector<SnapshotTopology> read_topologies(const Json& v, const std::string& path);  // Topology CRs or flat

@@ -305,13 +305,6 @@ struct Trial {
   bool all_moved = true;
 };
 
-// Whether the job fits with these units evicted (by_pod_solver.go tryScenarioWithEvictedVictims,
-// common/action.go TryToVirtuallyAllocatePreemptorAndGetVictims): evict the units' pods, then allocate
-// the job and each victim's job in job order (JobsOrderByQueues over them and every other pending job,
-// which it pops and skips), each through AllocateJob on the solver's feasible
-// nodes: its queue's capacity check (on every level, the limit included), then its tasks pipelined onto
-// nodes, all or none. The job must fit. A victim's job that fits again is moved, its evicted pods
-// pipelined elsewhere; one that does not stays evicted (Releasing). Leaves the trial in the statement.
 // Every job with a pending pod by leaf queue, in job order, as the solve found them (the trials roll
 // back, so the jobs they do not touch stay so).
 using PendingByQueue = std::vector<std::vector<int>>;
@@ -324,6 +317,13 @@ PendingByQueue pending_by_queue(const Session& s) {
   return by;
 }
 
+// Whether the job fits with these units evicted (by_pod_solver.go tryScenarioWithEvictedVictims,
+// common/action.go TryToVirtuallyAllocatePreemptorAndGetVictims): evict the units' pods, then allocate
+// the job and each victim's job in job order (JobsOrderByQueues over them and every other pending job,
+// which it pops and skips), each through AllocateJob on the solver's feasible
+// nodes: its queue's capacity check (on every level, the limit included), then its tasks pipelined onto
+// nodes, all or none. The job must fit. A victim's job that fits again is moved, its evicted pods
+// pipelined elsewhere; one that does not stays evicted (Releasing). Leaves the trial in the statement.
 bool try_units(Session& s, int j, const std::vector<Unit>& units, const std::vector<int>& nodes, const PendingByQueue& pending,
                Trial* trial = nullptr) {
   std::vector<int> jobs{j};
@@ -443,25 +443,14 @@ Vec allocated_of(const Session& s, const Unit& g) {
 bool clone_before(const Session& s, const Unit& a, const Unit& b) {
   const auto elastic = [&](const Unit& g) {
     const std::vector<Session::PodSet>& sets = s.pod_sets(g.job);
-    std::vector<int> have(sets.size(), 0);
+    std::vector<int> active(sets.size(), 0);
     for (int t : g.tasks) {
       const int k = s.task_set_[static_cast<std::size_t>(g.job)][static_cast<std::size_t>(t)];
-      if (k >= 0 && is_task_active(s, g.job, t)) ++have[static_cast<std::size_t>(k)];
+      if (k >= 0 && is_task_active(s, g.job, t)) ++active[static_cast<std::size_t>(k)];
     }
-    Session::Elastic state = Session::Elastic::Exactly;
-    for (std::size_t k = 0; k < sets.size(); ++k) {
-      if (have[k] < sets[k].min_member) return Session::Elastic::Below;
-      if (have[k] > sets[k].min_member) state = Session::Elastic::Above;
-    }
-    return state;
+    return Session::elastic_from(sets, active);
   };
-  const SnapshotJob& ja = s.snap.jobs[static_cast<std::size_t>(a.job)];
-  const SnapshotJob& jb = s.snap.jobs[static_cast<std::size_t>(b.job)];
-  if (ja.priority != jb.priority) return ja.priority > jb.priority;
-  const Session::Elastic ea = elastic(a), eb = elastic(b);
-  if (ea != eb) return ea == Session::Elastic::Below || (ea == Session::Elastic::Exactly && eb == Session::Elastic::Above);
-  if (ja.created != jb.created) return ja.created < jb.created;
-  return ja.name < jb.name;
+  return Session::job_order_before(s.snap.jobs[static_cast<std::size_t>(a.job)], elastic(a), s.snap.jobs[static_cast<std::size_t>(b.job)], elastic(b));
 }
 
 // utils.GetVictimsQueue / JobsOrderByQueues with VictimQueue (actions/utils/job_order_by_queue.go):

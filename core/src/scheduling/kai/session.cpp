@@ -198,12 +198,6 @@ void Session::add_queue_usage(int job, const Vec& request, int sign, bool count_
     }
 }
 
-bool Session::is_leaf(int q) const {
-  for (const Queue& other : queues)
-    if (other.parent == queues[static_cast<std::size_t>(q)].name) return false;
-  return true;
-}
-
 // ---- the statement: what an action did, undone on discard -------------------------------------
 
 void Session::allocate_task(int j, int t, int node, bool pipelined) {
@@ -335,36 +329,37 @@ Vec Session::request_of(int j, const std::vector<int>& which) const {
 }
 
 // elastic.go minAvailableState
+Session::Elastic Session::elastic_from(const std::vector<PodSet>& sets, const std::vector<int>& active) {
+  Elastic state = Elastic::Exactly;
+  for (std::size_t k = 0; k < sets.size(); ++k) {
+    if (active[k] < sets[k].min_member) return Elastic::Below;
+    if (active[k] > sets[k].min_member) state = Elastic::Above;
+  }
+  return state;
+}
+
 Session::Elastic Session::elastic_state(int j) const {
   std::uint8_t& memo = elastic_[static_cast<std::size_t>(j)];
   if (memo) return static_cast<Elastic>(memo - 1);
-  Elastic state = Elastic::Exactly;
   const std::vector<PodSet>& sets = pod_sets(j);
-  for (std::size_t k = 0; k < sets.size(); ++k) {
-    const int have = active_allocated(j, static_cast<int>(k));
-    if (have < sets[k].min_member) {
-      state = Elastic::Below;
-      break;
-    }
-    if (have > sets[k].min_member) state = Elastic::Above;
-  }
+  std::vector<int> active(sets.size());
+  for (std::size_t k = 0; k < sets.size(); ++k) active[k] = active_allocated(j, static_cast<int>(k));
+  const Elastic state = elastic_from(sets, active);
   memo = static_cast<std::uint8_t>(static_cast<int>(state) + 1);
   return state;
 }
 
 // session_plugins.go JobOrderFn: the priority plugin (higher first), the elastic plugin (below
 // minMember first, then exactly at it), then creation time, then UID (the name).
-bool Session::job_before(int a, int b) const {
-  const SnapshotJob& ja = snap.jobs[static_cast<std::size_t>(a)];
-  const SnapshotJob& jb = snap.jobs[static_cast<std::size_t>(b)];
+bool Session::job_order_before(const SnapshotJob& ja, Elastic ea, const SnapshotJob& jb, Elastic eb) {
   if (ja.priority != jb.priority) return ja.priority > jb.priority;
-  const Elastic ea = elastic_state(a), eb = elastic_state(b);
-  if (ea == Elastic::Below && eb != Elastic::Below) return true;
-  if (ea == Elastic::Exactly && eb == Elastic::Above) return true;
-  if (ea != Elastic::Below && eb == Elastic::Below) return false;
-  if (ea == Elastic::Above && eb == Elastic::Exactly) return false;
+  if (ea != eb) return ea == Elastic::Below || (ea == Elastic::Exactly && eb == Elastic::Above);
   if (ja.created != jb.created) return ja.created < jb.created;
   return ja.name < jb.name;
+}
+
+bool Session::job_before(int a, int b) const {
+  return job_order_before(snap.jobs[static_cast<std::size_t>(a)], elastic_state(a), snap.jobs[static_cast<std::size_t>(b)], elastic_state(b));
 }
 
 // ---- queue order (queue_order.go GetQueueOrderResult) -----------------------------------------
@@ -475,19 +470,15 @@ int Session::queue_order(int qa, int qb, int ja, int jb, const Vec* ja_request, 
 // the first job by job order.
 int Session::pop_next_job(JobsByQueue& by_queue) {
   // A job whose elastic state changed since the last pop may change its queue's first job.
-  if (by_queue.tracked) {
-    for (const int j : changed_jobs_) {
-      const std::size_t ji = static_cast<std::size_t>(j);
-      changed_flag_[ji] = 0;
-      const auto e = static_cast<std::uint8_t>(elastic_state(j));
-      if (e == by_queue.seen[ji]) continue;
-      by_queue.seen[ji] = e;
-      if (job_queue[ji] >= 0) by_queue.dirty[static_cast<std::size_t>(job_queue[ji])] = 1;
-    }
-    changed_jobs_.clear();
-  } else {
-    std::fill(by_queue.dirty.begin(), by_queue.dirty.end(), 1);
+  for (const int j : changed_jobs_) {
+    const std::size_t ji = static_cast<std::size_t>(j);
+    changed_flag_[ji] = 0;
+    const auto e = static_cast<std::uint8_t>(elastic_state(j));
+    if (e == by_queue.seen[ji]) continue;
+    by_queue.seen[ji] = e;
+    if (job_queue[ji] >= 0) by_queue.dirty[static_cast<std::size_t>(job_queue[ji])] = 1;
   }
+  changed_jobs_.clear();
   // The best job of a queue's subtree, and whether it has one.
   struct Tree {
     const Session& s;
@@ -830,17 +821,6 @@ JobsByQueue Session::pending_jobs_by_queue() {
     if (q < 0 || !has_pending(static_cast<int>(j)) || !job_ready(static_cast<int>(j))) continue;
     by.jobs[static_cast<std::size_t>(q)].push_back(static_cast<int>(j));
   }
-  return by;
-}
-
-JobsByQueue Session::jobs_by_queue(const std::vector<int>& jobs) const {
-  JobsByQueue by;
-  by.tracked = false;
-  by.jobs.resize(queues.size());
-  by.best.assign(queues.size(), -1);
-  by.dirty.assign(queues.size(), 1);
-  for (const int j : jobs)
-    if (job_queue[static_cast<std::size_t>(j)] >= 0) by.push(job_queue[static_cast<std::size_t>(j)], j);
   return by;
 }
 

@@ -53,10 +53,8 @@ struct JobsByQueue {
   std::vector<std::vector<int>> jobs;  // [queue] its pending jobs
   std::vector<int> best;               // [queue] the first of `jobs` by job order (valid unless dirty)
   std::vector<char> dirty;             // [queue] `best` must be found again
-  std::vector<std::uint8_t> seen;      // [job] the elastic state `best` was found with
-  // The action's own list follows the jobs touched since the last pop (Session::touched); a private
-  // list of a few jobs finds every queue's best job again at each pop and leaves those changes alone.
-  bool tracked = true;
+  std::vector<std::uint8_t> seen;      // [job] the elastic state `best` was found with (the list
+                                       // follows the jobs touched since the last pop, Session::touched)
   void push(int q, int j) {
     jobs[static_cast<std::size_t>(q)].push_back(j);
     dirty[static_cast<std::size_t>(q)] = 1;
@@ -101,7 +99,6 @@ class Session {
 
   // Queues.
   int parent_of(int q) const { return queue_parent_[static_cast<std::size_t>(q)]; }
-  bool is_leaf(int q) const;
   // -1: qa first. `ja`, `jb`: each queue's best pending job (-1: none), with the request of its tasks
   // to allocate when the caller has it.
   // `a_out`, `b_out`: in a victims queue, what each queue's victims so far hold, taken off its
@@ -109,7 +106,6 @@ class Session {
   int queue_order(int qa, int qb, int ja, int jb, const Vec* ja_request = nullptr, const Vec* jb_request = nullptr,
                   const Vec* a_out = nullptr, const Vec* b_out = nullptr) const;
   int pop_next_job(JobsByQueue& by_queue);
-  JobsByQueue jobs_by_queue(const std::vector<int>& jobs) const;  // a private list (not `tracked`)
   JobsByQueue pending_jobs_by_queue();
   void add_queue_request(int job, const Vec& request);
   void add_queue_usage(int job, const Vec& request, int sign, bool count_request);
@@ -127,6 +123,10 @@ class Session {
   std::vector<int> partial_tasks;
   Vec request_of(int j, const std::vector<int>& which) const;
   Elastic elastic_state(int j) const;
+  // elastic.go minAvailableState from each pod set's active pods
+  static Elastic elastic_from(const std::vector<PodSet>& sets, const std::vector<int>& active);
+  // JobOrderFn over two jobs in the given elastic states (a victims queue's clones have their own).
+  static bool job_order_before(const SnapshotJob& a, Elastic ea, const SnapshotJob& b, Elastic eb);
   bool job_before(int a, int b) const;
 
   // Nodes.
