@@ -351,16 +351,23 @@ TEST_CASE("schedule: a node missing a topology label takes no job with a topolog
 }
 
 TEST_CASE("schedule: stale gang eviction evicts a gang below minMember after the grace period", "[schedule][kai]") {
+  // Two of four pods run, the other two were recreated and wait (job_info.go IsStale: a pod set whose
+  // active used pods, Releasing included, are fewer than its minMember).
   Json s = {{"nodes", {node("n1", 8)}},
             {"queues", {queue("root", -1), queue("q", -1, "root")}},
             {"jobs", {{{"name", "gang"}, {"queue", "q"}, {"minMember", 4}, {"staleForSeconds", 61},
-                       {"tasks", {running(1, "n1"), running(1, "n1"), {{"gpus", 1}, {"state", "releasing"}, {"node", "n1"}},
-                                  {{"gpus", 1}, {"state", "releasing"}, {"node", "n1"}}}}}}}};
+                       {"tasks", {running(1, "n1"), running(1, "n1"), {{"gpus", 1}, {"state", "pending"}}, {{"gpus", 1}, {"state", "pending"}}}}}}}};
   s["kai"] = {{"actions", {"stalegangeviction"}}};
   const Json out = schedule(s);
   CHECK(out.at("victims").size() == 2);
-  CHECK(count_status(job_of(out, "gang"), "Releasing") == 4);
+  CHECK(count_status(job_of(out, "gang"), "Releasing") == 2);
+  CHECK(out.at("log").back().get<std::string>().find("is below its minMember 4 with 2 pods active") != std::string::npos);
   s["jobs"][0]["staleForSeconds"] = 30;
+  CHECK(schedule(s).at("victims").empty());
+  // Pods still being released count as used: two running and two releasing are not stale.
+  s["jobs"][0]["staleForSeconds"] = 61;
+  s["jobs"][0]["tasks"][2] = {{"gpus", 1}, {"state", "releasing"}, {"node", "n1"}};
+  s["jobs"][0]["tasks"][3] = {{"gpus", 1}, {"state", "releasing"}, {"node", "n1"}};
   CHECK(schedule(s).at("victims").empty());
 }
 

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "k8s/duration.hpp"
 #include "k8s/names.hpp"
 #include "k8s/quantity.hpp"
 
@@ -153,6 +154,65 @@ SnapshotNode read_node(const Json& doc, const std::string& path) {
   return n;
 }
 
+// factory.go addToParent: each sub-group under its parent; a parent that names no sub-group, or a
+// chain that comes back to itself (upstream would leave it out of the tree), is refused.
+void link_sub_groups(std::vector<SnapshotSubGroup>& groups, const std::string& path) {
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    if (groups[g].parent.empty()) continue;
+    int found = -1;
+    for (std::size_t k = 0; k < groups.size(); ++k)
+      if (groups[k].name == groups[g].parent) found = static_cast<int>(k);
+    if (found < 0) throw InputError(path + "/" + std::to_string(g) + "/parent", shown(groups[g].parent) + " is not one of the PodGroup's subGroups");
+    groups[g].parent_index = found;
+    groups[static_cast<std::size_t>(found)].leaf = false;
+  }
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    int at = static_cast<int>(g);
+    for (std::size_t steps = 0; at >= 0; ++steps) {
+      if (steps > groups.size())
+        throw InputError(path + "/" + std::to_string(g) + "/parent", "sub-group " + shown(groups[g].name) + " is its own ancestor; parents form a tree under the PodGroup");
+      at = groups[static_cast<std::size_t>(at)].parent_index;
+    }
+  }
+}
+
+// What podgroup_webhook.go validateSubGroupMinFields and validatePodGroupSpec refuse or warn about
+// but the scheduler takes as written (factory.go: an unset minMember is 0, a SubGroupSet ignores
+// minMember, a PodSet minSubGroup), and a sub-group that can never be satisfied.
+void sub_group_warnings(const SnapshotJob& j, const std::string& path, std::vector<std::string>& out) {
+  const std::string who = "PodGroup " + j.name + ": ";
+  int top = 0;
+  for (std::size_t g = 0; g < j.sub_groups.size(); ++g) {
+    const SnapshotSubGroup& sg = j.sub_groups[g];
+    const std::string at = " (" + path + "/" + std::to_string(g) + ")";
+    int children = 0, pods = 0;
+    for (const SnapshotSubGroup& other : j.sub_groups) children += other.parent_index == static_cast<int>(g) ? 1 : 0;
+    for (const SnapshotTask& t : j.tasks) pods += t.sub_group == sg.name ? 1 : 0;
+    top += sg.parent_index < 0 ? 1 : 0;
+    if (sg.leaf) {
+      if (sg.min_sub_group >= 0)
+        out.push_back(who + "subgroup " + shown(sg.name) + ": minSubGroup cannot be set on a leaf SubGroup (no child SubGroups); the admission "
+                      "webhook refuses it, the scheduler ignores it" + at);
+      if (sg.min_member < 0)
+        out.push_back(who + "subgroup " + shown(sg.name) + ": minMember is required (the admission webhook refuses the PodGroup on create); the "
+                      "scheduler takes 0, so none of its pods is required" + at);
+      if (sg.min_member > pods)
+        out.push_back(who + "subgroup " + shown(sg.name) + " has " + std::to_string(pods) + " pods but minMember " + std::to_string(sg.min_member) +
+                      ": it can never be satisfied" + at);
+    } else {
+      if (sg.min_member >= 0)
+        out.push_back(who + "subgroup " + shown(sg.name) + ": minMember cannot be set on a mid-level SubGroup (has child SubGroups); use "
+                      "minSubGroup instead (the scheduler ignores it)" + at);
+      if (sg.min_sub_group > children)
+        out.push_back(who + "subgroup " + shown(sg.name) + ": minSubGroup (" + std::to_string(sg.min_sub_group) +
+                      ") exceeds the number of direct child SubGroups (" + std::to_string(children) + "): it can never be satisfied" + at);
+    }
+  }
+  if (!j.sub_groups.empty() && j.min_sub_group > top)
+    out.push_back(who + "minSubGroup (" + std::to_string(j.min_sub_group) + ") exceeds the number of direct child SubGroups (" + std::to_string(top) +
+                  "): the PodGroup can never be scheduled");
+}
+
 SnapshotTask read_task(const Json& doc, const std::string& path, const std::map<std::string, int>& nodes, const std::string& job,
                        std::size_t index) {
   expect_object(doc, path);
@@ -169,10 +229,11 @@ SnapshotTask read_task(const Json& doc, const std::string& path, const std::map<
     if (it == nodes.end()) throw InputError(r.child_path("node"), shown(node) + " is not a node of the snapshot");
     t.node = it->second;
   }
-  if (t.state != TaskState::Pending && t.node < 0)
-    throw InputError(path + "/node", "is required: a " + std::string(task_state_name(t.state)) + " pod is on a node");
-  if (t.state == TaskState::Pending && t.node >= 0)
-    throw InputError(path + "/node", "is set on a pending pod; a pending pod has no node yet (state \"running\" or \"releasing\")");
+  const bool on_node = t.state == TaskState::Running || t.state == TaskState::Releasing;
+  if (on_node && t.node < 0) throw InputError(path + "/node", "is required: a " + std::string(task_state_name(t.state)) + " pod is on a node");
+  if ((t.state == TaskState::Pending || t.state == TaskState::Gated) && t.node >= 0)
+    throw InputError(path + "/node", "is set on a " + std::string(task_state_name(t.state)) +
+                                         " pod; a pod waiting to be scheduled has no node yet (state \"running\" or \"releasing\")");
   t.sub_group = r.get_string("subGroup", "", 63);
   PodTemplate base;
   base.gpus = 0;
@@ -183,7 +244,7 @@ SnapshotTask read_task(const Json& doc, const std::string& path, const std::map<
 }
 
 SnapshotJob read_job(const Json& doc, const std::string& path, std::int64_t index, const std::map<std::string, int>& nodes,
-                     std::size_t& tasks_so_far) {
+                     std::size_t& tasks_so_far, std::vector<std::string>& warnings) {
   const Named_object o = read_object(doc, path, "scheduling.run.ai/v2alpha2", "PodGroup", "PodGroup", true);
   SnapshotJob j;
   // The tasks sit beside the spec: in the object form, at the top level ("tasks" is not a PodGroup field).
@@ -224,26 +285,50 @@ SnapshotJob read_job(const Json& doc, const std::string& path, std::int64_t inde
     for (std::size_t i = 0; i < v->size(); ++i) {
       const std::string p = sp + "/" + std::to_string(i);
       ObjectReader sr((*v)[i], p);
-      sr.only_keys({"name", "minMember", "topologyConstraint", "parent"});
+      sr.only_keys({"name", "minMember", "minSubGroup", "topologyConstraint", "parent"});
       SnapshotSubGroup g;
       g.name = sr.require_string("name", "the sub-group's name", 63);
-      g.min_member = static_cast<int>(sr.get_int("minMember", 0, 0, SnapshotLimits::kMaxTasksPerJob));
+      if (const Json* m = sr.raw("minMember"); m && !m->is_null())
+        g.min_member = static_cast<int>(expect_int(*m, p + "/minMember", 0, SnapshotLimits::kMaxTasksPerJob));
+      if (const Json* m = sr.raw("minSubGroup"); m && !m->is_null()) g.min_sub_group = static_cast<int>(expect_int(*m, p + "/minSubGroup", 0, 64));
+      // podgroup_webhook.go validateSubGroupMinFields: a structural error, refused on create and update.
+      if (g.min_member >= 0 && g.min_sub_group >= 0)
+        throw InputError(p + "/minSubGroup", "subgroup " + shown(g.name) + ": minMember and minSubGroup are mutually exclusive; minMember counts pods "
+                                                "(a sub-group without children), minSubGroup counts child sub-groups");
       if (const Json* tc = sr.raw("topologyConstraint")) g.topology = read_topology_constraint(*tc, p + "/topologyConstraint");
-      if (const Json* parent = sr.raw("parent"); parent && !parent->is_null())
-        throw InputError(p + "/parent", "nested sub-groups are not modelled; the lab's sub-groups are children of the PodGroup");
+      // factory.go formatParentName: null or absent is the PodGroup; names compare lower-cased.
+      if (const Json* parent = sr.raw("parent"); parent && !parent->is_null()) {
+        g.parent = expect_string(*parent, p + "/parent", 63);
+        std::transform(g.parent.begin(), g.parent.end(), g.parent.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+        if (g.parent.empty()) throw InputError(p + "/parent", "is empty; name another sub-group of the PodGroup, or leave parent out");
+      }
       for (const auto& other : j.sub_groups)
         if (other.name == g.name) throw InputError(p + "/name", "sub-group " + shown(g.name) + " is named twice");
       sr.finish();
       j.sub_groups.push_back(std::move(g));
     }
+    link_sub_groups(j.sub_groups, sp);
   }
-  const std::optional<std::int64_t> min_member = r.get_optional_int("minMember", 0, SnapshotLimits::kMaxTasksPerJob);
+  std::optional<std::int64_t> min_member;
+  if (const Json* m = r.raw("minMember"); m && !m->is_null()) min_member = expect_int(*m, r.child_path("minMember"), 0, SnapshotLimits::kMaxTasksPerJob);
+  if (const Json* m = r.raw("minSubGroup"); m && !m->is_null()) j.min_sub_group = static_cast<int>(expect_int(*m, r.child_path("minSubGroup"), 0, 64));
+  // podgroup_webhook.go validatePodGroupSpec
+  if (min_member && j.min_sub_group >= 0)
+    throw InputError(r.child_path("minSubGroup"), "minMember and minSubGroup are mutually exclusive: set minMember (" + std::to_string(*min_member) +
+                                                      ") to schedule a fixed number of pods, or set minSubGroup to require a minimum number of child "
+                                                      "SubGroups, but not both");
   j.stale_for_s = r.get_number("staleForSeconds", -1, -1, 1e9);
   r.raw("markUnschedulable");
   r.raw("schedulingBackoff");
   if (const Json* v = r.raw("preemptionDelay")) expect_string(*v, r.child_path("preemptionDelay"), 64);
-  if (const Json* v = r.raw("stalenessGracePeriod")) expect_string(*v, r.child_path("stalenessGracePeriod"), 64);
-  if (const Json* v = r.raw("minSubGroup")) expect_int(*v, r.child_path("minSubGroup"), 0, 64);
+  // spec.stalenessGracePeriod (a metav1.Duration): overrides the scheduler's; negative turns eviction off.
+  if (const Json* v = r.raw("stalenessGracePeriod"); v && !v->is_null()) {
+    const std::string text = expect_string(*v, r.child_path("stalenessGracePeriod"), 64);
+    std::string why;
+    const std::optional<std::int64_t> ns = go_duration_ns(text, why);
+    if (!ns) throw InputError(r.child_path("stalenessGracePeriod"), shown(text) + " is not a valid duration: " + why + "; " + kGoDurationHelp);
+    j.staleness_grace_s = static_cast<double>(*ns) / 1e9;
+  }
   r.finish();
   if (object_form) {
     ObjectReader top(doc, path);
@@ -258,9 +343,17 @@ SnapshotJob read_job(const Json& doc, const std::string& path, std::int64_t inde
       throw InputError(tasks_path + "/" + std::to_string(i), "is past the snapshot's " + std::to_string(SnapshotLimits::kMaxTasks) + " pods");
     SnapshotTask t = read_task((*tasks)[i], tasks_path + "/" + std::to_string(i), nodes, j.name, i);
     if (!t.sub_group.empty()) {
-      bool known = false;
-      for (const auto& g : j.sub_groups) known = known || g.name == t.sub_group;
-      if (!known) throw InputError(tasks_path + "/" + std::to_string(i) + "/subGroup", shown(t.sub_group) + " is not one of the PodGroup's subGroups");
+      const SnapshotSubGroup* group = nullptr;
+      for (const auto& g : j.sub_groups)
+        if (g.name == t.sub_group) group = &g;
+      if (!group) throw InputError(tasks_path + "/" + std::to_string(i) + "/subGroup", shown(t.sub_group) + " is not one of the PodGroup's subGroups");
+      // job_info.go AddTaskInfo: a pod joins a PodSet; one naming a SubGroupSet is dropped.
+      if (!group->leaf)
+        throw InputError(tasks_path + "/" + std::to_string(i) + "/subGroup",
+                         shown(t.sub_group) + " is the parent of other sub-groups; a pod belongs to a sub-group without children (KAI drops a pod that names a parent)");
+    } else if (!j.sub_groups.empty()) {
+      throw InputError(tasks_path + "/" + std::to_string(i) + "/subGroup",
+                       "is required: the PodGroup has subGroups, and KAI drops a pod that is in none of them (job_info.go AddTaskInfo)");
     }
     // The queue may come from the pods' label, as the pod-grouper reads it.
     if (j.queue.empty()) {
@@ -269,7 +362,10 @@ SnapshotJob read_job(const Json& doc, const std::string& path, std::int64_t inde
     }
     j.tasks.push_back(std::move(t));
   }
-  j.min_member = min_member ? static_cast<int>(*min_member) : static_cast<int>(j.tasks.size());
+  // The default pod set's minAvailable: minMember; without it every pod (the lab's fixtures' default),
+  // or 1 beside minSubGroup, as job_info.go setSubGroups takes an unset minMember.
+  j.min_member = min_member ? static_cast<int>(*min_member) : j.min_sub_group >= 0 ? 1 : static_cast<int>(j.tasks.size());
+  sub_group_warnings(j, o.spec_path + "/subGroups", warnings);
   if (j.min_member > static_cast<int>(j.tasks.size()))
     throw InputError(o.spec_path + "/minMember", "is " + std::to_string(j.min_member) + " but the PodGroup has " + std::to_string(j.tasks.size()) +
                                                      " pods; it could never be scheduled");
@@ -391,7 +487,7 @@ Snapshot parse_snapshot(const Json& doc) {
     std::size_t tasks_so_far = 0;
     for (std::size_t i = 0; i < v->size(); ++i) {
       const std::string p = "/jobs/" + std::to_string(i);
-      SnapshotJob j = read_job((*v)[i], p, static_cast<std::int64_t>(i), node_index, tasks_so_far);
+      SnapshotJob j = read_job((*v)[i], p, static_cast<std::int64_t>(i), node_index, tasks_so_far, s.warnings);
       if (!job_names.insert(j.name).second) throw InputError(p, "PodGroup " + shown(j.name) + " is listed twice");
       for (std::size_t k = 0; k < j.tasks.size(); ++k)
         if (!task_names.insert(j.tasks[k].name).second) throw InputError(p + "/tasks/" + std::to_string(k), "pod " + shown(j.tasks[k].name) + " is listed twice");

@@ -5,6 +5,7 @@
 // TestNodeBasic, TestQueueBasic), so their fixtures run through it (tests/data/kai/).
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,9 +40,12 @@ struct SnapshotNode {
 
 // A pod's state at the snapshot (pod_status: Pending, Running, Releasing — a pod being deleted whose
 // resources are not free yet).
-enum class TaskState : std::uint8_t { Pending, Running, Releasing };
-inline constexpr Named<TaskState> kTaskStates[] = {
-    {"pending", TaskState::Pending}, {"running", TaskState::Running}, {"releasing", TaskState::Releasing}};
+// Also Gated (pending with scheduling gates: alive, never scheduled), Failed and Succeeded (finished:
+// they hold nothing; a gang with a Succeeded pod is never stale).
+enum class TaskState : std::uint8_t { Pending, Running, Releasing, Gated, Failed, Succeeded };
+inline constexpr Named<TaskState> kTaskStates[] = {{"pending", TaskState::Pending},     {"running", TaskState::Running},
+                                                   {"releasing", TaskState::Releasing}, {"gated", TaskState::Gated},
+                                                   {"failed", TaskState::Failed},       {"succeeded", TaskState::Succeeded}};
 
 struct SnapshotTask {
   std::string name;
@@ -49,14 +53,20 @@ struct SnapshotTask {
   std::int64_t memory_bytes = 0;     // the memory request in bytes (the pod's MiB are rounded down)
   TaskState state = TaskState::Pending;
   int node = -1;                     // index into nodes (running or releasing)
-  std::string sub_group;             // the PodGroup sub-group it belongs to ("" = the job's)
+  std::string sub_group;             // the PodGroup sub-group it belongs to, a leaf ("" = the job has none)
 };
 
-// A PodGroup sub-group (spec.subGroups[]): a set of its tasks with its own minMember.
+// A PodGroup sub-group (spec.subGroups[]). Sub-groups nest through `parent`: a sub-group that is some
+// other's parent is a SubGroupSet (a topology constraint over its children, minSubGroup of them
+// required), one that is not is a PodSet (its pods, its minMember) — subgroup_info/factory.go FromPodGroup.
 struct SnapshotSubGroup {
   std::string name;
-  int min_member = 0;
+  int min_member = -1;               // spec.subGroups[].minMember (-1: unset; the scheduler takes 0)
+  int min_sub_group = -1;            // spec.subGroups[].minSubGroup (-1: unset; every child required)
   TopologyConstraint topology;
+  std::string parent;                // spec.subGroups[].parent ("" = the PodGroup itself)
+  int parent_index = -1;             // into the job's sub_groups (-1: the PodGroup)
+  bool leaf = true;                  // no sub-group names it as parent
 };
 
 // A PodGroup and its pods.
@@ -67,11 +77,13 @@ struct SnapshotJob {
   std::string priority_class;        // spec.priorityClassName ("" = given as a number)
   int priority = 50;                 // the class's value
   bool preemptible = true;           // spec.preemptibility, or priority < 100
-  int min_member = 0;                // spec.minMember (default: every task)
+  int min_member = 0;                // spec.minMember (default: every task; 1 beside minSubGroup)
+  int min_sub_group = -1;            // spec.minSubGroup (-1: unset; every direct child required)
   std::int64_t created = 0;          // creation order: smaller = older
   TopologyConstraint topology;
   std::vector<SnapshotSubGroup> sub_groups;
-  double stale_for_s = -1;           // seconds since it fell below minMember (-1: not stale)
+  double stale_for_s = -1;           // seconds since it was first seen stale (-1: not before this cycle)
+  std::optional<double> staleness_grace_s;  // spec.stalenessGracePeriod in seconds (negative: never evicted)
   std::vector<SnapshotTask> tasks;
 };
 
@@ -102,6 +114,9 @@ struct Snapshot {
   std::vector<kai::Queue> queues;   // memory in bytes (the Queue's MB × 10^6), CPU in millicores
   std::vector<SnapshotTopology> topologies;
   std::vector<SnapshotJob> jobs;
+  // What the reader accepts as the scheduler would, though the API server's admission webhook would
+  // refuse or warn about it (a leaf sub-group without minMember, minSubGroup above its children, …).
+  std::vector<std::string> warnings;
 };
 
 // Parses and checks a snapshot; every error names its JSON path (docs/schedule.md).

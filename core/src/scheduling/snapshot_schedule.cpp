@@ -33,7 +33,7 @@ ClusterState cluster_of(const Snapshot& s) {
   }
   for (const SnapshotJob& j : s.jobs)
     for (const SnapshotTask& t : j.tasks) {
-      if (t.node < 0) continue;
+      if (t.node < 0 || (t.state != TaskState::Running && t.state != TaskState::Releasing)) continue;  // finished pods hold nothing
       Node& node = c.nodes[static_cast<std::size_t>(t.node)];
       node.gpus_requested += t.pod.gpus;
       node.cpu_requested_milli += t.pod.cpu_milli;
@@ -42,10 +42,23 @@ ClusterState cluster_of(const Snapshot& s) {
   return c;
 }
 
+// pod_status' word for a pod kube-scheduler leaves as it was.
+const char* task_status_name(TaskState s) {
+  switch (s) {
+    case TaskState::Running: return "Running";
+    case TaskState::Releasing: return "Releasing";
+    case TaskState::Gated: return "Gated";
+    case TaskState::Failed: return "Failed";
+    case TaskState::Succeeded: return "Succeeded";
+    case TaskState::Pending: break;
+  }
+  return "Pending";
+}
+
 const char* job_status_of(const std::vector<TaskOutcome>& tasks) {
   bool pending = false, new_bound = false, running = false;
   for (const TaskOutcome& t : tasks) {
-    pending = pending || t.status == "Pending";
+    pending = pending || t.status == "Pending" || t.status == "Gated";
     new_bound = new_bound || t.status == "Binding";
     running = running || t.status == "Running";
   }
@@ -84,7 +97,7 @@ ScheduleOutcome schedule_kube(const Snapshot& s) {
         order.push_back({j, t});
         o.status = "Pending";
       } else {
-        o.status = task.state == TaskState::Running ? "Running" : "Releasing";
+        o.status = task_status_name(task.state);
       }
     }
   }

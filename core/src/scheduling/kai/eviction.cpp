@@ -557,47 +557,76 @@ struct PendingCache {
   PendingByQueue by;
 };
 
-// podgroup_info/eviction_info.go GetTasksToEvict: from the pod sets in reverse PodSetOrderFn order
-// (subgrouporder: the most allocated against its minMember first, those below it last), one pod of
-// the first set when some set is above its minMember, else every active pod of every set; pods in
-// reverse task order. Second: whether the clone keeps active pods.
+// podgroup_info/eviction_info.go GetTasksToEvict over the SubGroupSet tree, counted with the clone's
+// active pods. First an elastic surplus, deepest first, the members in reverse SubGroupOrderFn order:
+// one pod of a PodSet above its minAvailable, or, where a SubGroupSet has more members satisfied than
+// it needs, the whole of its last member; when there is none, every active pod of the clone. Pods in
+// reverse task order, pod sets in spec order. Second: whether the clone keeps active pods.
 std::pair<std::vector<int>, bool> tasks_to_evict(const Session& s, const Unit& g) {
-  const std::vector<Session::PodSet>& sets = s.pod_sets(g.job);
-  const std::vector<int>& of = s.task_set_[static_cast<std::size_t>(g.job)];
+  const int j = g.job;
+  const std::vector<Session::PodSet>& sets = s.pod_sets(j);
+  const std::vector<int>& of = s.task_set_[static_cast<std::size_t>(j)];
   std::vector<int> have(sets.size(), 0);
+  std::vector<char> in_clone(of.size(), 0);
   int active = 0;
-  for (int t : g.tasks)
-    if (is_task_active(s, g.job, t) && of[static_cast<std::size_t>(t)] >= 0) {
+  for (int t : g.tasks) {
+    in_clone[static_cast<std::size_t>(t)] = 1;
+    if (is_task_active(s, j, t) && of[static_cast<std::size_t>(t)] >= 0) {
       ++have[static_cast<std::size_t>(of[static_cast<std::size_t>(t)])];
       ++active;
     }
-  std::size_t max_sets = sets.size();
-  for (std::size_t k = 0; k < sets.size(); ++k)
-    if (have[k] > sets[k].min_member) max_sets = 1;
-  // subgroup_order.go PodSetOrderFn(l, r) < 0
-  const auto set_before = [&](std::size_t l, std::size_t r) {
-    const bool ls = have[l] >= sets[l].min_member, rs = have[r] >= sets[r].min_member;
-    if (!ls || !rs) return !ls && rs;
-    const double lr = static_cast<double>(have[l]) / sets[l].min_member, rr = static_cast<double>(have[r]) / sets[r].min_member;
-    return lr < rr;
-  };
-  std::vector<std::size_t> order(sets.size());
-  for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return set_before(b, a); });
-  const std::vector<int>& task_order = s.task_order_[static_cast<std::size_t>(g.job)];
-  std::vector<char> in_clone(of.size(), 0);
-  for (int t : g.tasks) in_clone[static_cast<std::size_t>(t)] = 1;
-  std::vector<int> out;
-  for (std::size_t i = 0; i < max_sets && i < order.size(); ++i) {
-    const std::size_t k = order[i];
-    const int take = have[k] > sets[k].min_member ? 1 : have[k];
-    int taken = 0;
-    for (auto it = task_order.rbegin(); it != task_order.rend() && taken < take; ++it)
-      if (in_clone[static_cast<std::size_t>(*it)] && of[static_cast<std::size_t>(*it)] == static_cast<int>(k) && is_task_active(s, g.job, *it)) {
-        out.push_back(*it);
-        ++taken;
-      }
   }
+  const std::vector<int>& task_order = s.task_order_[static_cast<std::size_t>(j)];
+  std::vector<int> out;
+  // up to n of pod set k's active pods, last in task order first
+  const auto from_set = [&](int k, int n) {
+    for (auto it = task_order.rbegin(); it != task_order.rend() && n > 0; ++it)
+      if (in_clone[static_cast<std::size_t>(*it)] && of[static_cast<std::size_t>(*it)] == k && is_task_active(s, j, *it)) {
+        out.push_back(*it);
+        --n;
+      }
+  };
+  const std::vector<Session::GroupSet>& groups = s.group_sets_[static_cast<std::size_t>(j)];
+  // collectAllAllocatedTasksFromSubGroupSet: every pod set under group `grp`
+  const std::function<void(int)> all_of_group = [&](int grp) {
+    const Session::GroupSet& set = groups[static_cast<std::size_t>(grp)];
+    for (const int child : set.groups) all_of_group(child);
+    for (const int k : set.sets) from_set(k, have[static_cast<std::size_t>(k)]);
+  };
+  const auto set_surplus = [&](int k) { return have[static_cast<std::size_t>(k)] > sets[static_cast<std::size_t>(k)].min_member; };
+  const std::function<bool(int)> group_surplus = [&](int grp) {  // hasElasticSurplusInSubGroupSet
+    if (s.satisfied_members(j, grp, have) > s.members_to_satisfy(j, grp)) return true;
+    const Session::GroupSet& set = groups[static_cast<std::size_t>(grp)];
+    for (const int child : set.groups)
+      if (group_surplus(child)) return true;
+    for (const int k : set.sets)
+      if (set_surplus(k)) return true;
+    return false;
+  };
+  // collectElasticEvictionFromSubGroupSet (phases 1 and 2)
+  const std::function<bool(int)> elastic = [&](int grp) {
+    const int satisfied = s.satisfied_members(j, grp, have);
+    if (satisfied == 0) return false;
+    const std::vector<Session::Member> members = s.ordered_members(j, grp, have, true);
+    if (group_surplus(grp))
+      for (const Session::Member& m : members) {
+        if (m.group) {
+          if (elastic(m.index)) return true;
+        } else if (set_surplus(m.index)) {
+          from_set(m.index, 1);
+          return true;
+        }
+      }
+    if (s.members_to_satisfy(j, grp) < satisfied)
+      for (const Session::Member& m : members) {
+        const std::size_t before = out.size();
+        if (m.group) all_of_group(m.index);
+        else from_set(m.index, have[static_cast<std::size_t>(m.index)]);
+        if (out.size() > before) return true;
+      }
+    return false;
+  };
+  if (!elastic(0)) all_of_group(0);
   const bool more = static_cast<int>(out.size()) < active;
   return {std::move(out), more};
 }
@@ -867,7 +896,7 @@ const std::vector<int>& preemptible_holders(const Session& s, bool running, Hold
 
 
 // A job's scheduling constraints (podgroup_info job_info.go GetSchedulingConstraintsSignature): per pod
-// set that still has pods to place, its topology constraint (and the job's, above a sub-group's), then
+// set that still has pods to place, its topology constraint and its ancestors' up to the job's, then
 // its pending pods' own (pod_info scheduling_constraints_signature.go: node selector, affinity,
 // tolerations, priority), each list sorted. Upstream hashes the text; equal text is what it compares.
 std::string signature(const Session& s, int j) {
@@ -902,10 +931,11 @@ std::string signature(const Session& s, int j) {
       per_set.emplace_back();
       continue;
     }
-    const SnapshotSubGroup* group = nullptr;
-    for (const SnapshotSubGroup& g : job.sub_groups)
-      if (g.name == sets[k].name) group = &g;
-    std::string sig = group ? constraint(group->topology) + "|" + constraint(job.topology) : constraint(job.topology);
+    // podset.go generateSchedulingConstraintsSignature: its own constraint, then each ancestor's up to the PodGroup's.
+    std::string sig;
+    for (int g = sets[k].sub_group; g >= 0; g = job.sub_groups[static_cast<std::size_t>(g)].parent_index)
+      sig += constraint(job.sub_groups[static_cast<std::size_t>(g)].topology) + "|";
+    sig += constraint(job.topology);
     std::sort(pods.begin(), pods.end());
     for (const std::string& p : pods) sig += "\x1d" + p;
     per_set.push_back(std::move(sig));

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <limits>
 #include <map>
 #include <optional>
@@ -28,12 +29,6 @@ namespace {
 constexpr double kMaxHighDensity = 9;     // scores.MaxHighDensity
 constexpr double kResourceTypeScore = 10; // scores.ResourceType
 constexpr double kAvailabilityScore = 100;  // scores.Availability
-
-bool sub_groups_constrained(const SnapshotJob& job) {
-  for (const SnapshotSubGroup& g : job.sub_groups)
-    if (!g.topology.topology.empty()) return true;
-  return false;
-}
 
 }  // namespace
 
@@ -68,20 +63,40 @@ Session::Session(const Snapshot& s) : snap(s) {
     }
   tasks.resize(s.jobs.size());
   fit_errors.resize(s.jobs.size());
-  // The job's pod sets (PodSets): its sub-groups, or one default set with the job's minMember; tasks
-  // outside every sub-group form a set of their own. Sub-group names are unique (the reader checks).
+  // The job's pod sets (PodSets) and SubGroupSets (subgroup_info/factory.go FromPodGroup, job_info.go
+  // setSubGroups): without sub-groups one default set with the job's minMember under the root; with
+  // them, each sub-group with children a SubGroupSet under its parent (its minSubGroup), each without
+  // a PodSet (its minMember, unset 0). The root takes the PodGroup's minSubGroup. Every task is in a
+  // PodSet (the reader refuses one in none). Members in spec order; allocation orders them.
   pod_sets_.resize(s.jobs.size());
   task_set_.resize(s.jobs.size());
+  group_sets_.resize(s.jobs.size());
   for (std::size_t j = 0; j < s.jobs.size(); ++j) {
     const SnapshotJob& job = s.jobs[j];
     std::vector<PodSet>& sets = pod_sets_[j];
+    std::vector<GroupSet>& groups = group_sets_[j];
+    groups.assign(1, GroupSet{});
+    groups[0].min_sub_group = job.min_sub_group;
     if (job.sub_groups.empty()) {
-      sets.push_back({"", job.min_member});
+      sets.push_back({"", job.min_member, -1});
+      groups[0].sets.push_back(0);
     } else {
-      for (const SnapshotSubGroup& g : job.sub_groups) sets.push_back({g.name, g.min_member});
-      bool loose = false;
-      for (const SnapshotTask& t : job.tasks) loose = loose || t.sub_group.empty();
-      if (loose) sets.push_back({"", 0});
+      std::vector<int> group_of(job.sub_groups.size(), -1);
+      for (std::size_t g = 0; g < job.sub_groups.size(); ++g) {
+        if (job.sub_groups[g].leaf) continue;
+        group_of[g] = static_cast<int>(groups.size());
+        groups.push_back(GroupSet{static_cast<int>(g), job.sub_groups[g].min_sub_group, {}, {}});
+      }
+      for (std::size_t g = 0; g < job.sub_groups.size(); ++g) {
+        const SnapshotSubGroup& sg = job.sub_groups[g];
+        GroupSet& parent = groups[static_cast<std::size_t>(sg.parent_index < 0 ? 0 : group_of[static_cast<std::size_t>(sg.parent_index)])];
+        if (!sg.leaf) {
+          parent.groups.push_back(group_of[g]);
+          continue;
+        }
+        parent.sets.push_back(static_cast<int>(sets.size()));
+        sets.push_back({sg.name, std::max(sg.min_member, 0), static_cast<int>(g)});
+      }
     }
     task_set_[j].assign(job.tasks.size(), -1);
     for (std::size_t t = 0; t < job.tasks.size(); ++t)
@@ -107,8 +122,15 @@ Session::Session(const Snapshot& s) : snap(s) {
       TaskRun& run = tasks[j][t];
       run.request = {static_cast<double>(st.pod.gpus), static_cast<double>(st.pod.cpu_milli), static_cast<double>(st.memory_bytes)};
       run.node = st.node;
-      run.status = st.state == TaskState::Pending ? Status::Pending : st.state == TaskState::Running ? Status::Running : Status::Releasing;
-      if (run.node >= 0) {
+      switch (st.state) {
+        case TaskState::Pending: run.status = Status::Pending; break;
+        case TaskState::Running: run.status = Status::Running; break;
+        case TaskState::Releasing: run.status = Status::Releasing; break;
+        case TaskState::Gated: run.status = Status::Gated; break;
+        case TaskState::Failed: run.status = Status::Failed; break;
+        case TaskState::Succeeded: run.status = Status::Succeeded; break;
+      }
+      if (run.node >= 0 && (run.status == Status::Running || run.status == Status::Releasing)) {
         NodeRoom& room = nodes[static_cast<std::size_t>(run.node)];
         const Vec charged = charged_on(room, run.request);
         room.used += charged;
@@ -266,25 +288,88 @@ bool is_active_allocated(Status s) {
   return s == Status::Allocated || s == Status::Pipelined || s == Status::Binding || s == Status::Running;
 }
 
-int Session::active_allocated(int j, int set) const {
-  int n = 0;
-  const std::vector<int>& of = task_set_[static_cast<std::size_t>(j)];
-  const std::vector<TaskRun>& run = tasks[static_cast<std::size_t>(j)];
-  for (std::size_t t = 0; t < run.size(); ++t)
-    if (of[t] == set && is_active_allocated(run[t].status)) ++n;
-  return n;
-}
-
 bool Session::has_pending(int j) const {
   for (const TaskRun& t : tasks[static_cast<std::size_t>(j)])
     if (t.status == Status::Pending) return true;
   return false;
 }
 
-// allocation_info.go GetTasksToAllocate: in the gang phase, for each pod set below its minMember, its
-// missing members; once every set is satisfied, one more task of the first set that has one (the
-// elastic phase, one task per pass). Tasks by TaskOrderFn: the label kai.scheduler/task-priority
-// (higher first, labelled before unlabelled), then creation, then UID — the pod's name here.
+std::vector<int> Session::active_per_set(int j) const {
+  std::vector<int> active(pod_sets(j).size(), 0);
+  const std::vector<int>& of = task_set_[static_cast<std::size_t>(j)];
+  const std::vector<TaskRun>& run = tasks[static_cast<std::size_t>(j)];
+  for (std::size_t t = 0; t < run.size(); ++t)
+    if (of[t] >= 0 && is_active_allocated(run[t].status)) ++active[static_cast<std::size_t>(of[t])];
+  return active;
+}
+
+int Session::members_to_satisfy(int j, int g) const {
+  const GroupSet& set = group_sets_[static_cast<std::size_t>(j)][static_cast<std::size_t>(g)];
+  return set.min_sub_group >= 0 ? set.min_sub_group : static_cast<int>(set.groups.size() + set.sets.size());
+}
+
+int Session::satisfied_members(int j, int g, const std::vector<int>& active) const {
+  const GroupSet& set = group_sets_[static_cast<std::size_t>(j)][static_cast<std::size_t>(g)];
+  int n = 0;
+  for (const int child : set.groups) n += satisfied_members(j, child, active) >= members_to_satisfy(j, child) ? 1 : 0;
+  for (const int k : set.sets) n += active[static_cast<std::size_t>(k)] >= pod_sets(j)[static_cast<std::size_t>(k)].min_member ? 1 : 0;
+  return n;
+}
+
+namespace {
+
+// subgroup_order.go orderByAllocationRatio: -1 when l comes first, 1 when r does, 0 when even.
+int allocation_ratio_order(int l_count, int l_threshold, int r_count, int r_threshold) {
+  const bool l_sat = l_count >= l_threshold, r_sat = r_count >= r_threshold;
+  if (!l_sat && !r_sat) return 0;
+  if (!l_sat) return -1;
+  if (!r_sat) return 1;
+  if (l_threshold == 0 && r_threshold > 0) return 1;   // required before optional
+  if (r_threshold == 0 && l_threshold > 0) return -1;
+  if (l_threshold == 0 && r_threshold == 0) return l_count < r_count ? -1 : r_count < l_count ? 1 : 0;
+  // the allocation ratios l_count / l_threshold and r_count / r_threshold, compared exactly
+  const long long l = static_cast<long long>(l_count) * r_threshold, r = static_cast<long long>(r_count) * l_threshold;
+  return l < r ? -1 : r < l ? 1 : 0;
+}
+
+}  // namespace
+
+// allocate.go orderedMembers, allocation_info.go collectTasksFromSubGroupSet: GetMembers sorted by the
+// session's SubGroupOrderFn (session_plugins.go: the plugin's order, then the member's name); eviction
+// (eviction_info.go GetTasksToEvict) sorts by its reverse.
+std::vector<Session::Member> Session::ordered_members(int j, int g, const std::vector<int>& active, bool reverse) const {
+  const GroupSet& set = group_sets_[static_cast<std::size_t>(j)][static_cast<std::size_t>(g)];
+  const std::vector<GroupSet>& groups = group_sets_[static_cast<std::size_t>(j)];
+  const SnapshotJob& job = snap.jobs[static_cast<std::size_t>(j)];
+  struct Entry {
+    Member m;
+    int count, threshold;
+    const std::string* name;
+  };
+  std::vector<Entry> entries;
+  for (const int child : set.groups)
+    entries.push_back({{true, child}, satisfied_members(j, child, active), members_to_satisfy(j, child),
+                       &job.sub_groups[static_cast<std::size_t>(groups[static_cast<std::size_t>(child)].sub_group)].name});
+  for (const int k : set.sets)
+    entries.push_back({{false, k}, active[static_cast<std::size_t>(k)], pod_sets(j)[static_cast<std::size_t>(k)].min_member,
+                       &pod_sets(j)[static_cast<std::size_t>(k)].name});
+  const auto before = [](const Entry& l, const Entry& r) {
+    const int c = allocation_ratio_order(l.count, l.threshold, r.count, r.threshold);
+    return c != 0 ? c < 0 : *l.name < *r.name;
+  };
+  std::stable_sort(entries.begin(), entries.end(), [&](const Entry& a, const Entry& b) { return reverse ? before(b, a) : before(a, b); });
+  std::vector<Member> out;
+  out.reserve(entries.size());
+  for (const Entry& e : entries) out.push_back(e.m);
+  return out;
+}
+
+// allocation_info.go GetTasksToAllocate: the SubGroupSet tree from the root. A SubGroupSet below its
+// minimum takes the missing tasks of its K first members in order (K its members to satisfy; a member
+// already satisfied gives none); one that is satisfied takes the tasks of its first member that has
+// any (the elastic phase). A PodSet below its minAvailable gives its missing tasks, a satisfied one one
+// more. Tasks by TaskOrderFn: the label kai.scheduler/task-priority (higher first, labelled before
+// unlabelled), then creation, then UID — the pod's name here.
 std::vector<int> Session::tasks_to_allocate(int j) const {
   if (j == partial_job) {
     std::vector<int> out;
@@ -292,34 +377,55 @@ std::vector<int> Session::tasks_to_allocate(int j) const {
       if (tasks[static_cast<std::size_t>(j)][static_cast<std::size_t>(t)].status == Status::Pending) out.push_back(t);
     return out;
   }
-  const std::vector<PodSet>& sets = pod_sets(j);
   const std::vector<int>& of = task_set_[static_cast<std::size_t>(j)];
   const std::vector<TaskRun>& run = tasks[static_cast<std::size_t>(j)];
+  const std::vector<int> active = active_per_set(j);
   std::vector<int> out;
-  const auto pending_of = [&](int set, int limit) {
-    int taken = 0;
-    for (int t : task_order_[static_cast<std::size_t>(j)]) {
-      if (taken >= limit) break;
-      if (of[static_cast<std::size_t>(t)] == set && run[static_cast<std::size_t>(t)].status == Status::Pending) {
-        out.push_back(t);
-        ++taken;
-      }
+  // collectTasksFromPodSet
+  const auto from_set = [&](int k) {
+    const int have = active[static_cast<std::size_t>(k)], min = pod_sets(j)[static_cast<std::size_t>(k)].min_member;
+    const int limit = have >= min ? 1 : min - have;
+    const std::size_t start = out.size();
+    for (const int t : task_order_[static_cast<std::size_t>(j)]) {
+      if (static_cast<int>(out.size() - start) >= limit) break;
+      if (of[static_cast<std::size_t>(t)] == k && run[static_cast<std::size_t>(t)].status == Status::Pending) out.push_back(t);
     }
+    return out.size() > start;
   };
-  bool satisfied = true;
-  for (std::size_t k = 0; k < sets.size(); ++k) {
-    const int have = active_allocated(j, static_cast<int>(k));
-    if (have < sets[k].min_member) {
-      satisfied = false;
-      pending_of(static_cast<int>(k), sets[k].min_member - have);
+  // collectTasksFromSubGroupSet (its gang phase through collectFromChildInGangPhase)
+  const std::function<bool(int)> from_group = [&](int g) {
+    const std::size_t start = out.size();
+    const std::vector<Member> members = ordered_members(j, g, active, false);
+    const int k_needed = members_to_satisfy(j, g);
+    if (satisfied_members(j, g, active) < k_needed) {
+      for (int i = 0; i < k_needed && i < static_cast<int>(members.size()); ++i) {
+        const Member& m = members[static_cast<std::size_t>(i)];
+        if (m.group) {
+          if (satisfied_members(j, m.index, active) < members_to_satisfy(j, m.index)) from_group(m.index);
+        } else if (active[static_cast<std::size_t>(m.index)] < pod_sets(j)[static_cast<std::size_t>(m.index)].min_member) {
+          from_set(m.index);
+        }
+      }
+      return out.size() > start;
     }
-  }
-  if (!satisfied) return out;
-  for (std::size_t k = 0; k < sets.size(); ++k) {
-    pending_of(static_cast<int>(k), 1);
-    if (!out.empty()) return out;
-  }
-  return {};
+    for (const Member& m : members)
+      if (m.group ? from_group(m.index) : from_set(m.index)) return true;
+    return false;
+  };
+  const GroupSet& root = group_sets_[static_cast<std::size_t>(j)][0];
+  if (root.groups.empty() && root.sets.size() == 1) from_set(root.sets[0]);  // one pod set: its own rule, whatever the root's minimum
+  else from_group(0);
+  return out;
+}
+
+bool Session::task_under(int j, int t, int g) const {
+  if (g < 0) return true;
+  const int k = task_set_[static_cast<std::size_t>(j)][static_cast<std::size_t>(t)];
+  if (k < 0) return false;
+  const std::vector<SnapshotSubGroup>& groups = snap.jobs[static_cast<std::size_t>(j)].sub_groups;
+  for (int at = pod_sets(j)[static_cast<std::size_t>(k)].sub_group; at >= 0; at = groups[static_cast<std::size_t>(at)].parent_index)
+    if (at == g) return true;
+  return false;
 }
 
 Vec Session::request_of(int j, const std::vector<int>& which) const {
@@ -341,10 +447,7 @@ Session::Elastic Session::elastic_from(const std::vector<PodSet>& sets, const st
 Session::Elastic Session::elastic_state(int j) const {
   std::uint8_t& memo = elastic_[static_cast<std::size_t>(j)];
   if (memo) return static_cast<Elastic>(memo - 1);
-  const std::vector<PodSet>& sets = pod_sets(j);
-  std::vector<int> active(sets.size());
-  for (std::size_t k = 0; k < sets.size(); ++k) active[k] = active_allocated(j, static_cast<int>(k));
-  const Elastic state = elastic_from(sets, active);
+  const Elastic state = elastic_from(pod_sets(j), active_per_set(j));
   memo = static_cast<std::uint8_t>(static_cast<int>(state) + 1);
   return state;
 }
@@ -704,65 +807,84 @@ bool Session::allocate_job(int j, const std::vector<int>& candidates, bool pipel
     return false;
   }
   topology_score_.clear();  // PreJobAllocation
-  if (!job.topology.topology.empty() || sub_groups_constrained(job)) {
-    // Topology-aware (topology.cpp): the job's domains to try, each a set of nodes, and in each the
-    // sub-groups' own (allocate.go allocateSubGroupSet: SubsetNodesFn for the job, then per pod set).
-    TopologyPlan plan = topology_plan(*this, j, -1, which, candidates);
-    if (plan.domains.empty()) {
-      if (record) fit_errors[static_cast<std::size_t>(j)] = plan.error;
-      return false;
-    }
-    topology_score_ = std::move(plan.node_score);
-    for (const std::vector<int>& domain : plan.domains) {
-      const std::size_t mark = journal.size();
-      if (place_sub_groups(j, which, domain, pipeline_only, record)) return true;
-      rollback(mark);
-    }
-    return false;
-  }
   const std::size_t mark = journal.size();
-  if (place_all(j, which, candidates, pipeline_only, record)) return true;
+  if (job.sub_groups.empty() && job.topology.topology.empty()) {
+    // One pod set and no constraint: the tree below is this (SubsetNodesFn gives the nodes as they are).
+    if (place_all(j, which, candidates, pipeline_only, record)) return true;
+  } else if (allocate_group_set(j, 0, which, candidates, pipeline_only, record)) {
+    return true;
+  }
   rollback(mark);
   return false;
 }
 
-// allocate.go allocateSubGroupSetOnNodes: each pod set's tasks in turn, a pod set with a topology
-// constraint of its own in the first of its domains (inside `candidates`) that takes them all, its
-// nodes ordered by its own preferred level (node_scoring.go getRelevantNodeScores: its own scores,
-// else the job's). A pod set that fits none fails the job's domain.
-bool Session::place_sub_groups(int j, const std::vector<int>& which, const std::vector<int>& candidates, bool pipeline_only, bool record) {
-  const SnapshotJob& job = snap.jobs[static_cast<std::size_t>(j)];
-  if (!sub_groups_constrained(job)) return place_all(j, which, candidates, pipeline_only, record);
-  const std::vector<int>& of = task_set_[static_cast<std::size_t>(j)];
-  const std::vector<double> job_score = topology_score_;
-  bool placed = true;
-  for (std::size_t i = 0; i < which.size() && placed;) {
-    const int set = of[static_cast<std::size_t>(which[i])];
-    std::vector<int> tasks_of_set;
-    for (; i < which.size() && of[static_cast<std::size_t>(which[i])] == set; ++i) tasks_of_set.push_back(which[i]);
-    if (set < 0 || job.sub_groups[static_cast<std::size_t>(set)].topology.topology.empty()) {
-      placed = place_all(j, tasks_of_set, candidates, pipeline_only, record);
-      continue;
-    }
-    TopologyPlan plan = topology_plan(*this, j, set, tasks_of_set, candidates);
-    if (plan.domains.empty()) {
-      if (record) fit_errors[static_cast<std::size_t>(j)] = plan.error;
-      placed = false;
+namespace {
+
+// SubsetNodesFn for sub-group `sub_group` (-1: the PodGroup; topology.cpp), then `place` in each domain
+// in turn until one takes the tasks, rolled back between. Node scores: a sub-group's own preferred
+// level's while it places, else its nearest ancestor's (node_scoring.go getRelevantNodeScores).
+template <class Place>
+bool in_domains(Session& s, int j, int sub_group, const std::vector<int>& which, const std::vector<int>& candidates, bool record, Place place) {
+  TopologyPlan plan = topology_plan(s, j, sub_group, which, candidates);
+  if (plan.domains.empty()) {
+    if (record) s.fit_errors[static_cast<std::size_t>(j)] = plan.error;
+    return false;
+  }
+  const std::vector<double> outer = s.topology_score_;
+  if (!plan.node_score.empty()) s.topology_score_ = std::move(plan.node_score);
+  bool placed = false;
+  for (const std::vector<int>& domain : plan.domains) {
+    const std::size_t mark = s.journal.size();
+    if (place(domain)) {
+      placed = true;
       break;
     }
-    if (!plan.node_score.empty()) topology_score_ = std::move(plan.node_score);
-    placed = false;
-    for (const std::vector<int>& domain : plan.domains) {
-      const std::size_t mark = journal.size();
-      if (place_all(j, tasks_of_set, domain, pipeline_only, record)) {
-        placed = true;
-        break;
-      }
-      rollback(mark);
-    }
-    topology_score_ = job_score;
+    s.rollback(mark);
   }
+  s.topology_score_ = outer;
   return placed;
+}
+
+}  // namespace
+
+// allocate.go allocateSubGroupSet: nothing to do without tasks; else the SubGroupSet's domains, and in
+// the first that takes them its members.
+bool Session::allocate_group_set(int j, int g, const std::vector<int>& which, const std::vector<int>& candidates, bool pipeline_only, bool record) {
+  if (which.empty()) return true;
+  const int sub_group = group_sets_[static_cast<std::size_t>(j)][static_cast<std::size_t>(g)].sub_group;
+  return in_domains(*this, j, sub_group, which, candidates, record,
+                    [&](const std::vector<int>& domain) { return allocate_group_set_on(j, g, which, domain, pipeline_only, record); });
+}
+
+// allocate.go allocateMembersOnNodes: the members in SubGroupOrderFn's order (orderedMembers), each
+// with its own tasks of `which`; the first that fails fails the domain.
+bool Session::allocate_group_set_on(int j, int g, const std::vector<int>& which, const std::vector<int>& candidates, bool pipeline_only, bool record) {
+  const std::vector<GroupSet>& all = group_sets_[static_cast<std::size_t>(j)];
+  const std::vector<int>& of = task_set_[static_cast<std::size_t>(j)];
+  for (const Member& m : ordered_members(j, g, active_per_set(j), false)) {
+    std::vector<int> own;
+    if (m.group) {
+      const int sub_group = all[static_cast<std::size_t>(m.index)].sub_group;
+      for (const int t : which)
+        if (task_under(j, t, sub_group)) own.push_back(t);
+      if (!allocate_group_set(j, m.index, own, candidates, pipeline_only, record)) return false;
+    } else {
+      for (const int t : which)
+        if (of[static_cast<std::size_t>(t)] == m.index) own.push_back(t);
+      if (!allocate_pod_set(j, m.index, own, candidates, pipeline_only, record)) return false;
+    }
+  }
+  return true;
+}
+
+// allocate.go allocatePodSet: nothing to do without tasks; else the PodSet's own domains, its tasks in
+// the first that takes them all.
+bool Session::allocate_pod_set(int j, int k, const std::vector<int>& which, const std::vector<int>& candidates, bool pipeline_only, bool record) {
+  if (which.empty()) return true;
+  const int sub_group = pod_sets(j)[static_cast<std::size_t>(k)].sub_group;
+  if (sub_group < 0) return place_all(j, which, candidates, pipeline_only, record);  // the default set: no constraint of its own
+  return in_domains(*this, j, sub_group, which, candidates, record,
+                    [&](const std::vector<int>& domain) { return place_all(j, which, domain, pipeline_only, record); });
 }
 
 bool Session::place_all(int j, const std::vector<int>& which, const std::vector<int>& candidates, bool pipeline_only, bool record) {
@@ -799,12 +921,32 @@ std::string Session::failed_task_message(int j, int t, int placed) const {
          std::to_string(min_member) + " pods for gang scheduling. Additional pods cannot be scheduled in this sub-group due to: " + why;
 }
 
-bool Session::job_ready(int j) const {
-  // podgroup_info IsReadyForScheduling: enough live pods for the gang.
-  int alive = 0;
-  for (const TaskRun& t : tasks[static_cast<std::size_t>(j)])
-    if (t.status != Status::Releasing) ++alive;
-  return alive >= snap.jobs[static_cast<std::size_t>(j)].min_member;
+bool Session::job_ready(int j) const { return not_ready_reason(j).empty(); }
+
+// podgroup_info IsReadyForScheduling over the SubGroupSet tree: a PodSet is ready when its alive pods
+// that are not gated (pod_status aliveStatuses: Pending and the allocated ones) reach its minAvailable, a SubGroupSet when as many of its
+// members are ready as it must satisfy. The reason names the first PodSet short, in spec order.
+std::string Session::not_ready_reason(int j) const {
+  const std::vector<PodSet>& sets = pod_sets(j);
+  const std::vector<int>& of = task_set_[static_cast<std::size_t>(j)];
+  const std::vector<TaskRun>& run = tasks[static_cast<std::size_t>(j)];
+  std::vector<int> alive(sets.size(), 0);
+  for (std::size_t t = 0; t < run.size(); ++t)
+    if (of[t] >= 0 && (run[t].status == Status::Pending || is_active_allocated(run[t].status))) ++alive[static_cast<std::size_t>(of[t])];
+  const std::function<int(int)> ready_members = [&](int g) {
+    const GroupSet& set = group_sets_[static_cast<std::size_t>(j)][static_cast<std::size_t>(g)];
+    int n = 0;
+    for (const int child : set.groups) n += ready_members(child) >= members_to_satisfy(j, child) ? 1 : 0;
+    for (const int k : set.sets) n += alive[static_cast<std::size_t>(k)] >= sets[static_cast<std::size_t>(k)].min_member ? 1 : 0;
+    return n;
+  };
+  const int need = members_to_satisfy(j, 0);
+  if (ready_members(0) >= need) return "";
+  for (std::size_t k = 0; k < sets.size(); ++k)
+    if (alive[k] < sets[k].min_member)
+      return (sets[k].name.empty() ? std::string("the PodGroup has ") : "sub-group " + sets[k].name + " has ") + std::to_string(alive[k]) +
+             " live pods, fewer than its minMember " + std::to_string(sets[k].min_member);
+  return "the PodGroup's minSubGroup " + std::to_string(need) + " is more than its sub-groups can satisfy";
 }
 
 JobsByQueue Session::pending_jobs_by_queue() {
@@ -895,25 +1037,46 @@ void Session::allocate_action() {
   }
 }
 
-// actions/stalegangeviction: a gang whose running members fell below minMember for longer than the
-// staleness grace period is evicted whole.
+// actions/stalegangeviction (stalegangeviction.go handleStaleJob): a stale gang — job_info.go IsStale:
+// no pod Succeeded, some pod active (Releasing included), a pod set with fewer active pods than its
+// minMember — stale for at least its grace period (the PodGroup's stalenessGracePeriod, else the
+// scheduler's; negative: never) loses every active allocated pod. A gang first seen stale (no
+// staleForSeconds) is stale for 0 s.
 void Session::stale_gang_eviction_action() {
   for (std::size_t j = 0; j < snap.jobs.size(); ++j) {
     const SnapshotJob& job = snap.jobs[j];
-    if (job.stale_for_s < 0 || job.stale_for_s < snap.kai.staleness_grace_s) continue;
+    const double grace = job.staleness_grace_s ? *job.staleness_grace_s : snap.kai.staleness_grace_s;
+    const double stale_for = std::max(job.stale_for_s, 0.0);
+    if (grace < 0 || stale_for < grace) continue;
+    const std::vector<PodSet>& sets = pod_sets(static_cast<int>(j));
+    std::vector<int> used(sets.size(), 0);
     int active = 0;
-    for (const TaskRun& t : tasks[j]) active += is_active_allocated(t.status) ? 1 : 0;
-    if (active == 0 || active >= job.min_member) continue;
+    bool succeeded = false;
+    for (std::size_t t = 0; t < tasks[j].size(); ++t) {
+      const Status st = tasks[j][t].status;
+      succeeded = succeeded || st == Status::Succeeded;
+      if (!is_active_allocated(st) && st != Status::Releasing) continue;
+      ++active;
+      if (task_set_[j][t] >= 0) ++used[static_cast<std::size_t>(task_set_[j][t])];
+    }
+    std::string short_of;
+    for (std::size_t k = 0; k < sets.size() && short_of.empty(); ++k)
+      if (used[k] < sets[k].min_member)
+        short_of = (sets[k].name.empty() ? std::string("its minMember ") : "sub-group " + sets[k].name + "'s minMember ") + std::to_string(sets[k].min_member) +
+                   " with " + std::to_string(used[k]) + " pods active";
+    if (succeeded || active == 0 || short_of.empty()) continue;
+    int evicted = 0;
     for (std::size_t t = 0; t < tasks[j].size(); ++t) {
       if (!is_active_allocated(tasks[j][t].status) || tasks[j][t].node < 0) continue;
       const int node = tasks[j][t].node;
       evict_task(static_cast<int>(j), static_cast<int>(t));
       victims.push_back({static_cast<int>(j), static_cast<int>(t), node, "stalegangeviction", ""});
+      ++evicted;
     }
     settle();
-    log.push_back("stalegangeviction: " + job.name + " has " + std::to_string(active) + " of its minMember " + std::to_string(job.min_member) +
-                  " pods running, stale for " + std::to_string(static_cast<long long>(job.stale_for_s)) + " s ≥ the " +
-                  std::to_string(static_cast<long long>(snap.kai.staleness_grace_s)) + " s grace: evicted");
+    log.push_back("stalegangeviction: " + job.name + " is below " + short_of + ", stale for " + humanize(stale_for, 1) + " s ≥ the " +
+                  humanize(grace, 1) + " s grace" + (job.staleness_grace_s ? " (its stalenessGracePeriod)" : "") + ": its " + std::to_string(evicted) +
+                  " running pods evicted");
   }
 }
 
@@ -936,6 +1099,9 @@ ScheduleOutcome Session::outcome() const {
         case Status::Pipelined: to.status = "Pipelined"; pipelined = true; break;
         case Status::Running: to.status = "Running"; running = true; break;
         case Status::Releasing: to.status = "Releasing"; releasing = true; break;
+        case Status::Gated: to.status = "Gated"; pending = true; break;
+        case Status::Failed: to.status = "Failed"; break;
+        case Status::Succeeded: to.status = "Succeeded"; break;
       }
       jo.tasks.push_back(std::move(to));
     }
@@ -950,7 +1116,7 @@ ScheduleOutcome Session::outcome() const {
       jo.message = e.message;
     } else if (pending && !binding && !pipelined && !job_ready(static_cast<int>(j))) {
       jo.reason = "NotReady";
-      jo.message = "the PodGroup has fewer live pods than its minMember " + std::to_string(snap.jobs[j].min_member);
+      jo.message = not_ready_reason(static_cast<int>(j));
     }
   }
   out.queues.resize(queues.size());

@@ -27,7 +27,8 @@ struct Vec {
 };
 
 // pod_status, as far as one cycle goes.
-enum class Status : std::uint8_t { Pending, Allocated, Pipelined, Binding, Running, Releasing };
+// Gated: a pod with scheduling gates (alive, not ready, never allocated); Failed and Succeeded hold nothing.
+enum class Status : std::uint8_t { Pending, Allocated, Pipelined, Binding, Running, Releasing, Gated, Failed, Succeeded };
 bool is_active_allocated(Status s);  // Allocated, Pipelined, Binding, Running
 
 struct NodeRoom {
@@ -91,9 +92,26 @@ class Session {
   // (victim lists and orders) still holds.
   std::uint64_t epoch = 0;
 
+  // A PodSet (subgroup_info/podset.go): a sub-group without children, or the default set of a job
+  // without sub-groups; its pods and its minAvailable (0: none of them required).
   struct PodSet {
     std::string name;
     int min_member;
+    int sub_group = -1;  // its sub-group in the job's sub_groups (-1: the default set of a job without)
+  };
+  // A SubGroupSet (subgroup_info/subgroupset.go): the PodGroup itself ([0], sub_group -1) or a
+  // sub-group with children; its child SubGroupSets and PodSets, each in spec order (GetMembers: the
+  // SubGroupSets, then the PodSets), and how many of them must be satisfied (minSubGroup; -1: all).
+  struct GroupSet {
+    int sub_group = -1;
+    int min_sub_group = -1;
+    std::vector<int> groups;  // into group_sets_[job]
+    std::vector<int> sets;    // into pod_sets_[job]
+  };
+  // A member of a SubGroupSet (subgroup_info/subgroupmember.go): a child SubGroupSet or PodSet.
+  struct Member {
+    bool group;
+    int index;  // into group_sets_[job] or pod_sets_[job]
   };
   enum class Elastic { Below, Exactly, Above };
 
@@ -112,7 +130,6 @@ class Session {
 
   // Jobs and tasks.
   const std::vector<PodSet>& pod_sets(int j) const { return pod_sets_[static_cast<std::size_t>(j)]; }
-  int active_allocated(int j, int set) const;  // `set`: an index into pod_sets(j)
   bool has_pending(int j) const;
   bool has_active(int j) const;  // a pod placed and active (Allocated, Pipelined, Binding, Running)
   bool job_ready(int j) const;
@@ -148,7 +165,22 @@ class Session {
   bool allocate_task_on(int j, int t, const std::vector<int>& candidates, bool pipeline_only);
   bool allocate_job(int j, const std::vector<int>& candidates, bool pipeline_only, bool record);
   bool place_all(int j, const std::vector<int>& which, const std::vector<int>& candidates, bool pipeline_only, bool record);
-  bool place_sub_groups(int j, const std::vector<int>& which, const std::vector<int>& candidates, bool pipeline_only, bool record);
+  bool allocate_group_set(int j, int g, const std::vector<int>& which, const std::vector<int>& candidates, bool pipeline_only, bool record);
+  bool allocate_group_set_on(int j, int g, const std::vector<int>& which, const std::vector<int>& candidates, bool pipeline_only, bool record);
+  bool allocate_pod_set(int j, int k, const std::vector<int>& which, const std::vector<int>& candidates, bool pipeline_only, bool record);
+  // The SubGroupSet tree, counted from each PodSet's active pods (`active`, per pod set: the job's, or
+  // a victim clone's): how many direct members are satisfied (GetNumActiveAllocatedDirectSubGroups),
+  // how many must be (GetMinMembersToSatisfy), and the members in SubGroupOrderFn's order
+  // (plugins/subgrouporder: below threshold first, then the lower allocation ratio, then the name;
+  // `reverse` for eviction).
+  int satisfied_members(int j, int g, const std::vector<int>& active) const;
+  int members_to_satisfy(int j, int g) const;
+  std::vector<Member> ordered_members(int j, int g, const std::vector<int>& active, bool reverse) const;
+  std::vector<int> active_per_set(int j) const;  // each pod set's active allocated pods
+  // Whether task `t` is under sub-group `g` (-1: the PodGroup, which holds every task).
+  bool task_under(int j, int t, int g) const;
+  // "" when the job is ready for scheduling (IsReadyForScheduling), else why not.
+  std::string not_ready_reason(int j) const;
   std::string task_fit_text(int j, int t) const;
   std::string max_node_resources_failure(int j, int t) const;
   std::vector<std::vector<int>> task_order_;  // per job, its tasks in TaskOrderFn's order
@@ -159,6 +191,7 @@ class Session {
   std::vector<std::vector<int>> queue_children_; // [queue] its children; [queues.size()]: the top queues
   std::vector<std::vector<PodSet>> pod_sets_;    // [job]
   std::vector<std::vector<int>> task_set_;       // [job][task] its pod set in pod_sets_ (-1: none)
+  std::vector<std::vector<GroupSet>> group_sets_; // [job], [0] the PodGroup's root SubGroupSet
   mutable std::vector<std::uint8_t> elastic_;    // [job] elastic_state + 1; 0: to compute
   std::vector<int> changed_jobs_;                // touched since the last pop
   std::vector<char> changed_flag_;

@@ -387,7 +387,7 @@ TopologyPlan topology_plan(const Session& s, int j, int set, const std::vector<i
     std::vector<int> placed;
     for (std::size_t k = 0; k < job.tasks.size(); ++k) {
       const TaskRun& run = s.tasks[static_cast<std::size_t>(j)][k];
-      if (set >= 0 && s.task_set_[static_cast<std::size_t>(j)][k] != set) continue;  // the sub-group's own pods
+      if (!s.task_under(j, static_cast<int>(k), set)) continue;  // the sub-group's own pods (those of its PodSets)
       if (is_active_allocated(run.status) && run.node >= 0) placed.push_back(run.node);
     }
     if (!placed.empty()) {
