@@ -144,7 +144,9 @@ ScheduleOutcome schedule_kube(const Snapshot& s) {
 }
 
 ScheduleOutcome schedule_snapshot(const Snapshot& snapshot) {
-  return snapshot.scheduler == "default-scheduler" ? schedule_kube(snapshot) : kai::run_cycle(snapshot);
+  ScheduleOutcome out = snapshot.scheduler == "default-scheduler" ? schedule_kube(snapshot) : kai::run_cycle(snapshot);
+  out.warnings.insert(out.warnings.begin(), snapshot.warnings.begin(), snapshot.warnings.end());  // the reader's first
+  return out;
 }
 
 Json schedule_outcome_json(const Snapshot& s, const ScheduleOutcome& o) {
