@@ -95,7 +95,7 @@ function gpuCells(n) {
   add(n.pipelined, 'pipelined');
   add(n.releasingLeft, 'releasing');
   add(n.gpus - cells.length, 'free');
-  return el('span', { class: 'gpu-cells', 'aria-hidden': 'true' }, cells);
+  return el('span', { class: 'gpu-cells', role: 'img', 'aria-label': roomWords(n) }, cells);
 }
 
 const LEGEND = [['running', 'running'], ['bound', 'bound this cycle'], ['pipelined', 'pipelined (waits for released room)'],
@@ -158,8 +158,7 @@ export function renderScheduleResult(container, { result, snapshot }) {
     el('td', { text: String(n.gpus) }),
     el('td', { dataset: { field: 'free-before' }, text: String(n.freeBefore) }),
     el('td', { dataset: { field: 'free-after' }, text: String(n.freeAfter) }),
-    el('td', { class: 'gpu-grid-cell' }, n.gpus ? gpuCells(n) : el('span', { class: 'hint-text', text: 'no GPUs' }),
-      el('span', { class: 'sr-only', text: roomWords(n) }))));
+    el('td', { class: 'gpu-grid-cell' }, n.gpus ? gpuCells(n) : el('span', { class: 'hint-text', text: 'no GPUs' }))));
   const nodeBody = el('tbody');
   const nodeMore = rowsLimited(nodeBody, nodeRows, 'nodes');
 
@@ -169,7 +168,8 @@ export function renderScheduleResult(container, { result, snapshot }) {
     const colon = line.indexOf(': ');
     return el('li', {}, colon > 0 ? [el('strong', { text: line.slice(0, colon) }), line.slice(colon)] : line);
   });
-  const logList = el('ol', { class: 'sched-log', 'aria-label': 'Decision log of the cycle' });
+  // A scrolling box: one tab stop, so the keyboard can scroll it too.
+  const logList = el('ol', { class: 'sched-log', tabindex: '0', 'aria-label': 'Decision log of the cycle' });
   const logMore = rowsLimited(logList, logItems, 'log lines');
 
   container.replaceChildren(...[

@@ -110,19 +110,21 @@ export class SchedulerPanel {
   /** The route changed (opened, an edited address, back or forward): show its preset and scheduler. */
   async fromRoute() {
     const params = parseRoute().params;
+    const notices = [];
     const asked = params.get('preset');
     let id = asked ?? this.preset ?? this.presets[0].id;
     if (!this.presets.some((p) => p.id === id)) {
       id = this.preset ?? this.presets[0].id;
-      this.onNotice(`"${asked}" in the address is not a preset of the Scheduler view (${this.presets.map((p) => p.id).join(', ')}): showing "${id}".`);
+      notices.push(`"${asked}" in the address is not a preset of the Scheduler view (${this.presets.map((p) => p.id).join(', ')}): showing "${id}".`);
     }
     if (id !== this.preset) await this._load(id);
     const scheduler = params.get('scheduler');
     if (scheduler !== null && !SCHEDULERS.includes(scheduler)) {
-      this.onNotice(`"${scheduler}" in the address is not a scheduler (kai-scheduler or default-scheduler): the snapshot's own is used.`);
+      notices.push(`"${scheduler}" in the address is not a scheduler (kai-scheduler or default-scheduler): the snapshot's own is used.`);
     } else if (scheduler !== null && scheduler !== this._textScheduler()) {
       this._writeScheduler(scheduler);
     }
+    if (notices.length) this.onNotice(notices.join(' '));
     this._syncControls();
     this._updateRoute();
   }
