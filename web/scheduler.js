@@ -104,7 +104,9 @@ export class SchedulerPanel {
 
   /** The route's preset and scheduler, for the address (main.js puts them back when the view is reopened). */
   routeParams() {
-    return this.preset ? { preset: this.preset, scheduler: this.scheduler ?? SCHEDULERS[0] } : {};
+    if (!this.preset) return {};
+    // A scheduler the text names but the core does not know is the text's error, not the address's.
+    return SCHEDULERS.includes(this.scheduler) ? { preset: this.preset, scheduler: this.scheduler } : { preset: this.preset };
   }
 
   /** The route changed (opened, an edited address, back or forward): show its preset and scheduler. */
@@ -177,7 +179,8 @@ export class SchedulerPanel {
   /** The `scheduler` the text names (the snapshot's default kai-scheduler when it names none). */
   _textScheduler() {
     const read = readOneYaml(this.editor.text, { what: 'a cluster snapshot' });
-    const value = read.ok && read.value && typeof read.value === 'object' ? read.value.scheduler : undefined;
+    if (!read.ok) return this.scheduler ?? SCHEDULERS[0];  // unreadable for now: keep the last one read
+    const value = read.value && typeof read.value === 'object' ? read.value.scheduler : undefined;
     if (value === undefined || value === null) return SCHEDULERS[0];
     return typeof value === 'string' ? value : String(value);
   }
