@@ -13,6 +13,7 @@
 //   sim-<hash>.wasm          the module
 //   style-<hash>.css         uPlot's styles and web/style.css
 //   exercises/*.json, scenarios/*.json   the data every view fetches
+//   docs/examples/*.yaml, *.json         the Scheduler view's preset snapshots (schedule-presets.json lists them)
 //   licenses.txt             the licences of the bundled npm packages
 // sim.mjs and sim.wasm stay where the build put them (the node tests load them from there).
 //
@@ -35,11 +36,11 @@ async function exists(file) {
   }
 }
 
-/** Copies the *.json files of a data folder, if the folder exists; returns their names. */
-async function copyJson(folder, site) {
+/** Copies the data files (by extension) of a folder, if the folder exists; returns their names. */
+async function copyData(folder, site, extensions = ['.json']) {
   const source = path.join(root, folder);
   if (!(await exists(source))) return [];
-  const files = (await readdir(source)).filter((name) => name.endsWith('.json')).sort();
+  const files = (await readdir(source)).filter((name) => extensions.includes(path.extname(name))).sort();
   await rm(path.join(site, folder), { recursive: true, force: true });
   if (files.length) await mkdir(path.join(site, folder), { recursive: true });
   for (const name of files) await cp(path.join(source, name), path.join(site, folder, name));
@@ -142,7 +143,8 @@ async function main() {
   for (const [name, file] of LICENSES) licenses.push(`${name}\n${'='.repeat(name.length)}\n${await readFile(path.join(root, file), 'utf8')}`);
   await emit('licenses.txt', licenses.join('\n\n'));
 
-  const data = [...await copyJson('exercises', site), ...await copyJson('scenarios', site)];
+  const data = [...await copyData('exercises', site), ...await copyData('scenarios', site),
+                ...await copyData('docs/examples', site, ['.json', '.yaml'])];
 
   // Precompressed copies for hosts that serve them (nginx gzip_static / brotli_static, Caddy precompressed).
   let raw = 0, gz = 0, br = 0;

@@ -26,7 +26,7 @@ export const WAIT = { timeout: 30_000 };
 const TYPES = {
   '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.mjs': 'text/javascript',
   '.css': 'text/css', '.wasm': 'application/wasm', '.json': 'application/json', '.txt': 'text/plain',
-  '.png': 'image/png', '.svg': 'image/svg+xml',
+  '.png': 'image/png', '.svg': 'image/svg+xml', '.yaml': 'text/yaml; charset=utf-8',
 };
 
 /** The bundled worker's file name in SITE (worker-<hash>.js), for tests that talk to a bare worker. */

@@ -30,6 +30,7 @@ const VIEWS = [
   { route: '#/exercise/4', id: 'ex4', name: 'exercise-4' },
   { route: `#/exercise/5?variant=${SEED}`, id: 'ex5', name: 'exercise-5' },
   { route: '#/playground', id: 'playground', name: 'playground' },
+  { route: '#/scheduler?preset=two-tenants', id: 'scheduler', name: 'scheduler' },
 ];
 
 /** Serious and critical axe-core violations on the page as it is now, one line each. */

@@ -186,3 +186,75 @@ test('schedule: the WASM module and the CLI give the same bytes for a snapshot, 
   assert.equal(bad.ok, false);
   assert.equal(bad.error.path, '/nodes/0/gpus');
 });
+
+test('the Scheduler view\'s presets: each file runs through the CLI (exit 0) and, read as the page reads YAML, through the module\'s schedule with the same result, under both schedulers', async () => {
+  const { readOneYaml } = await import(new URL('web/yaml-text.js', root));
+  const manifest = JSON.parse(await readFile(new URL('docs/examples/schedule-presets.json', root), 'utf8'));
+  const listed = manifest.presets.map((p) => p.file);
+  const files = (await readdir(new URL('docs/examples/', root))).filter((f) => /^schedule-.*\.yaml$/.test(f)).sort();
+  assert.deepEqual([...listed].sort(), files, 'every docs/examples/schedule-*.yaml is a preset, and every preset a file');
+  assert.equal(new Set(manifest.presets.map((p) => p.id)).size, manifest.presets.length, 'preset ids are unique');
+  for (const preset of manifest.presets) {
+    const file = fileURLToPath(new URL(`docs/examples/${preset.file}`, root));
+    const text = await readFile(file, 'utf8');
+    // The CLI reads the file itself (its own YAML reader): exit 0.
+    const r = spawnSync(cli, ['schedule', file], { maxBuffer: 1 << 26 });
+    assert.equal(r.status, 0, `gpuscale schedule ${preset.file}: ${r.stderr}`);
+    const fromCli = JSON.parse(r.stdout.toString());
+    // The page reads it with the yaml package (YAML 1.1, as kubectl) and sends JSON to the module.
+    const read = readOneYaml(text, { what: 'a cluster snapshot' });
+    assert.equal(read.ok, true, `${preset.file}: ${read.error?.message}`);
+    const wasm = JSON.parse(sim.schedule(JSON.stringify(read.value)));
+    assert.equal(wasm.ok, true, `${preset.file}: ${JSON.stringify(wasm.error)}`);
+    assert.deepEqual(wasm.result, fromCli, `${preset.file}: the module and the CLI agree`);
+    assert.equal(wasm.result.scheduler, 'kai-scheduler', `${preset.file} starts under KAI Scheduler`);
+    // The page's scheduler choice: the same snapshot under kube-scheduler, through both fronts.
+    const other = JSON.stringify({ ...read.value, scheduler: 'default-scheduler' });
+    const wasmOther = JSON.parse(sim.schedule(other));
+    assert.equal(wasmOther.ok, true, `${preset.file} under kube-scheduler: ${JSON.stringify(wasmOther.error)}`);
+    assert.deepEqual(wasmOther.result, JSON.parse(native(['schedule', '-'], other)), `${preset.file} under kube-scheduler`);
+  }
+  // What each preset is there to show.
+  const result = async (id, scheduler = 'kai-scheduler') => {
+    const preset = manifest.presets.find((p) => p.id === id);
+    const read = readOneYaml(await readFile(new URL(`docs/examples/${preset.file}`, root), 'utf8'), { what: 'a snapshot' });
+    return JSON.parse(sim.schedule(JSON.stringify({ ...read.value, scheduler }))).result;
+  };
+  const trap = await result('7-of-8');
+  assert.match(trap.jobs[0].message, /^Resources were found for 7 pods while 8 are required for gang scheduling/);
+  const placed = (await result('7-of-8', 'default-scheduler')).jobs[0].tasks.filter((t) => t.status === 'Binding').length;
+  assert.equal(placed, 7, 'kube-scheduler binds 7 of the 8');
+  const tenants = await result('two-tenants');
+  assert.deepEqual(tenants.victims.map((v) => [v.action, v.for]), [['reclaim', 'vllm-1']]);
+  const topology = await result('topology');
+  assert.equal(topology.jobs.find((j) => j.name === 'pp-job').status, 'pending');
+  assert.match(topology.jobs.find((j) => j.name === 'pp-job').message, /requirement topology\.kubernetes\.io\/rack couldn't be satisfied/);
+  const limit = await result('queue-limit');
+  assert.equal(limit.jobs.find((j) => j.name === 'a-eval').reason, 'OverLimit');
+  assert.equal(limit.jobs.find((j) => j.name === 'b-finetune').status, 'allocated');
+  const consolidation = await result('consolidation');
+  assert.deepEqual(consolidation.victims.map((v) => [v.action, v.for]), [['consolidation', 'big-train']]);
+});
+
+test('the playground\'s scenarios as YAML read back to their JSON files and run as the CLI runs the files; the kube-scheduler example in their comments runs', async () => {
+  const { readOneYaml } = await import(new URL('web/yaml-text.js', root));
+  const { YAML_SCENARIOS, scenarioYaml } = await import(new URL('web/scenario-yaml.js', root));
+  for (const entry of YAML_SCENARIOS) {
+    const json = JSON.parse(await readFile(new URL(entry.file, root), 'utf8'));
+    const text = scenarioYaml(entry, json);
+    const read = readOneYaml(text, { what: 'a scenario' });
+    assert.equal(read.ok, true, `${entry.file}: ${read.error?.message}`);
+    assert.deepEqual(read.value, json, `${entry.file}: the YAML holds the same scenario`);
+    const wasm = JSON.parse(sim.run(JSON.stringify(read.value)));
+    assert.equal(wasm.ok, true, entry.file);
+    assert.deepEqual(wasm.result, JSON.parse(native(['run', fileURLToPath(new URL(entry.file, root))])), `${entry.file}: the same run`);
+    // The commented kube_scheduler block, uncommented in place, is a configuration the core takes.
+    if (/# kube_scheduler:/.test(text)) {
+      const uncommented = text.replace(/^(\s*)# (kube_scheduler:.*)$/m, '$1$2').replace(/^(\s*)# ( {2}.*)$/mg, '$1$2');
+      const withConfig = readOneYaml(uncommented, { what: 'a scenario' });
+      assert.equal(withConfig.ok, true, `${entry.file} uncommented: ${withConfig.error?.message}`);
+      assert.equal(withConfig.value.cluster.kube_scheduler.kind, 'KubeSchedulerConfiguration');
+      assert.equal(JSON.parse(sim.run(JSON.stringify(withConfig.value))).ok, true, `${entry.file} with MostAllocated runs`);
+    }
+  }
+});

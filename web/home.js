@@ -1,5 +1,5 @@
 // The home view and the "coming" exercise views, drawn from exercises/catalogue.json: the three
-// layers as a map (each linking to its exercises and to the playground setting that shows it), the
+// layers as a map (each linking to its exercises, the playground setting and the views that show it), the
 // five exercises with the learner's progress on the variant each opens at, and what the exercises
 // not built yet will ask.
 import { savedHistory } from './attempts.js';
@@ -57,7 +57,8 @@ export function renderHome(body, data) {
       el('p', { class: 'hint-text', text: `Modelled: ${layer.tools}.` }),
       el('p', { class: 'failure' }, el('strong', { text: 'What goes wrong: ' }), layer.failure),
       el('ul', { class: 'layer-links' }, links,
-        el('li', {}, el('a', { href: routeHash({ view: 'playground', params: layer.playground.params }), text: `Playground: ${layer.playground.label}` }))));
+        el('li', {}, el('a', { href: routeHash({ view: 'playground', params: layer.playground.params }), text: `Playground: ${layer.playground.label}` })),
+        (layer.views ?? []).map((v) => el('li', {}, el('a', { href: routeHash({ view: v.view, params: v.params }), text: v.label })))));
   }));
 
   const rows = data.exercises.map((entry) => {

@@ -7,6 +7,7 @@ import { Exercise5Panel } from './exercise5.js';
 import { loadCatalogue, renderComing, renderHome } from './home.js';
 import { PlaygroundPanel } from './playground.js';
 import { go, onRouteChange, parseRoute, viewKey } from './router.js';
+import { SchedulerPanel } from './scheduler.js';
 import { SimClient } from './sim-client.js';
 import { exerciseVariant, parseVariant, rememberVariant } from './state.js';
 import { el } from './text.js';
@@ -39,10 +40,11 @@ const debug = new URLSearchParams(location.search).get('debug') === '1';
 const workerUrl = new URL('./worker.js', import.meta.url);
 if (debug) workerUrl.searchParams.set('debug', '1');
 
-/** The view a worker channel belongs to ("ex1-…" → exercise/1, "playground"/"pg-…" → playground). */
+/** The view a worker channel belongs to ("ex1-…" → exercise/1, "sched…" → scheduler, "playground"/"pg-…" → playground). */
 function viewOf(channel) {
   const exercise = /^ex(\d+)/.exec(channel)?.[1];
-  return views.get(exercise ? `exercise/${exercise}` : 'playground');
+  if (exercise) return views.get(`exercise/${exercise}`);
+  return views.get(channel.startsWith('sched') ? 'scheduler' : 'playground');
 }
 
 const busyChannels = new Set();
@@ -79,8 +81,9 @@ document.addEventListener('click', (event) => {
   document.getElementById(link.dataset.focus)?.focus();
 });
 
-const panels = new Map();  // exercise number or "playground" → mounted panel
+const panels = new Map();  // exercise number, "playground" or "scheduler" → mounted panel
 let playgroundStart = null;
+let schedulerStart = null;
 
 /** The panel of an exercise, mounted on first use (its section keeps data-ready "idle" until then). */
 function exercisePanel(number) {
@@ -129,6 +132,26 @@ async function showPlayground() {
   return playgroundStart;
 }
 
+async function showScheduler() {
+  await client.ready;
+  if (!panels.has('scheduler')) {
+    const section = views.get('scheduler');
+    const panel = new SchedulerPanel(section, client, { onNotice: (text) => showStatus(text) });
+    panels.set('scheduler', panel);
+    schedulerStart = panel.init().catch((error) => {
+      section.dataset.ready = 'error';
+      section.querySelector('[data-part="status"]').textContent = `Could not start the Scheduler view: ${error.message}`;
+    });
+  } else if ([...parseRoute().params.keys()].length === 0) {
+    // Back from the navigation (#/scheduler): the preset and scheduler stay as the learner left them.
+    go({ view: 'scheduler', params: panels.get('scheduler').routeParams() }, { replace: true });
+  } else {
+    await schedulerStart;
+    await panels.get('scheduler').fromRoute();
+  }
+  return schedulerStart;
+}
+
 async function showHome(catalogue) {
   const home = views.get('home');
   if (!catalogue) return;
@@ -161,6 +184,7 @@ async function show(route) {
   first = false;
   if (route.view === 'exercise') await showExercise(route, catalogue);
   else if (route.view === 'playground') await showPlayground();
+  else if (route.view === 'scheduler') await showScheduler();
   else await showHome(catalogue);
 }
 

@@ -1,11 +1,13 @@
 // Playground panel: a form built from the core's knob schema; every change re-runs the scenario
-// (debounced, latest request wins) and redraws the summary, charts and decision log.
+// (debounced, latest request wins) and redraws the summary, charts and decision log. A whole
+// scenario written as YAML (scenario-yaml.js) can be run instead; the results say which one they show.
 import { RunCharts } from './charts.js';
 import { DecisionLog } from './decision-log.js';
 import { DiagnosisView, hasDiagnosis } from './diagnosis.js';
 import { workNote } from './progress.js';
 import { updateParams } from './router.js';
 import { csvButtons } from './run-view.js';
+import { ScenarioYaml } from './scenario-yaml.js';
 import { buildScenario, formatKnob, knobActive, knobChoices, knobKey, knobStart, parseKnob, readUrlState } from './state.js';
 import { renderHeadline, renderSummaryTiles } from './summary.js';
 import { el } from './text.js';
@@ -89,10 +91,15 @@ export class PlaygroundPanel {
     this.specBox = el('pre', { class: 'spec' });
     const spec = el('details', { class: 'hpa-spec' },
       el('summary', { text: 'The autoscaler this run used (the strategy expanded to an HPA spec)' }), this.specBox);
+    // The alternative to the knobs: a whole scenario as YAML, run on demand into the same results.
+    this.yaml = new ScenarioYaml({ onRun: (scenario, source) => this._run({ scenario, source }) });
+    this.sourceBox = el('p', { class: 'run-source', 'data-part': 'source', 'aria-live': 'polite' });
     this.body.replaceChildren(el('div', { class: 'playground-grid' },
       this.headline,
+      this.yaml.root,
       el('div', { class: 'knob-column' }, this.errorBox, form),
       el('div', { class: 'result-column' },
+        this.sourceBox,
         this.statusBox,
         this.summaryBox,
         chartBox,
@@ -220,8 +227,12 @@ export class PlaygroundPanel {
     this.timer = setTimeout(() => this._run(), DEBOUNCE_MS);
   }
 
-  async _run() {
-    const scenario = buildScenario(this.knobs, this.values);
+  /**
+   * Runs a scenario and shows it: the knob form's (the default), or `yaml` ({scenario, source}: a
+   * scenario written as YAML, whose errors go back to its editor: the returned promise rejects).
+   */
+  async _run(yaml = null) {
+    const scenario = yaml ? yaml.scenario : buildScenario(this.knobs, this.values);
     this.statusBox.textContent = 'Running…';
     this.note?.done();
     const note = workNote(this.statusBox, this.client, { id: 'pg-run-progress' });
@@ -234,17 +245,27 @@ export class PlaygroundPanel {
         channel: 'playground', onProgress: (fraction, label) => note.progress(fraction, label),
       });
       note.done();
-      this.coreError = null;
-      this.lastRun = { scenario, result };
+      if (!yaml) this.coreError = null;
+      this.lastRun = { scenario, result, source: yaml ? yaml.source : null };
       this._render(result, scenario);
+      this._showSource(yaml?.source ?? null);
       this.statusBox.textContent = '';
     } catch (error) {
-      if (error.name === 'Superseded') return;
+      if (error.name === 'Superseded') {
+        if (yaml) throw error;
+        return;
+      }
       note.done();
       if (error.name === 'Cancelled') {
         this.statusBox.textContent = this.lastRun ? 'Cancelled: the charts still show the previous run.' : 'Cancelled: nothing was run.';
         this.root.dataset.ready = 'true';
+        if (yaml) throw error;
         return;
+      }
+      if (yaml) {
+        // The YAML editor shows the error on its line; the results stay as they were.
+        this.statusBox.textContent = this.lastRun ? 'The YAML was not run: see the message beside it. The charts still show the previous run.' : 'The YAML was not run: see the message beside it.';
+        throw error;
       }
       this.coreError = { path: error.path ?? '', message: error.detail ?? error.message };
       this.statusBox.textContent = this.lastRun
@@ -253,6 +274,15 @@ export class PlaygroundPanel {
     }
     this._showErrors();
     this.root.dataset.ready = 'true';
+  }
+
+  /** Says which scenario the results show: the knob form's, or the one written as YAML. */
+  _showSource(source) {
+    this.root.dataset.source = source ? 'yaml' : 'knobs';
+    this.sourceBox.replaceChildren(...(source
+      ? [el('strong', { text: 'Shown: the scenario written as YAML' }),
+        ` (${source.file}${source.edited ? ', edited' : ''}), from "Scenario as YAML" above. The knobs are not in it; moving one runs the knob form again.`]
+      : [el('strong', { text: 'Shown: the knob form\'s scenario.' })]));
   }
 
   _render(result, scenario) {

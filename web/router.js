@@ -4,6 +4,7 @@
 //   #/                          the home view (the three layers, the five exercises, progress)
 //   #/exercise/2?variant=17     one exercise, at one variant
 //   #/playground?/autoscaler/strategy=queue_depth&…   the playground, its knobs as JSON paths
+//   #/scheduler?preset=7-of-8&scheduler=default-scheduler   one scheduling cycle over a snapshot
 //
 // Links of the page before routes (#seed=3, #/autoscaler/strategy=…&seed=3) are read as the route
 // they meant: a seed alone opens exercise 1 at that variant, knob paths open the playground.
@@ -13,8 +14,8 @@
 /** The event fired on window after the route changed, whoever changed it. */
 export const ROUTE_EVENT = 'gpuscale:route';
 
-/** The views of the page: home, exercise N, playground. */
-export const VIEWS = ['home', 'exercise', 'playground'];
+/** The views of the page: home, exercise N, playground, scheduler. */
+export const VIEWS = ['home', 'exercise', 'playground', 'scheduler'];
 
 /**
  * Reads a hash ("#/exercise/2?variant=17") into {view, exercise, params, unknown?}. `unknown` is
@@ -28,6 +29,7 @@ export function parseRoute(hash = location.hash) {
   const params = new URLSearchParams(q < 0 ? '' : text.slice(q + 1));
   if (path === '' || path === '/home') return { view: 'home', exercise: null, params };
   if (path === '/playground') return { view: 'playground', exercise: null, params };
+  if (path === '/scheduler') return { view: 'scheduler', exercise: null, params };
   const exercise = /^\/exercise\/(\d{1,2})$/.exec(path);
   if (exercise) return { view: 'exercise', exercise: Number(exercise[1]), params };
   return { view: 'home', exercise: null, params: new URLSearchParams(), unknown: text };
@@ -47,14 +49,14 @@ function legacyRoute(text) {
 
 /** The hash of a route: {view, exercise?, params?} → "#/exercise/2?variant=17". */
 export function routeHash({ view, exercise = null, params = null }) {
-  const path = view === 'exercise' ? `/exercise/${exercise}` : view === 'playground' ? '/playground' : '/';
+  const path = view === 'exercise' ? `/exercise/${exercise}` : view === 'playground' || view === 'scheduler' ? `/${view}` : '/';
   const entries = params ? [...new URLSearchParams(params).entries()] : [];
   const encode = (part) => encodeURIComponent(part).replace(/%2F/g, '/');  // knob paths stay readable
   const query = entries.map(([k, v]) => `${encode(k)}=${encode(v)}`).join('&');
   return `#${path}${query ? `?${query}` : ''}`;
 }
 
-/** The route's key for the view it shows: "home", "exercise/2", "playground". */
+/** The route's key for the view it shows: "home", "exercise/2", "playground", "scheduler". */
 export function viewKey(route) {
   return route.view === 'exercise' ? `exercise/${route.exercise}` : route.view;
 }
