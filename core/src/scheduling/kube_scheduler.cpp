@@ -87,7 +87,10 @@ SchedulingResult schedule_pod(const ClusterState& cluster, const PodTemplate& po
     }
   }
   if (result.node) {
-    result.explanation = "bound to node " + std::to_string(*result.node) + " (" + to_string(scoring.type) + " score " + std::to_string(best_score) +
+    // The node by its kubernetes.io/hostname label where it has one (a snapshot's nodes), else its id.
+    const Labels& labels = cluster.nodes[*result.node].labels;
+    const auto host = labels.find("kubernetes.io/hostname");
+    result.explanation = "bound to node " + (host != labels.end() ? host->second : std::to_string(*result.node)) + " (" + to_string(scoring.type) + " score " + std::to_string(best_score) +
                          " of 100; " + std::to_string(considered - infeasible) + "/" + std::to_string(considered) + " nodes feasible" +
                          (num_best > 1 ? ", picked at random among " + std::to_string(num_best) + " with that score" : "") + ")";
     return result;
