@@ -139,8 +139,12 @@ Session::Session(const Snapshot& s) : snap(s) {
       }
       // proportion.go updateQueuesCurrentResourceUsage: allocated statuses count as allocated and
       // requested, pending ones as requested; releasing ones as neither.
-      if (run.status == Status::Running) add_queue_usage(static_cast<int>(j), run.request, +1, true);
-      else if (run.status == Status::Pending) add_queue_request(static_cast<int>(j), run.request);
+      if (run.status == Status::Running) {
+        add_queue_usage(static_cast<int>(j), run.request, +1);
+        add_queue_request(static_cast<int>(j), run.request);
+      } else if (run.status == Status::Pending) {
+        add_queue_request(static_cast<int>(j), run.request);
+      }
     }
   }
   // plugins/taskorder: kai.scheduler/task-priority (an integer; labelled first, higher first), then the
@@ -209,13 +213,12 @@ void Session::add_queue_request(int job, const Vec& request) {
     for (int r = 0; r < kNumResources; ++r) queues[static_cast<std::size_t>(q)].resources[r].request += request.v[r];
 }
 
-void Session::add_queue_usage(int job, const Vec& request, int sign, bool count_request) {
+void Session::add_queue_usage(int job, const Vec& request, int sign) {
   const bool preemptible = snap.jobs[static_cast<std::size_t>(job)].preemptible;
   for (int q = job_queue[static_cast<std::size_t>(job)]; q >= 0; q = parent_of(q))
     for (int r = 0; r < kNumResources; ++r) {
       ResourceShare& s = queues[static_cast<std::size_t>(q)].resources[r];
       s.allocated += sign * request.v[r];
-      if (count_request) s.request += sign * request.v[r];
       if (!preemptible) s.allocated_not_preemptible += sign * request.v[r];
     }
 }
@@ -233,7 +236,7 @@ void Session::allocate_task(int j, int t, int node, bool pipelined) {
   room.used += charged;
   if (pipelined) room.releasing -= charged;  // node_info addTaskResources: Pipelined takes releasing room
   else room.idle -= charged;
-  add_queue_usage(j, run.request, +1, false);
+  add_queue_usage(j, run.request, +1);
 }
 
 void Session::evict_task(int j, int t) {
@@ -244,7 +247,9 @@ void Session::evict_task(int j, int t) {
   touched(j);
   // A running pod turns Releasing: its room is still used, and now releasing.
   room.releasing += charged;  // idle is unchanged: the pod's room was already taken from it
-  if (run.status != Status::Pending) add_queue_usage(j, run.request, -1, true);
+  // proportion.go deallocateHandlerFn: the queues' allocation falls; their request stays what the
+  // session opened with (no event changes it).
+  if (run.status != Status::Pending) add_queue_usage(j, run.request, -1);
   run.status = Status::Releasing;
 }
 
@@ -259,10 +264,10 @@ void Session::rollback(std::size_t mark) {
       room.used -= charged;
       if (run.status == Status::Pipelined) room.releasing += charged;
       else room.idle += charged;
-      add_queue_usage(op.job, run.request, -1, false);
+      add_queue_usage(op.job, run.request, -1);
     } else {
       room.releasing -= charged;
-      if (op.prev_status != Status::Pending) add_queue_usage(op.job, run.request, +1, true);
+      if (op.prev_status != Status::Pending) add_queue_usage(op.job, run.request, +1);
     }
     run.status = op.prev_status;
     run.node = op.prev_node;

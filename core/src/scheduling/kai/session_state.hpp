@@ -126,7 +126,7 @@ class Session {
   int pop_next_job(JobsByQueue& by_queue);
   JobsByQueue pending_jobs_by_queue();
   void add_queue_request(int job, const Vec& request);
-  void add_queue_usage(int job, const Vec& request, int sign, bool count_request);
+  void add_queue_usage(int job, const Vec& request, int sign);  // allocated (and not preemptible) only
 
   // Jobs and tasks.
   const std::vector<PodSet>& pod_sets(int j) const { return pod_sets_[static_cast<std::size_t>(j)]; }
