@@ -16,6 +16,15 @@ std::string num(double v) {
   return buf;
 }
 
+// An amount of resource r in the log: GPUs as they are, CPU in cores, memory in GB (the shares keep
+// millicores and bytes).
+std::string amount_of(Resource r, double v) {
+  if (v == kUnlimited) return "unlimited";
+  if (r == Cpu) return num(v / 1000) + " cores";
+  if (r == Memory) return num(v / 1e9) + " GB";
+  return num(v);
+}
+
 ResourceShare& share(Queue& q, Resource r) { return q.resources[r]; }
 
 // isQueueSatisfied: it asked for no more than it has, or its limit is reached.
@@ -40,8 +49,8 @@ double set_deserved(double total, Resource r, std::vector<Queue>& queues, const 
     s.fair_share += amount;
     remaining -= amount;
     if (trace && amount != 0)
-      trace->lines.push_back(queues[i].name + ": deserved " + num(amount) + " = min(quota " +
-                             (s.deserved == kUnlimited ? "unlimited" : num(s.deserved)) + ", requestable " + num(s.requestable()) + ")");
+      trace->lines.push_back(queues[i].name + ": deserved " + amount_of(r, amount) + " = min(quota " + amount_of(r, s.deserved) + ", requestable " +
+                             amount_of(r, s.requestable()) + ")");
   }
   return remaining;
 }
@@ -95,9 +104,9 @@ double divide_up_to_fair_share(double total, double k_value, Resource r, std::ve
       }
       if (trace)
         trace->lines.push_back(queues[i].name + ": over quota, priority " + std::to_string(queues[i].priority) + " round " +
-                               std::to_string(round) + ": " + num(amount_this_round) + " × " + num(weights[i]) + "/" +
-                               num(weights_sum) + " = " + num(fair) + (requested <= fair ? ", asks only " + num(requested) :
-                               ", floored") + " → " + num(give));
+                               std::to_string(round) + ": " + amount_of(r, amount_this_round) + " × " + num(weights[i]) + "/" +
+                               num(weights_sum) + " = " + amount_of(r, fair) + (requested <= fair ? ", asks only " + amount_of(r, requested) :
+                               ", floored") + " → " + amount_of(r, give));
       if (give == 0) continue;
       s.fair_share += give;
       total -= give;
@@ -125,7 +134,7 @@ double divide_remaining(double total, Resource r, std::vector<Queue>& queues, co
     share(queues[f.queue], r).fair_share += give;
     total -= give;
     if (trace)
-      trace->lines.push_back(queues[f.queue].name + ": remainder " + num(give) + " (its fraction " + num(f.amount) + " was the largest left)");
+      trace->lines.push_back(queues[f.queue].name + ": remainder " + amount_of(r, give) + " (its fraction " + amount_of(r, f.amount) + " was the largest left)");
   }
   return total;
 }
@@ -182,7 +191,7 @@ const char* resource_name(Resource r) {
 double divide_resource(double total, double k_value, Resource r, std::vector<Queue>& queues,
                        const std::vector<std::size_t>& siblings, DivisionTrace* trace) {
   const std::vector<std::size_t> group = by_name(queues, siblings);
-  if (trace) trace->lines.push_back(std::string(resource_name(r)) + ": dividing " + num(total));
+  if (trace) trace->lines.push_back(std::string(resource_name(r)) + ": dividing " + amount_of(r, total));
   double remaining = set_deserved(total, r, queues, group, trace);
   remaining = remaining > 0 ? divide_over_quota(remaining, k_value, r, queues, group, trace) : 0;
   return remaining;
