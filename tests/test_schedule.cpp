@@ -414,3 +414,189 @@ TEST_CASE("a kube-scheduler snapshot takes a KubeSchedulerConfiguration: MostAll
   doc["scheduler"] = "kai-scheduler";
   CHECK(testing::input_error([&] { schedule(doc); }).path() == "/kubeScheduler");
 }
+
+// ---- sub-groups: upstream's SubGroupSet tree (subgroup_info, allocation_info.go, eviction_info.go) ----
+
+namespace {
+
+// A PodGroup of two sub-groups of `per` pods of 4 GPUs each, with the given minSubGroup (< 0: unset).
+Json two_replicas(int min_sub_group, int per = 1) {
+  Json tasks = Json::array();
+  for (const char* g : {"replica-a", "replica-b"})
+    for (int i = 0; i < per; ++i) tasks.push_back({{"gpus", 4}, {"subGroup", g}});
+  Json j = {{"name", "disagg"}, {"queue", "q"}, {"priority", 50}, {"tasks", tasks},
+            {"subGroups", {{{"name", "replica-a"}, {"minMember", per}}, {{"name", "replica-b"}, {"minMember", per}}}}};
+  if (min_sub_group >= 0) j["minSubGroup"] = min_sub_group;
+  return j;
+}
+
+}  // namespace
+
+TEST_CASE("schedule: minSubGroup — a PodGroup needs only that many of its sub-groups, the rest come elastically", "[schedule][kai]") {
+  // Room for one replica of 4 GPUs: with every sub-group required the gang waits whole; with
+  // minSubGroup 1 one replica binds and the other waits as an elastic member.
+  Json s = {{"nodes", {node("n1", 4)}}, {"queues", {queue("root", -1), queue("q", -1, "root")}}, {"jobs", {two_replicas(-1)}}};
+  const Json all = schedule(s);
+  CHECK(count_status(job_of(all, "disagg"), "Pending") == 2);
+  // (isGangScheduling: no pod set asks for more than one pod, so KAI words it as a pod's failure.)
+  CHECK(job_of(all, "disagg").at("message").get<std::string>().rfind("Resources were not found for pod default/disagg-1 due to: ", 0) == 0);
+  s["jobs"][0] = two_replicas(1);
+  const Json one = schedule(s);
+  CHECK(count_status(job_of(one, "disagg"), "Binding") == 1);
+  CHECK(count_status(job_of(one, "disagg"), "Pending") == 1);
+  CHECK(job_of(one, "disagg").at("tasks").at(0).at("status") == "Binding");  // replica-a: the name decides between equals
+  // With room for both, both bind in one cycle (the second in the elastic phase).
+  s["nodes"] = {node("n1", 8)};
+  CHECK(count_status(job_of(schedule(s), "disagg"), "Binding") == 2);
+}
+
+TEST_CASE("schedule: nested sub-groups — each replica inside one rack, the PodGroup inside one zone", "[schedule][kai]") {
+  // Two racks of two 4-GPU nodes in zone z1, one rack in z2. A replica is a SubGroupSet (parent of a
+  // leader and a worker PodSet) that requires a rack; the PodGroup requires a zone.
+  Json nodes = Json::array();
+  const std::pair<const char*, const char*> where[] = {{"r1", "z1"}, {"r1", "z1"}, {"r2", "z1"}, {"r2", "z1"}, {"r3", "z2"}, {"r3", "z2"}};
+  for (int i = 0; i < 6; ++i) nodes.push_back(node("n" + std::to_string(i), 4, {{"rack", where[i].first}, {"zone", where[i].second}}));
+  const Json rack = {{"topology", "dc"}, {"requiredTopologyLevel", "rack"}};
+  Json sub_groups = Json::array();
+  Json tasks = Json::array();
+  for (const char* r : {"replica-1", "replica-2"}) {
+    sub_groups.push_back({{"name", r}, {"topologyConstraint", rack}});
+    for (const char* role : {"leader", "worker"}) {
+      const std::string name = std::string(r) + "-" + role;
+      sub_groups.push_back({{"name", name}, {"parent", r}, {"minMember", 1}});
+      tasks.push_back({{"name", name + "-0"}, {"gpus", 4}, {"subGroup", name}});
+    }
+  }
+  Json s = {{"nodes", nodes},
+            {"queues", {queue("root", -1), queue("q", -1, "root")}},
+            {"topologies", {{{"name", "dc"}, {"levels", {{{"nodeLabel", "zone"}}, {{"nodeLabel", "rack"}}}}}}},
+            {"jobs", {{{"name", "pd"}, {"queue", "q"}, {"topologyConstraint", {{"topology", "dc"}, {"requiredTopologyLevel", "zone"}}},
+                       {"subGroups", sub_groups}, {"tasks", tasks}}}}};
+  const Json out = schedule(s);
+  REQUIRE(out.at("warnings").empty());
+  const Json& pd = job_of(out, "pd");
+  REQUIRE(count_status(pd, "Binding") == 4);
+  std::map<std::string, std::string> rack_of = {{"n0", "r1"}, {"n1", "r1"}, {"n2", "r2"}, {"n3", "r2"}, {"n4", "r3"}, {"n5", "r3"}};
+  std::map<std::string, std::string> node_of;
+  for (const Json& t : pd.at("tasks")) node_of[t.at("name").get<std::string>()] = t.at("node").get<std::string>();
+  CHECK(rack_of[node_of["replica-1-leader-0"]] == rack_of[node_of["replica-1-worker-0"]]);
+  CHECK(rack_of[node_of["replica-2-leader-0"]] == rack_of[node_of["replica-2-worker-0"]]);
+  for (const auto& [task, n] : node_of) CHECK(rack_of[n] != "r3");  // zone z1 is the only zone that holds both
+  // A pod that names the replica itself (a SubGroupSet) belongs to no PodSet: refused.
+  Json bad = s;
+  bad["jobs"][0]["tasks"][0]["subGroup"] = "replica-1";
+  CHECK(testing::input_error([&] { schedule(bad); }).path() == "/jobs/0/tasks/0/subGroup");
+  // A parent no sub-group is named, or a loop of parents: refused at the parent.
+  bad = s;
+  bad["jobs"][0]["subGroups"][1]["parent"] = "replica-9";
+  CHECK(testing::input_error([&] { schedule(bad); }).path() == "/jobs/0/subGroups/1/parent");
+  bad = s;
+  bad["jobs"][0]["subGroups"][0]["parent"] = "replica-1-leader";
+  CHECK(testing::input_error([&] { schedule(bad); }).path().find("/parent") != std::string::npos);
+}
+
+TEST_CASE("schedule: an optional sub-group (minMember 0) never holds the others back", "[schedule][kai]") {
+  Json j = two_replicas(-1);
+  j["subGroups"][1]["minMember"] = 0;
+  Json s = {{"nodes", {node("n1", 4)}}, {"queues", {queue("root", -1), queue("q", -1, "root")}}, {"jobs", {j}}};
+  const Json out = schedule(s);
+  CHECK(job_of(out, "disagg").at("tasks").at(0).at("status") == "Binding");
+  CHECK(job_of(out, "disagg").at("tasks").at(1).at("status") == "Pending");
+  CHECK(out.at("warnings").empty());
+  // Left unset, minMember is 0 to the scheduler too, and the webhook's refusal becomes a warning.
+  s["jobs"][0]["subGroups"][1].erase("minMember");
+  const Json unset = schedule(s);
+  CHECK(job_of(unset, "disagg").at("tasks").at(0).at("status") == "Binding");
+  REQUIRE(unset.at("warnings").size() == 1);
+  CHECK(unset.at("warnings")[0].get<std::string>().find("subgroup \"replica-b\": minMember is required") != std::string::npos);
+}
+
+TEST_CASE("schedule: the webhook's refusals — minMember beside minSubGroup", "[schedule][kai][errors]") {
+  Json s = {{"nodes", {node("n1", 8)}}, {"queues", {queue("root", -1), queue("q", -1, "root")}}, {"jobs", {two_replicas(1)}}};
+  s["jobs"][0]["minMember"] = 2;
+  const InputError e = testing::input_error([&] { schedule(s); });
+  CHECK(e.path() == "/jobs/0/minSubGroup");
+  CHECK(std::string(e.what()).find("mutually exclusive") != std::string::npos);
+  s = {{"nodes", {node("n1", 8)}}, {"queues", {queue("root", -1), queue("q", -1, "root")}}, {"jobs", {two_replicas(-1)}}};
+  s["jobs"][0]["subGroups"][0]["minSubGroup"] = 1;
+  CHECK(testing::input_error([&] { schedule(s); }).path() == "/jobs/0/subGroups/0/minSubGroup");
+  // minSubGroup above the children: the webhook warns, the PodGroup can never be ready.
+  s = {{"nodes", {node("n1", 8)}}, {"queues", {queue("root", -1), queue("q", -1, "root")}}, {"jobs", {two_replicas(3)}}};
+  const Json out = schedule(s);
+  CHECK(count_status(job_of(out, "disagg"), "Pending") == 2);
+  CHECK(job_of(out, "disagg").at("reason") == "NotReady");
+  REQUIRE(out.at("warnings").size() == 1);
+  CHECK(out.at("warnings")[0].get<std::string>().find("minSubGroup (3) exceeds the number of direct child SubGroups (2)") != std::string::npos);
+}
+
+TEST_CASE("schedule: preemption takes a whole surplus sub-group, not the whole job (GetTasksToEvict)", "[schedule][kai]") {
+  // A train job (priority 50) holds 8 GPUs as two 4-GPU replicas; a build job (100) in the same queue
+  // wants 4. With minSubGroup 1 the victim keeps a replica; with both required it loses both.
+  const auto snapshot = [](int min_sub_group) {
+    Json victim = two_replicas(min_sub_group);
+    victim["tasks"][0] = {{"gpus", 4}, {"subGroup", "replica-a"}, {"state", "running"}, {"node", "n1"}};
+    victim["tasks"][1] = {{"gpus", 4}, {"subGroup", "replica-b"}, {"state", "running"}, {"node", "n1"}};
+    Json s = {{"nodes", {node("n1", 8)}},
+              {"queues", {queue("root", -1), queue("q", -1, "root")}},
+              {"jobs", {victim, job("build", "q", Json::array({pending(4)}), 100)}}};
+    s["kai"] = {{"actions", {"allocate", "preempt"}}};
+    return s;
+  };
+  const Json elastic = schedule(snapshot(1));
+  CHECK(elastic.at("victims").size() == 1);
+  CHECK(count_status(job_of(elastic, "disagg"), "Running") == 1);
+  CHECK(job_of(elastic, "build").at("status") == "pipelined");
+  // The last member in reverse SubGroupOrderFn order goes: with equal ratios, the later name.
+  CHECK(elastic.at("victims")[0].at("task") == "disagg-1");
+  const Json gang = schedule(snapshot(-1));
+  CHECK(gang.at("victims").size() == 2);
+  CHECK(count_status(job_of(gang, "disagg"), "Releasing") == 2);
+}
+
+TEST_CASE("schedule: stale gang eviction — its own grace period, a finished pod, failed pods", "[schedule][kai]") {
+  // A gang of two whose second pod failed: 1 of minMember 2 active (stalegangeviction_test.go).
+  const auto snapshot = [](double stale_for) {
+    Json gang = job("gang", "q", Json::array({running(1, "n1"), {{"gpus", 1}, {"state", "failed"}, {"node", "n1"}}}));
+    gang["minMember"] = 2;
+    gang["staleForSeconds"] = stale_for;
+    Json s = {{"nodes", {node("n1", 8)}}, {"queues", {queue("root", -1), queue("q", -1, "root")}}, {"jobs", Json::array({gang})}};
+    s["kai"] = {{"actions", {"stalegangeviction"}}};
+    return s;
+  };
+  const Json evicted = schedule(snapshot(61));
+  CHECK(evicted.at("victims").size() == 1);
+  CHECK(job_of(evicted, "gang").at("tasks").at(1).at("status") == "Failed");
+  CHECK(schedule(snapshot(30)).at("victims").empty());   // the scheduler's 60 s grace
+  Json own = snapshot(30);
+  own["jobs"][0]["stalenessGracePeriod"] = "10s";           // the PodGroup's own, shorter
+  CHECK(schedule(own).at("victims").size() == 1);
+  own["jobs"][0]["stalenessGracePeriod"] = "-1s";           // negative: never
+  own["jobs"][0]["staleForSeconds"] = 1e6;
+  CHECK(schedule(own).at("victims").empty());
+  own["jobs"][0]["stalenessGracePeriod"] = "1 minute";
+  CHECK(testing::input_error([&] { schedule(own); }).path() == "/jobs/0/stalenessGracePeriod");
+  // A Succeeded pod means the gang finished its work: never stale.
+  Json done = snapshot(61);
+  done["jobs"][0]["tasks"][1]["state"] = "succeeded";
+  CHECK(schedule(done).at("victims").empty());
+  // Seen stale for the first time (no staleForSeconds): stale for 0 s, evicted only with a 0 s grace.
+  Json fresh = snapshot(-1);
+  CHECK(schedule(fresh).at("victims").empty());
+  fresh["kai"]["stalenessGracePeriodSeconds"] = 0;
+  CHECK(schedule(fresh).at("victims").size() == 1);
+}
+
+TEST_CASE("schedule: a pod of another scheduler, pod-level topology annotations, a null node", "[schedule][kai][errors]") {
+  Json s = seven_of_eight("kai-scheduler");
+  s["jobs"][0]["tasks"][0]["schedulerName"] = "default-scheduler";
+  CHECK(testing::input_error([&] { schedule(s); }).path() == "/jobs/0/tasks/0/schedulerName");
+  s = seven_of_eight("kai-scheduler");
+  s["jobs"][1]["tasks"][0]["schedulerName"] = "default-scheduler";  // running: it only takes room
+  CHECK(count_status(job_of(schedule(s), "other"), "Running") == 1);
+  s = seven_of_eight("kai-scheduler");
+  s["jobs"][0]["tasks"][0]["annotations"] = {{"kai.scheduler/topology-required-placement", "rack"}};
+  s["jobs"][0]["tasks"][0]["node"] = nullptr;
+  const Json out = schedule(s);
+  REQUIRE(out.at("warnings").size() == 1);
+  CHECK(out.at("warnings")[0].get<std::string>().find("the scheduler reads only the PodGroup") != std::string::npos);
+}

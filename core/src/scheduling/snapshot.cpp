@@ -223,7 +223,7 @@ SnapshotTask read_task(const Json& doc, const std::string& path, const std::map<
   ObjectReader r(doc, path);
   t.name = r.has("name") ? object_name(*r.raw("name"), r.child_path("name"), "pod") : job + "-" + std::to_string(index);
   t.state = get_enum(r, "state", TaskState::Pending, kTaskStates);
-  if (const Json* v = r.raw("node")) {
+  if (const Json* v = r.raw("node"); v && !v->is_null()) {  // null: no node, as the result writes it
     const std::string node = expect_string(*v, r.child_path("node"), 253);
     const auto it = nodes.find(node);
     if (it == nodes.end()) throw InputError(r.child_path("node"), shown(node) + " is not a node of the snapshot");
@@ -244,7 +244,7 @@ SnapshotTask read_task(const Json& doc, const std::string& path, const std::map<
 }
 
 SnapshotJob read_job(const Json& doc, const std::string& path, std::int64_t index, const std::map<std::string, int>& nodes,
-                     std::size_t& tasks_so_far, std::vector<std::string>& warnings) {
+                     std::size_t& tasks_so_far, const std::string& scheduler, std::vector<std::string>& warnings) {
   const Named_object o = read_object(doc, path, "scheduling.run.ai/v2alpha2", "PodGroup", "PodGroup", true);
   SnapshotJob j;
   // The tasks sit beside the spec: in the object form, at the top level ("tasks" is not a PodGroup field).
@@ -341,7 +341,20 @@ SnapshotJob read_job(const Json& doc, const std::string& path, std::int64_t inde
   for (std::size_t i = 0; i < tasks->size(); ++i) {
     if (++tasks_so_far > SnapshotLimits::kMaxTasks)
       throw InputError(tasks_path + "/" + std::to_string(i), "is past the snapshot's " + std::to_string(SnapshotLimits::kMaxTasks) + " pods");
-    SnapshotTask t = read_task((*tasks)[i], tasks_path + "/" + std::to_string(i), nodes, j.name, i);
+    const std::string task_path = tasks_path + "/" + std::to_string(i);
+    SnapshotTask t = read_task((*tasks)[i], task_path, nodes, j.name, i);
+    // A pod waiting for another scheduler is not this cycle's to place; one that runs only takes room.
+    const Json& raw = (*tasks)[i];
+    if (raw.contains("schedulerName") && t.pod.scheduler_name != scheduler && (t.state == TaskState::Pending || t.state == TaskState::Gated))
+      throw InputError(task_path + "/schedulerName", shown(t.pod.scheduler_name) + " is not this snapshot's scheduler (" + shown(scheduler) +
+                                                         "): a pending pod here is one the snapshot's scheduler places; set \"scheduler\" at the top, "
+                                                         "or give another scheduler's pod as running on its node (it then only takes room)");
+    if (raw.contains("annotations") && raw.at("annotations").is_object())
+      for (const char* key : {"kai.scheduler/topology", "kai.scheduler/topology-required-placement", "kai.scheduler/topology-preferred-placement"})
+        if (raw.at("annotations").contains(key))
+          warnings.push_back("PodGroup " + j.name + ": pod " + t.name + "'s annotation " + key +
+                             " is read by KAI's pod-grouper from the pod's top owner into the PodGroup's topologyConstraint; the scheduler reads "
+                             "only the PodGroup (set topologyConstraint there) (" + task_path + "/annotations)");
     if (!t.sub_group.empty()) {
       const SnapshotSubGroup* group = nullptr;
       for (const auto& g : j.sub_groups)
@@ -487,7 +500,7 @@ Snapshot parse_snapshot(const Json& doc) {
     std::size_t tasks_so_far = 0;
     for (std::size_t i = 0; i < v->size(); ++i) {
       const std::string p = "/jobs/" + std::to_string(i);
-      SnapshotJob j = read_job((*v)[i], p, static_cast<std::int64_t>(i), node_index, tasks_so_far, s.warnings);
+      SnapshotJob j = read_job((*v)[i], p, static_cast<std::int64_t>(i), node_index, tasks_so_far, s.scheduler, s.warnings);
       if (!job_names.insert(j.name).second) throw InputError(p, "PodGroup " + shown(j.name) + " is listed twice");
       for (std::size_t k = 0; k < j.tasks.size(); ++k)
         if (!task_names.insert(j.tasks[k].name).second) throw InputError(p + "/tasks/" + std::to_string(k), "pod " + shown(j.tasks[k].name) + " is listed twice");
