@@ -1,6 +1,7 @@
 // KAI Scheduler's own unit-test fixtures, reproduced as snapshots (tests/data/kai/*.json, listed in
 // tests/data/kai/index.json) and run through the same path as `gpuscale schedule`: every task's status
-// and node must be what upstream's test expects.
+// and node must be what upstream's test expects (where upstream asserts only a pod's topology domain,
+// its node's labels: expect.tasks.<pod>.nodeLabels).
 #include <filesystem>
 #include <set>
 
@@ -109,6 +110,16 @@ std::vector<std::string> compare(const Json& fixture, const Json& out) {
       wrong.push_back(name + ": status " + got.at("status").dump() + ", upstream " + want.at("status").dump());
     if (want.contains("node") && !want.at("node").get<std::string>().empty() && got.at("node") != want.at("node"))
       wrong.push_back(name + ": node " + got.at("node").dump() + ", upstream " + want.at("node").dump());
+    // Where upstream asserts only a task's topology domain (allocate_multi_topology_test.go
+    // assertDomainCount): its node must carry these label values.
+    const Json labels = want.value("nodeLabels", Json::object());
+    for (const auto& [key, value] : labels.items()) {
+      const Json* has = nullptr;
+      for (const Json& n : fixture.at("snapshot").at("nodes"))
+        if (got.at("node") == n.at("name") && n.contains("labels") && n.at("labels").contains(key)) has = &n.at("labels").at(key);
+      if (!has || *has != value)
+        wrong.push_back(name + ": node " + got.at("node").dump() + " has " + key + "=" + (has ? has->dump() : "(none)") + ", upstream " + value.dump());
+    }
   }
   for (const auto& [name, want] : want_jobs.items()) {
     const auto it = by_job.find(name);
