@@ -18,13 +18,17 @@ Json cycle(Json snapshot, const Json& fixture) {
   snapshot["kai"] = snapshot.value("kai", Json::object());
   if (fixture.contains("actions")) snapshot["kai"]["actions"] = fixture.at("actions");
   // Upstream's tests build their sessions with SchedulerParams left zero: no scheduling signatures
-  // (the scheduler's flag defaults them on).
+  // (the scheduler's flag defaults them on), and GlobalDefaultStalenessGracePeriod 0, so a gang is
+  // evicted in the cycle it is first seen stale (stalegangeviction_test.go overrides it to 60 s: its
+  // fixtures say so).
   if (!snapshot["kai"].contains("useSchedulingSignatures")) snapshot["kai"]["useSchedulingSignatures"] = false;
+  if (!snapshot["kai"].contains("stalenessGracePeriodSeconds")) snapshot["kai"]["stalenessGracePeriodSeconds"] = 0;
   return api::schedule(snapshot.dump());
 }
 
 // integration_tests_utils.RunTests between rounds: a Releasing or Pipelined pod is re-created Pending
-// (no node), a Binding one is Running on its node.
+// (no node), a Binding one is Running on its node; any other keeps its status and node (Failed,
+// Succeeded and Gated pods stay as they are).
 Json next_round(Json snapshot, const Json& out) {
   std::map<std::string, Json> by_task;
   for (const Json& job : out.at("jobs"))
@@ -36,6 +40,10 @@ Json next_round(Json snapshot, const Json& out) {
       if (st == "Releasing" || st == "Pipelined" || st == "Pending") {
         t["state"] = "pending";
         t.erase("node");
+      } else if (st == "Failed" || st == "Succeeded" || st == "Gated") {
+        t["state"] = st == "Failed" ? "failed" : st == "Succeeded" ? "succeeded" : "gated";
+        if (o.at("node").is_null()) t.erase("node");
+        else t["node"] = o.at("node");
       } else {
         t["state"] = "running";
         t["node"] = o.at("node");
