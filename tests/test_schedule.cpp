@@ -446,7 +446,7 @@ TEST_CASE("schedule: minSubGroup — a PodGroup needs only that many of its sub-
   CHECK(count_status(job_of(one, "disagg"), "Pending") == 1);
   CHECK(job_of(one, "disagg").at("tasks").at(0).at("status") == "Binding");  // replica-a: the name decides between equals
   // With room for both, both bind in one cycle (the second in the elastic phase).
-  s["nodes"] = {node("n1", 8)};
+  s["nodes"] = Json::array({node("n1", 8)});
   CHECK(count_status(job_of(schedule(s), "disagg"), "Binding") == 2);
 }
 
