@@ -500,6 +500,23 @@ def main():
         sc.add(stem + ".json", dump(v))
     sc.write()
 
+    # fuzz_schedule: the documented examples (YAML, as JSON), then KAI's fixtures' snapshots, the small first.
+    sch = Corpus("fuzz_schedule")
+    if yaml:
+        for path in sorted(glob.glob(os.path.join(ROOT, "docs", "examples", "schedule-*.yaml"))):
+            sch.add("docs-" + os.path.splitext(os.path.basename(path))[0] + ".json", dump(yaml.safe_load(open(path))))
+    fixtures = []
+    for path in sorted(glob.glob(os.path.join(ROOT, "tests", "data", "kai", "*.json"))):
+        v = json.load(open(path))
+        if isinstance(v, dict) and isinstance(v.get("snapshot"), dict):
+            snap = dict(v["snapshot"])
+            if "actions" in v:
+                snap["kai"] = dict(snap.get("kai", {}), actions=v["actions"])
+            fixtures.append(("kai-" + os.path.splitext(os.path.basename(path))[0], snap))
+    for stem, v in spread(fixtures, PER_TARGET - len(sch.items)):
+        sch.add(stem + ".json", dump(v))
+    sch.write()
+
     # fuzz_hpa: the documented example, the tests' documents and spec fragments in a document.
     hpa = Corpus("fuzz_hpa")
     for path in sorted(glob.glob(os.path.join(ROOT, "docs", "examples", "hpa-*.json"))):
@@ -674,6 +691,10 @@ def write_dicts(snippets, nodepools):
     write_dict("scenario", quoted(scenario_src | json_words(scenarios)), common)
     write_dict("hpa", quoted(hpa_src | json_words(hpa_docs)), common)
     write_dict("nodepool_json", quoted(nodepool_src | json_words(pools)), common)
+    schedule_src = source_words(["core/src/scheduling/snapshot.cpp", "core/src/scheduling/kube_scheduler_config.cpp", "core/src/k8s/*.cpp"])
+    loaded = [json.load(open(p)) for p in sorted(glob.glob(os.path.join(ROOT, "tests", "data", "kai", "*.json")))]
+    snapshots = [v.get("snapshot") for v in loaded if isinstance(v, dict)]
+    write_dict("schedule", quoted(schedule_src | json_words([v for v in snapshots if v])), common)
     yaml_words = nodepool_src | json_words(pools)
     write_dict("nodepool_yaml", {w + ": " for w in yaml_words} | yaml_words, YAML_TOKENS + QUANTITIES + DURATIONS)
     ex1 = exercise("ex1-")
