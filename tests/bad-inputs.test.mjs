@@ -6,7 +6,7 @@
 // Catalogue format: a JSON array of entries
 //   {
 //     "id": "kebab-case-unique",
-//     "surface": "run" | "hpa" | "nodepool" | "nodepool-yaml" | "grade" | "exercise" | "explain" | "seed",
+//     "surface": "run" | "hpa" | "nodepool" | "nodepool-yaml" | "grade" | "exercise" | "explain" | "seed" | "schedule",
 //     "exercise": "1" | "2" | "5",   grade, exercise, explain, seed: which exercises/ex<ID>-*.json
 //     "seed": "3",                   grade, exercise, explain: the seed (default "1")
 //     "via": "exercise" | "explain" | "grade",   seed only: the call that gets the seed (default exercise)
@@ -33,7 +33,7 @@
 // nodepool_check()); nodepool-yaml the same as YAML (`... check FILE.yaml`, CLI only: the module takes
 // JSON); grade an answer (`gpuscale grade ID FILE --seed S`, grade()); exercise and explain an exercise
 // definition in place of the file's (`--exercises DIR`, exercise() / explain()); seed the seed text
-// (`--seed TEXT`, the seed argument).
+// (`--seed TEXT`, the seed argument); schedule a cluster snapshot (`gpuscale schedule FILE.json`, schedule()).
 //
 // Checks per entry and front: exit status 2 / ok false, the path, every fragment, a message of printable
 // text (control characters escaped) under 10 KB, and an answer within 15 s (a CLI spawn is killed at
@@ -55,7 +55,7 @@ const root = new URL('../', import.meta.url);
 const site = new URL(process.env.GPUSCALE_SITE ? `file://${process.env.GPUSCALE_SITE.replace(/\/?$/, '/')}` : '../build-wasm/site/', import.meta.url);
 const cli = process.env.GPUSCALE_CLI ?? fileURLToPath(new URL('build/cli/gpuscale', root));
 
-const SURFACES = ['run', 'hpa', 'nodepool', 'nodepool-yaml', 'grade', 'exercise', 'explain', 'seed'];
+const SURFACES = ['run', 'hpa', 'nodepool', 'nodepool-yaml', 'grade', 'exercise', 'explain', 'seed', 'schedule'];
 const INPUT_KEYS = ['input', 'input_json', 'input_hex', 'input_gen'];
 const MAX_SECONDS = 15;
 const MAX_STDERR_BYTES = 10 * 1024;
@@ -139,6 +139,7 @@ function cliCall(e, bytes) {
     case 'hpa': return { args: ['hpa'], input: bytes };
     case 'nodepool': return { args: ['nodepool', 'check', file(`${e.id}.json`)] };
     case 'nodepool-yaml': return { args: ['nodepool', 'check', file(`${e.id}.yaml`)] };
+    case 'schedule': return { args: ['schedule', file(`${e.id}.json`)] };
     case 'grade': return { args: ['grade', e.exercise, file(`${e.id}.json`), '--seed', seed] };
     case 'exercise':
     case 'explain': {
@@ -262,6 +263,7 @@ function wasmCall(e, arg) {
     case 'run': return ['run', [arg]];
     case 'hpa': return ['hpa', [arg]];
     case 'nodepool': return ['nodepool_check', [arg]];
+    case 'schedule': return ['schedule', [arg]];
     case 'grade': return ['grade', [definition(e.exercise), seed, arg]];
     case 'exercise': return ['exercise', [arg, seed]];
     case 'explain': return ['explain', [arg, seed]];
