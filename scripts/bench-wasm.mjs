@@ -1,12 +1,15 @@
 // WASM benchmark under node (the suite in scripts/bench-suite.mjs), then the 24-hour two-tenant run
 // as the first call of a module loaded in a node process of its own, and warm.
-// Usage: node scripts/bench-wasm.mjs [SITE_DIR] [REPEAT] [--first-and-warm SCENARIO]
-//   (--first-and-warm: only that scenario, first call and warm; what the full run starts itself with)
+// Usage: node scripts/bench-wasm.mjs [SITE_DIR] [REPEAT] [--first-and-warm SCENARIO | --schedule-first-and-warm]
+//   (--first-and-warm: only that scenario, first call and warm; --schedule-first-and-warm: one
+//   scheduling cycle of the 1,000-node, 10,000-pod snapshot of scripts/schedule-snapshot.mjs, first
+//   call and warm; the full run starts each in a process of its own)
 import { execFileSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 
-import { benchLines, benchSuite, firstAndWarm, firstAndWarmLine } from './bench-suite.mjs';
+import { benchLines, benchSuite, firstAndWarm, firstAndWarmLine, scheduleFirstAndWarm, scheduleLine } from './bench-suite.mjs';
+import { benchmarkSnapshot } from './schedule-snapshot.mjs';
 
 const root = new URL('../', import.meta.url);
 const site = process.argv[2] ? new URL(`file://${process.argv[2].startsWith('/') ? '' : process.cwd() + '/'}${process.argv[2].replace(/\/?$/, '/')}`) : new URL('build-wasm/site/', root);
@@ -15,7 +18,10 @@ const { default: createSim } = await import(new URL('sim.mjs', site));
 const sim = await createSim({ wasmBinary: await readFile(new URL('sim.wasm', site)) });
 const text = (rel) => readFile(new URL(rel, root), 'utf8');
 const only = process.argv.indexOf('--first-and-warm');
-if (only > 0) {
+if (process.argv.includes('--schedule-first-and-warm')) {
+  console.log(scheduleLine(`wasm (node ${process.version}) one scheduling cycle, 1,000 nodes, 10,000 pods`,
+    scheduleFirstAndWarm(sim, JSON.stringify(benchmarkSnapshot()), repeat), repeat));
+} else if (only > 0) {
   const file = process.argv[only + 1];
   console.log(firstAndWarmLine(`wasm (node ${process.version}) ${file}`, firstAndWarm(sim, await text(file), repeat), repeat));
 } else {
@@ -25,4 +31,5 @@ if (only > 0) {
   // The fresh module in a process of its own: this one's module has already been compiled and tiered up.
   process.stdout.write(execFileSync(process.execPath, [fileURLToPath(import.meta.url), fileURLToPath(site), String(repeat),
     '--first-and-warm', 'scenarios/bench-24h-two-tenants.json']));
+  process.stdout.write(execFileSync(process.execPath, [fileURLToPath(import.meta.url), fileURLToPath(site), String(repeat), '--schedule-first-and-warm']));
 }

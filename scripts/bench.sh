@@ -5,5 +5,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -x build/cli/gpuscale ] && [ -f build-wasm/site/sim.wasm ] || bash scripts/setup.sh
 build/cli/gpuscale bench --repeat "${1:-3}"
+# One scheduling cycle of the 1,000-node, 10,000-pod snapshot, the whole CLI call (reading, the cycle, writing).
+snapshot=$(mktemp)
+node scripts/schedule-snapshot.mjs > "$snapshot"
+for _ in $(seq "${1:-3}"); do
+  start=$(date +%s%N)
+  build/cli/gpuscale schedule "$snapshot" > /dev/null
+  echo "native: one scheduling cycle, 1,000 nodes, 10,000 pods (gpuscale schedule): $(( ($(date +%s%N) - start) / 1000000 )) ms"
+done
+rm -f "$snapshot"
 node scripts/bench-wasm.mjs build-wasm/site "${1:-3}"
 node scripts/bench-browser.mjs build-wasm/site "${1:-3}"
