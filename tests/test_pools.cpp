@@ -203,9 +203,15 @@ TEST_CASE("pools and models must name each other", "[pools]") {
   doc = two_pools();
   doc["pools"][1]["name"] = "chat";
   CHECK(error_path(doc) == "/pools/1/name");
+  // Two pools of one model are its variants (e.g. on other GPUs): then no pool serves the second model.
   doc = two_pools();
   doc["pools"][1]["model"] = "chat-model";
-  CHECK(error_path(doc) == "/pools/1/model");
+  CHECK(error_path(doc) == "/workload/models/1/model");
+  doc["workload"]["models"].erase(1);
+  CHECK(error_path(doc) == "accepted");
+  // A model is served aggregated or disaggregated, not both.
+  doc["pools"][1]["role"] = "decode";
+  CHECK(error_path(doc) == "/pools/1/role");
   doc = two_pools();
   doc["engine"] = {{"max_num_seqs", 64}};
   CHECK(error_path(doc) == "/engine");

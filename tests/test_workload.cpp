@@ -365,3 +365,59 @@ TEST_CASE("the work budget's closed-loop arrivals bound what a run sends, and no
     CHECK(estimate_work(s).requests == expected);
   }
 }
+
+TEST_CASE("shared prefixes: a request opens with one, its tokens counted in the prompt, from streams of their own", "[workload]") {
+  WorkloadConfig w = custom({{3600, 2.0}});
+  w.prompt_tokens = {TokenDistributionKind::Fixed, 300, 0, 1, 8192};
+  const std::vector<Request> plain = drain(w, 7, 3600);
+  w.prefixes = {3, {TokenDistributionKind::Fixed, 1500, 0, 1, 65536}, 1.0, 0};
+  const std::vector<Request> with = drain(w, 7, 3600);
+  REQUIRE(with.size() == plain.size());
+  std::vector<int> per(4, 0);
+  for (std::size_t i = 0; i < with.size(); ++i) {
+    // The same arrivals and own tokens; each request opens with one of the three 1,500-token prefixes.
+    CHECK(with[i].arrived_at == plain[i].arrived_at);
+    CHECK(with[i].output_tokens == plain[i].output_tokens);
+    REQUIRE(with[i].prefix_id >= 1);
+    REQUIRE(with[i].prefix_id <= 3);
+    CHECK(with[i].prefix_tokens == 1500);
+    CHECK(with[i].prompt_tokens == 1800);
+    ++per[with[i].prefix_id];
+    CHECK(plain[i].prefix_id == 0);
+  }
+  // Uniform picks: each near a third of about 7,200 requests.
+  for (int k = 1; k <= 3; ++k) CHECK(std::abs(per[k] - static_cast<int>(with.size()) / 3) < 300);
+  // A share below 1 leaves the rest without; a Zipf skew makes prefix 1 the most asked for.
+  w.prefixes.share = 0.5;
+  w.prefixes.zipf_s = 1.5;
+  w.prefixes.count = 10;
+  std::vector<int> skew(11, 0);
+  for (const Request& r : drain(w, 7, 3600)) ++skew[r.prefix_id];
+  CHECK(std::abs(skew[0] - static_cast<int>(with.size()) / 2) < 300);
+  // weights k^-1.5: prefix 1 holds 1 / Σ_{k≤10} k^-1.5 ≈ 0.5012 of the carriers, prefix 2 ≈ 0.1772.
+  const int carriers = static_cast<int>(with.size()) - skew[0];
+  CHECK(std::abs(skew[1] - 0.5012 * carriers) < 0.05 * carriers);
+  CHECK(std::abs(skew[2] - 0.1772 * carriers) < 0.03 * carriers);
+  CHECK(skew[1] > skew[2]);
+  CHECK(skew[2] > skew[10]);
+}
+
+TEST_CASE("the shape presets set tokens and prefixes unless the scenario gives them", "[workload][scenario]") {
+  const Scenario rag = parse_scenario(Json{{"workload", {{"preset", "rag_burst"}}}});
+  CHECK(rag.workload.prefixes.count == 20);
+  CHECK(rag.workload.prompt_tokens.mean == 1500);
+  CHECK(rag.workload.output_tokens.mean == 200);
+  const Scenario own = parse_scenario(Json{{"workload", {{"preset", "rag_burst"}, {"output_tokens", {{"mean", 500}}}, {"prefixes", {{"count", 4}}}}}});
+  CHECK(own.workload.output_tokens.mean == 500);
+  CHECK(own.workload.output_tokens.cv == 0.5);  // the rest of the preset's distribution stays
+  CHECK(own.workload.prefixes.count == 4);
+  CHECK(own.workload.prefixes.tokens.mean == 4000);
+  const Scenario reasoning = parse_scenario(Json{{"workload", {{"preset", "reasoning"}}}});
+  CHECK(reasoning.workload.output_tokens.mean == 2500);
+  CHECK(reasoning.workload.prefixes.count == 0);
+  CHECK(effective_phases(reasoning.workload).size() == 3);
+  const Scenario chat = parse_scenario(Json{{"workload", {{"preset", "chat_system_prompt"}}}});
+  CHECK(chat.workload.prefixes.count == 3);
+  CHECK(chat.workload.prefixes.tokens.kind == TokenDistributionKind::Fixed);
+  CHECK(testing::input_error([] { parse_scenario(Json{{"workload", {{"prefixes", {{"share", 1.5}}}}}}); }).path() == "/workload/prefixes/share");
+}

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <map>
 
 #include "autoscaling/hpa_json.hpp"
 #include "autoscaling/replica_scaler.hpp"
@@ -354,9 +355,6 @@ PoolConfig parse_pool(const Json& j, const std::string& path, int index, const S
   pool.model = r.get_string("model", "", 253);
   if (pool.model.empty()) throw InputError(path + "/model", "is required: the served model name requests ask for (workload.models)");
   pool.role = get_enum(r, "role", pool.role, kPoolRoles);
-  if (pool.role != PoolRole::Aggregated) {
-    throw InputError(path + "/role", "only \"aggregated\" pools are modelled so far (disaggregated prefill/decode pools are coming)");
-  }
   pool.model_load_s = s.cold_start.model_load_s;
   pool.image_pull_s = s.cold_start.image_pull_s;
   pool.warmup_s = s.cold_start.warmup_s;
@@ -647,6 +645,7 @@ KaiSchedulerConfig parse_kai(const Json& v, const std::string& path) {
 void parse_workload(const Json& j, WorkloadConfig& wl) {
   ObjectReader wr(j, "/workload");
   wl.preset = get_enum(wr, "preset", wl.preset, kWorkloadPresets);
+  apply_shape_preset(wl);  // what the fields below give replaces it
   wl.rate_scale = fields::read(wr, fields::kRateScale, wl.rate_scale);
   if (const Json* ph = wr.raw("phases")) {
     expect_array(*ph, "/workload/phases", Limits::kMaxPhases);
@@ -662,6 +661,14 @@ void parse_workload(const Json& j, WorkloadConfig& wl) {
   }
   if (const Json* t = wr.raw("prompt_tokens")) wl.prompt_tokens = parse_tokens(*t, "/workload/prompt_tokens", wl.prompt_tokens);
   if (const Json* t = wr.raw("output_tokens")) wl.output_tokens = parse_tokens(*t, "/workload/output_tokens", wl.output_tokens);
+  if (const Json* x = wr.raw("prefixes")) {
+    ObjectReader pr(*x, "/workload/prefixes");
+    wl.prefixes.count = pr.get_int("count", wl.prefixes.count, 0, 10000);
+    if (const Json* t = pr.raw("tokens")) wl.prefixes.tokens = parse_tokens(*t, "/workload/prefixes/tokens", wl.prefixes.tokens);
+    wl.prefixes.share = pr.get_number("share", wl.prefixes.share, 0, 1);
+    wl.prefixes.zipf_s = pr.get_number("zipf_s", wl.prefixes.zipf_s, 0, 4);
+    pr.finish();
+  }
   wl.timeout_s = fields::read(wr, fields::kTimeout, wl.timeout_s);
   wl.concurrency = fields::read_int(wr, fields::kConcurrency, wl.concurrency);
   wl.start_spread_s = fields::read(wr, fields::kStartSpread, wl.start_spread_s);
@@ -702,22 +709,46 @@ void parse_workload(const Json& j, WorkloadConfig& wl) {
   }
 }
 
-// The pools and the workload's models must name each other: every model a pool serves, every pool a model.
+// The pools and the workload's models must name each other: every model a pool serves, every pool a
+// model. A model is served by aggregated pools, or by prefill and decode pools (one of each at least);
+// several pools of one model in one role are its variants (e.g. on different GPUs).
 void check_models(const Scenario& s) {
   if (!s.pools_declared) {
     if (!s.workload.models.empty()) throw InputError("/workload/models", "is only used with \"pools\" (each request names a pool's model)");
     return;
   }
   for (std::size_t i = 0; i < s.pools.size(); ++i) {
+    const std::string at = "/pools/" + std::to_string(i);
     for (std::size_t k = 0; k < i; ++k) {
-      if (s.pools[k].name == s.pools[i].name) throw InputError("/pools/" + std::to_string(i) + "/name", "\"" + s.pools[i].name + "\" appears twice");
-      if (s.pools[k].model == s.pools[i].model) {
-        throw InputError("/pools/" + std::to_string(i) + "/model", "\"" + s.pools[i].model + "\" is already served by pool \"" + s.pools[k].name + "\"");
+      if (s.pools[k].name == s.pools[i].name) throw InputError(at + "/name", "\"" + s.pools[i].name + "\" appears twice");
+      if (s.pools[k].model != s.pools[i].model) continue;
+      const bool agg_i = s.pools[i].role == PoolRole::Aggregated, agg_k = s.pools[k].role == PoolRole::Aggregated;
+      if (agg_i != agg_k) {
+        throw InputError(at + "/role", "is \"" + std::string(name_of(s.pools[i].role, kPoolRoles)) + "\" but pool \"" + s.pools[k].name +
+                                           "\" serves model \"" + s.pools[i].model + "\" as \"" + name_of(s.pools[k].role, kPoolRoles) +
+                                           "\": a model is served aggregated, or disaggregated by prefill and decode pools, not both");
       }
     }
   }
-  if (s.pools.size() > 1 && s.workload.models.empty()) {
-    throw InputError("/workload/models", "with several pools, say which model each request asks for: [{\"model\": ..., \"share\": ...}]");
+  for (std::size_t i = 0; i < s.pools.size(); ++i) {
+    const PoolConfig& p = s.pools[i];
+    if (p.role == PoolRole::Aggregated) continue;
+    const PoolRole other = p.role == PoolRole::Prefill ? PoolRole::Decode : PoolRole::Prefill;
+    if (pools_serving(s, p.model, other).empty()) {
+      throw InputError("/pools/" + std::to_string(i) + "/role", "is \"" + std::string(name_of(p.role, kPoolRoles)) + "\" but no pool serves model \"" +
+                                                                    p.model + "\" as \"" + name_of(other, kPoolRoles) +
+                                                                    "\": a disaggregated model needs a prefill pool and a decode pool");
+    }
+    if (p.leader_worker_set) {
+      throw InputError("/pools/" + std::to_string(i) + "/leaderWorkerSet",
+                       "serves a " + std::string(name_of(p.role, kPoolRoles)) + " pool: multi-node prefill or decode groups are not modelled; use a Deployment");
+    }
+  }
+  std::vector<std::string> models;
+  for (const PoolConfig& p : s.pools)
+    if (std::find(models.begin(), models.end(), p.model) == models.end()) models.push_back(p.model);
+  if (models.size() > 1 && s.workload.models.empty()) {
+    throw InputError("/workload/models", "with several models, say which model each request asks for: [{\"model\": ..., \"share\": ...}]");
   }
   double total = 0;
   for (std::size_t i = 0; i < s.workload.models.size(); ++i) {
@@ -734,16 +765,47 @@ void check_models(const Scenario& s) {
 
 std::vector<Phase> effective_phases(const WorkloadConfig& w) {
   std::vector<Phase> phases;
-  if (w.preset == WorkloadPreset::LessonBurst) {
-    // The lesson's profile: quiet 10 min, spike 20 min, tail 30 min (lesson.md, toy simulator).
-    phases = {{600, 0.05}, {1200, 0.4}, {1800, 0.12}};
-  } else if (w.preset == WorkloadPreset::Steady) {
-    phases = {{3600, 0.2}};
-  } else {
-    phases = w.phases;
+  switch (w.preset) {
+    case WorkloadPreset::LessonBurst:
+      // The lesson's profile: quiet 10 min, spike 20 min, tail 30 min (lesson.md, toy simulator).
+      phases = {{600, 0.05}, {1200, 0.4}, {1800, 0.12}};
+      break;
+    case WorkloadPreset::Steady: phases = {{3600, 0.2}}; break;
+    // A burst of retrieval-augmented questions: quiet 15 min, 15 min at eight times the rate, a tail.
+    case WorkloadPreset::RagBurst: phases = {{900, 0.1}, {900, 0.8}, {1800, 0.2}}; break;
+    // Reasoning traffic builds up and falls back over the hour.
+    case WorkloadPreset::Reasoning: phases = {{1200, 0.05}, {1200, 0.25}, {1200, 0.1}}; break;
+    case WorkloadPreset::ChatSystemPrompt: phases = {{3600, 0.4}}; break;
+    case WorkloadPreset::Custom: phases = w.phases; break;
   }
   for (auto& p : phases) p.rate_rps *= w.rate_scale;
   return phases;
+}
+
+void apply_shape_preset(WorkloadConfig& w) {
+  using K = TokenDistributionKind;
+  switch (w.preset) {
+    case WorkloadPreset::RagBurst:
+      // Each question opens with one of 20 retrieved documents (about 4,000 tokens; the popular ones
+      // asked about most), then the question and instructions; a short answer: prefill-heavy.
+      w.prompt_tokens = {K::Lognormal, 1500, 0.5, 32, 8192};
+      w.output_tokens = {K::Lognormal, 200, 0.5, 8, 1024};
+      w.prefixes = {20, {K::Lognormal, 4000, 0.3, 512, 16384}, 0.9, 1.1};
+      break;
+    case WorkloadPreset::Reasoning:
+      // A short problem, a long chain of thought: decode-heavy.
+      w.prompt_tokens = {K::Lognormal, 400, 0.5, 16, 4096};
+      w.output_tokens = {K::Lognormal, 2500, 0.6, 64, 16384};
+      w.prefixes = {};
+      break;
+    case WorkloadPreset::ChatSystemPrompt:
+      // Three products' system prompts of 1,500 tokens, each chat turn after one of them.
+      w.prompt_tokens = {K::Lognormal, 300, 0.6, 8, 4096};
+      w.output_tokens = {K::Lognormal, 300, 0.5, 8, 4096};
+      w.prefixes = {3, {K::Fixed, 1500, 0, 1, 65536}, 1.0, 0};
+      break;
+    default: break;
+  }
 }
 
 namespace {
@@ -770,6 +832,102 @@ std::optional<double> parse_offset(ObjectReader& r, const char* key, double peri
                                " s): a phase lies within one period");
   }
   return x;
+}
+
+// router "epp": an EndpointPickerConfig (inference.networking.x-k8s.io/v1alpha1; gateway-api-inference-
+// extension apix/config/v1alpha1/endpointpickerconfig_types.go, pkg/epp/config/loader/configloader.go):
+// the plugins by type (name defaults to the type), each scheduling profile's plugins by pluginRef with
+// a scorer's weight (default 1). The lab runs the queue, KV-cache-utilization and prefix-cache scorers
+// and the max-score picker; profile handlers and the role filters are accepted (the pools' roles pick
+// the candidates); a profile named "prefill" or "decode" is used for that role, else the first.
+EppConfig parse_epp(const Json& j, const std::string& path) {
+  ObjectReader r(j, path);
+  if (const Json* v = r.raw("apiVersion")) expect_enum(*v, path + "/apiVersion", {"inference.networking.x-k8s.io/v1alpha1"});
+  if (const Json* v = r.raw("kind")) expect_enum(*v, path + "/kind", {"EndpointPickerConfig"});
+  if (const Json* v = r.raw("featureGates")) expect_array(*v, path + "/featureGates", 32);
+  const Json* plugins = r.raw("plugins");
+  const Json* profiles = r.raw("schedulingProfiles");
+  if (!plugins) throw InputError(path + "/plugins", "is required: the plugins to instantiate, e.g. [{\"type\": \"queue-scorer\"}, {\"type\": \"max-score-picker\"}]");
+  if (!profiles) throw InputError(path + "/schedulingProfiles", "is required: [{\"name\": \"default\", \"plugins\": [{\"pluginRef\": \"queue-scorer\", \"weight\": 2}, ...]}]");
+  r.finish();
+  EppConfig c;
+  static const std::vector<std::string> kScorers = {"queue-scorer", "kv-cache-utilization-scorer", "prefix-cache-scorer"};
+  static const std::vector<std::string> kOthers = {"max-score-picker", "single-profile-handler", "pd-profile-handler", "prefill-filter", "decode-filter",
+                                                   "approx-prefix-cache-producer"};
+  std::map<std::string, std::string> type_of;  // name → type
+  expect_array(*plugins, path + "/plugins", 64);
+  for (std::size_t i = 0; i < plugins->size(); ++i) {
+    const std::string p = path + "/plugins/" + std::to_string(i);
+    ObjectReader pr((*plugins)[i], p);
+    const std::string type = pr.require_string("type", "the plugin's type", 128);
+    const bool known = std::find(kScorers.begin(), kScorers.end(), type) != kScorers.end() || std::find(kOthers.begin(), kOthers.end(), type) != kOthers.end();
+    if (!known) {
+      throw InputError(p + "/type", quote_for_message(type) + " is not a plugin the lab runs: queue-scorer, kv-cache-utilization-scorer, prefix-cache-scorer, "
+                                                              "max-score-picker (and single-profile-handler, pd-profile-handler, prefill-filter, decode-filter, "
+                                                              "approx-prefix-cache-producer, accepted)");
+    }
+    const std::string name = pr.get_string("name", type, 128);
+    if (!type_of.emplace(name, type).second) throw InputError(p + "/name", quote_for_message(name) + " names another plugin too");
+    if (const Json* params = pr.raw("parameters"); params && !params->is_null()) {
+      if (type != "prefix-cache-scorer" && type != "approx-prefix-cache-producer") {
+        expect_object(*params, p + "/parameters");
+      } else {
+        // approximateprefix/types.go config
+        ObjectReader qr(*params, p + "/parameters");
+        c.prefix.auto_tune = qr.get_bool("autoTune", c.prefix.auto_tune);
+        c.prefix.block_size_tokens = static_cast<int>(qr.get_int("blockSizeTokens", c.prefix.block_size_tokens, 1, 4096));
+        c.prefix.max_prefix_blocks = static_cast<int>(qr.get_int("maxPrefixBlocksToMatch", c.prefix.max_prefix_blocks, 1, 65536));
+        if (const auto t = qr.get_optional_int("maxPrefixTokensToMatch", 0, 1 << 24); t && *t > 0)
+          c.prefix.max_prefix_blocks = std::max(1, static_cast<int>(*t / c.prefix.block_size_tokens));
+        c.prefix.lru_capacity_per_server = qr.get_int("lruCapacityPerServer", c.prefix.lru_capacity_per_server, 1, 100000000);
+        if (qr.raw("blockSize")) {
+          throw InputError(p + "/parameters/blockSize", "is deprecated (a size in characters); use blockSizeTokens");
+        }
+        qr.finish();
+      }
+    }
+    pr.finish();
+  }
+  expect_array(*profiles, path + "/schedulingProfiles", 8);
+  if (profiles->empty()) throw InputError(path + "/schedulingProfiles", "is empty; give at least one profile");
+  c.profiles.clear();
+  for (std::size_t i = 0; i < profiles->size(); ++i) {
+    const std::string p = path + "/schedulingProfiles/" + std::to_string(i);
+    ObjectReader pr((*profiles)[i], p);
+    EppProfile prof;
+    prof.name = pr.require_string("name", "the profile's name", 128);
+    prof.queue_weight = prof.kv_cache_weight = prof.prefix_cache_weight = 0;
+    const Json* refs = pr.raw("plugins");
+    if (!refs) throw InputError(p + "/plugins", "is required: the profile's plugins by pluginRef");
+    expect_array(*refs, p + "/plugins", 64);
+    for (std::size_t k = 0; k < refs->size(); ++k) {
+      const std::string q = p + "/plugins/" + std::to_string(k);
+      ObjectReader qr((*refs)[k], q);
+      const std::string ref = qr.require_string("pluginRef", "a plugin's name", 128);
+      const auto it = type_of.find(ref);
+      if (it == type_of.end()) throw InputError(q + "/pluginRef", quote_for_message(ref) + " names no plugin of the plugins list");
+      const double weight = qr.get_number("weight", 1.0, 0, 1000);  // loader/defaults.go DefaultScorerWeight
+      qr.finish();
+      if (it->second == "queue-scorer") prof.queue_weight += weight;
+      else if (it->second == "kv-cache-utilization-scorer") prof.kv_cache_weight += weight;
+      else if (it->second == "prefix-cache-scorer") prof.prefix_cache_weight += weight;
+    }
+    pr.finish();
+    for (const EppProfile& other : c.profiles)
+      if (other.name == prof.name) throw InputError(p + "/name", quote_for_message(prof.name) + " names another profile too");
+    c.profiles.push_back(prof);
+  }
+  return c;
+}
+
+KvTransferConfig parse_kv_transfer(const Json& j) {
+  KvTransferConfig k;
+  ObjectReader r(j, "/kv_transfer");
+  k.nvlink_gb_per_s = r.get_number("nvlink_gb_per_s", k.nvlink_gb_per_s, 1, 10000);
+  k.network_gb_per_s = r.get_number("network_gb_per_s", k.network_gb_per_s, 0, 10000);
+  k.latency_s = r.get_number("latency_s", k.latency_s, 0, 10);
+  r.finish();
+  return k;
 }
 
 MetricsConfig parse_metrics(const Json& j) {
@@ -815,6 +973,11 @@ Scenario parse_scenario(const Json& doc) {
   s.seed = static_cast<std::uint64_t>(fields::read_int(r, fields::kSeed, static_cast<std::int64_t>(s.seed)));
   s.duration_s = r.get_number("duration_s", s.duration_s, 1, Limits::kMaxDurationS);
   s.router = get_enum(r, "router", s.router, kRouters);
+  if (const Json* e = r.raw("epp")) {
+    if (s.router != Router::Epp) throw InputError("/epp", "configures the endpoint picker; it is used with router \"epp\"");
+    s.epp = parse_epp(*e, "/epp");
+  }
+  if (const Json* k = r.raw("kv_transfer")) s.kv_transfer = parse_kv_transfer(*k);
   if (const Json* w = r.raw("workload")) parse_workload(*w, s.workload);
   if (const Json* c = r.raw("cold_start")) {
     ObjectReader cr(*c, "/cold_start");
@@ -912,23 +1075,16 @@ double mean_tokens(const TokenDistribution& d) {
 double closed_loop_rate(const Scenario& s) {
   const WorkloadConfig& w = s.workload;
   const double clients = static_cast<double>(w.concurrency);
-  const double prompt = mean_tokens(w.prompt_tokens), output = mean_tokens(w.output_tokens);
-  std::vector<double> share(s.pools.size(), 0.0);
-  double total = 0;
-  for (const ModelShare& m : w.models) total += m.share;
-  for (std::size_t i = 0; i < s.pools.size(); ++i) {
-    if (w.models.empty()) {
-      share[i] = i == 0 ? 1 : 0;
-      continue;
-    }
-    for (const ModelShare& m : w.models) {
-      if (m.model == s.pools[i].model && total > 0) share[i] += m.share / total;
-    }
-  }
+  const PrefixConfig& px = w.prefixes;
+  const double whole_prompt = mean_tokens(w.prompt_tokens) + (px.count > 0 ? px.share * mean_tokens(px.tokens) : 0.0);
+  const std::vector<double> share = pool_request_shares(s);
   double cycle_s = 0, rate = std::numeric_limits<double>::infinity();
   for (std::size_t i = 0; i < s.pools.size(); ++i) {
     if (!(share[i] > 0)) continue;
     const PoolConfig& pool = s.pools[i];
+    // A prefill pool computes the prompt and one token, a decode pool the output (its prompt arrives).
+    const double prompt = pool.role == PoolRole::Decode ? 1.0 : whole_prompt;
+    const double output = pool.role == PoolRole::Prefill ? 1.0 : mean_tokens(w.output_tokens);
     EngineConfig e;
     e.profile = engine_profile(pool.engine.profile);
     e.max_num_seqs = static_cast<int>(pool.engine.max_num_seqs);
@@ -948,6 +1104,34 @@ double closed_loop_rate(const Scenario& s) {
 }
 
 }  // namespace
+
+std::vector<int> pools_serving(const Scenario& s, const std::string& model, PoolRole role) {
+  std::vector<int> out;
+  for (std::size_t i = 0; i < s.pools.size(); ++i)
+    if (s.pools[i].model == model && s.pools[i].role == role) out.push_back(static_cast<int>(i));
+  return out;
+}
+
+bool disaggregated(const Scenario& s, const std::string& model) { return !pools_serving(s, model, PoolRole::Prefill).empty(); }
+
+std::vector<double> pool_request_shares(const Scenario& s) {
+  std::vector<double> share(s.pools.size(), 0.0);
+  const WorkloadConfig& w = s.workload;
+  double total = 0;
+  for (const ModelShare& m : w.models) total += m.share;
+  for (std::size_t i = 0; i < s.pools.size(); ++i) {
+    const PoolConfig& p = s.pools[i];
+    double model_share = 0;
+    if (w.models.empty()) {
+      model_share = p.model == s.pools.front().model ? 1 : 0;  // one model: every request
+    } else {
+      for (const ModelShare& m : w.models)
+        if (m.model == p.model && total > 0) model_share += m.share / total;
+    }
+    share[i] = model_share / static_cast<double>(pools_serving(s, p.model, p.role).size());
+  }
+  return share;
+}
 
 double expected_arrivals(const Scenario& s) {
   if (s.workload.closed_loop()) return closed_loop_rate(s) * s.duration_s;

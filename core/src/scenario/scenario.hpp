@@ -19,6 +19,7 @@
 #include "provisioning/karpenter/nodepool.hpp"
 #include "scheduling/kai_scheduler.hpp"
 #include "scheduling/kube_scheduler.hpp"
+#include "serving/router.hpp"
 #include "serving/workload.hpp"
 
 namespace gpuscale {
@@ -93,7 +94,7 @@ inline constexpr Named<PoolRole> kPoolRoles[] = {
 struct PoolConfig {
   std::string name = "vllm";      // the Deployment's name (its HPA's scaleTargetRef, its pods' prefix)
   std::string model;              // the served model name requests ask for ("" with a single pool)
-  PoolRole role = PoolRole::Aggregated;  // only aggregated pools are modelled so far
+  PoolRole role = PoolRole::Aggregated;  // prefill / decode: one half of a disaggregated model
   EngineSettings engine;
   double model_load_s = 90;       // seconds to load weights onto the GPUs
   double image_pull_s = 0;        // seconds to pull the image onto a node without it (ColdStartConfig)
@@ -228,13 +229,29 @@ struct OutputConfig {
   HpaSyncLog hpa_syncs = HpaSyncLog::All;  // Changes: only syncs that changed the replica count (long runs)
 };
 
-enum class Router : std::uint8_t { LeastOutstanding, RoundRobin };
-inline constexpr Named<Router> kRouters[] = {{"least_outstanding", Router::LeastOutstanding}, {"round_robin", Router::RoundRobin}};
+// How the gateway picks a replica among the Ready ones of the pools that serve a request's model in
+// its role: least outstanding requests, round robin, or an llm-d-like endpoint picker (serving/router.hpp).
+enum class Router : std::uint8_t { LeastOutstanding, RoundRobin, Epp };
+inline constexpr Named<Router> kRouters[] = {
+    {"least_outstanding", Router::LeastOutstanding}, {"round_robin", Router::RoundRobin}, {"epp", Router::Epp}};
+
+// How a request's KV cache moves from its prefill replica to its decode replica (NIXL): over NVLink
+// when both are on one node, else over the node's network (RDMA: EFA on AWS), each of the sender's
+// GPUs sending its shard in parallel; plus a fixed latency per transfer.
+struct KvTransferConfig {
+  double nvlink_gb_per_s = 450;   // GB/s per GPU, one direction: H100 NVLink 4, 18 links of 25 GB/s
+  // GB/s per GPU across nodes; 0: the node's network bandwidth (the instance catalogue's) shared by
+  // its GPUs (p5.48xlarge: 3,200 Gbps EFA over 8 GPUs = 50 GB/s), or 50 without a cluster model.
+  double network_gb_per_s = 0;
+  double latency_s = 0.001;       // seconds per transfer: the request and completion notification round trip
+};
 
 struct Scenario {
   std::uint64_t seed = 1;
   double duration_s = 3600;  // seconds of simulated time
   Router router = Router::LeastOutstanding;
+  EppConfig epp;                  // router "epp": its EndpointPickerConfig
+  KvTransferConfig kv_transfer;   // disaggregated pools: prefill → decode
   WorkloadConfig workload;
   ColdStartConfig cold_start;   // node_provisioning_s and warm_nodes: the fixed-delay node layer
   std::vector<PoolConfig> pools;  // at least one; a scenario without "pools" is one aggregated pool
@@ -251,6 +268,13 @@ Scenario parse_scenario(const Json& doc);
 Scenario parse_scenario_text(const std::string& text);
 // The mean number of requests the workload sends over the run (rate × time over its phases).
 double expected_arrivals(const Scenario& s);
+// Per pool, the fraction of the requests it serves: its model's share, split evenly among the pools of
+// the model in one role (variants); a request goes through a prefill pool and a decode pool.
+std::vector<double> pool_request_shares(const Scenario& s);
+// The pools that serve `model` in `role`, in the scenario's order.
+std::vector<int> pools_serving(const Scenario& s, const std::string& model, PoolRole role);
+// Whether the model is served disaggregated (prefill and decode pools).
+bool disaggregated(const Scenario& s, const std::string& model);
 
 // The named layer-1 setups of `cluster.preset` (data/cluster-presets.json, embedded): an array of
 // {name, label, cluster}, where `cluster` is a scenario's cluster object.

@@ -51,6 +51,9 @@ const char* choice_label(WorkloadPreset p) {
     case WorkloadPreset::LessonBurst: return "Quiet, then a burst, then a tail (the lesson's)";
     case WorkloadPreset::Steady: return "Steady";
     case WorkloadPreset::Custom: return "Custom phases";
+    case WorkloadPreset::RagBurst: return "RAG burst: long prompts over shared documents, short answers (prefill-heavy)";
+    case WorkloadPreset::Reasoning: return "Reasoning: short prompts, long outputs (decode-heavy)";
+    case WorkloadPreset::ChatSystemPrompt: return "Chat turns after a few shared system prompts";
   }
   return "?";
 }
@@ -87,9 +90,10 @@ Json scenario_schema() {
   // A closed loop (concurrency above 0) and the open loop's arrival settings exclude each other (the
   // parser refuses both at once): "excluded_by" tells the page to leave a knob out of the scenario
   // while the knob at that path is above 0, "requires" to send it only then.
-  knobs.push_back(Json{{"path", "/workload/preset"}, {"label", "Arrival profile"}, {"type", "enum"},
+  knobs.push_back(Json{{"path", "/workload/preset"}, {"label", "Workload"}, {"type", "enum"},
                        {"default", name_of(w.preset, kWorkloadPresets)}, {"unit", ""},
-                       {"choices", choices(kWorkloadPresets, {WorkloadPreset::LessonBurst, WorkloadPreset::Steady})},
+                       {"choices", choices(kWorkloadPresets, {WorkloadPreset::LessonBurst, WorkloadPreset::Steady, WorkloadPreset::RagBurst,
+                                                               WorkloadPreset::Reasoning, WorkloadPreset::ChatSystemPrompt})},
                        {"excluded_by", f::kConcurrency.path}});
   Json rate = knob(f::kRateScale, w.rate_scale);
   rate["excluded_by"] = f::kConcurrency.path;

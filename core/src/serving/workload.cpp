@@ -50,9 +50,34 @@ Workload::Workload(const WorkloadConfig& config, std::uint64_t seed, Micros end)
       prompt_sampler_(config.prompt_tokens),
       output_sampler_(config.output_tokens),
       models_(Rng::stream(seed, "workload.models")),
-      starts_(Rng::stream(seed, "workload.client_starts")) {
+      starts_(Rng::stream(seed, "workload.client_starts")),
+      prefix_picks_(Rng::stream(seed, "workload.prefix_picks")) {
   phase_end_ = phases_.empty() ? 0 : phases_[0].duration_s;
   for (const ModelShare& m : config.models) model_share_total_ += m.share;
+  // Each prefix's length from a stream of its own (so the picks' stream stays the same whatever the
+  // lengths are), and weights k^-s = e^(-s ln k) with the deterministic log and exp.
+  Rng lengths = Rng::stream(seed, "workload.prefix_tokens");
+  const TokenSampler prefix_sampler(config.prefixes.tokens);
+  double cum = 0;
+  for (std::int64_t k = 1; k <= config.prefixes.count; ++k) {
+    prefix_tokens_.push_back(prefix_sampler.draw(lengths));
+    cum += config.prefixes.zipf_s > 0 ? det_exp(-config.prefixes.zipf_s * det_log(static_cast<double>(k))) : 1.0;
+    prefix_weight_cum_.push_back(cum);
+  }
+}
+
+void Workload::draw_prefix(Request& out) {
+  if (prefix_tokens_.empty()) return;
+  // Two draws per request whatever the outcome, so every later request's pick is the same whether
+  // or not this one carries a prefix.
+  const double carry = prefix_picks_.uniform();
+  const double u = prefix_picks_.uniform() * prefix_weight_cum_.back();
+  if (carry >= config_.prefixes.share) return;
+  std::size_t k = 0;
+  while (k + 1 < prefix_weight_cum_.size() && u >= prefix_weight_cum_[k]) ++k;
+  out.prefix_id = static_cast<std::uint32_t>(k + 1);
+  out.prefix_tokens = prefix_tokens_[k];
+  out.prompt_tokens += out.prefix_tokens;
 }
 
 std::int32_t Workload::draw_model() {
@@ -99,6 +124,9 @@ bool Workload::request_at(Micros at, Request& out) {
   out.prompt_tokens = prompt_sampler_.draw(prompts_);
   out.output_tokens = output_sampler_.draw(outputs_);
   out.model = draw_model();
+  out.prefix_id = 0;
+  out.prefix_tokens = 0;
+  draw_prefix(out);
   return true;
 }
 

@@ -16,6 +16,8 @@ struct Request {
   std::int32_t prompt_tokens = 0;
   std::int32_t output_tokens = 0;
   std::int32_t model = 0;  // index into the workload's models (0 with one model)
+  std::uint32_t prefix_id = 0;      // the shared prefix it opens with (1-based; 0: none)
+  std::int32_t prefix_tokens = 0;   // that prefix's length, included in prompt_tokens
 };
 
 // Draws token counts; values outside [min, max] are redrawn (at most 64 times, then the bound).
@@ -55,6 +57,11 @@ class Workload {
   Rng models_, starts_;
   double model_share_total_ = 0;
   std::int32_t draw_model();
+  // Shared prefixes: each one's length, drawn up front, and the cumulative popularity weights.
+  Rng prefix_picks_;
+  std::vector<std::int32_t> prefix_tokens_;
+  std::vector<double> prefix_weight_cum_;
+  void draw_prefix(Request& out);
 };
 
 }  // namespace gpuscale

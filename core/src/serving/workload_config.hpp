@@ -31,9 +31,27 @@ struct Phase {
   double rate_rps = 0.1;    // requests/s (Poisson)
 };
 
-enum class WorkloadPreset : std::uint8_t { LessonBurst, Steady, Custom };
+// Arrival profiles, and for the last three also the requests' shape (prompt and output lengths and
+// shared prefixes, unless given): lesson_burst (the lesson's quiet / spike / tail hour), steady,
+// custom (the phases as given); rag_burst (prefill-heavy bursts: long prompts that open with one of a
+// corpus's shared documents, short answers), reasoning (decode-heavy: short prompts, long outputs)
+// and chat_system_prompt (every request opens with one of a few shared system prompts).
+enum class WorkloadPreset : std::uint8_t { LessonBurst, Steady, Custom, RagBurst, Reasoning, ChatSystemPrompt };
 inline constexpr Named<WorkloadPreset> kWorkloadPresets[] = {
-    {"lesson_burst", WorkloadPreset::LessonBurst}, {"steady", WorkloadPreset::Steady}, {"custom", WorkloadPreset::Custom}};
+    {"lesson_burst", WorkloadPreset::LessonBurst}, {"steady", WorkloadPreset::Steady},       {"custom", WorkloadPreset::Custom},
+    {"rag_burst", WorkloadPreset::RagBurst},       {"reasoning", WorkloadPreset::Reasoning}, {"chat_system_prompt", WorkloadPreset::ChatSystemPrompt}};
+
+// Shared prompt prefixes: `count` distinct prefixes (system prompts, a RAG corpus's documents), each
+// `tokens` long (drawn once per prefix from its own stream); a request opens with one of them with
+// probability `share`, prefix k (1-based) picked with weight k^-zipf_s (0: uniformly), and its own
+// prompt_tokens follow. Requests with the same prefix share its KV blocks in an engine's prefix cache
+// and its block hashes in a prefix-aware router.
+struct PrefixConfig {
+  std::int64_t count = 0;  // 0: no shared prefixes
+  TokenDistribution tokens{TokenDistributionKind::Fixed, 1024, 0, 1, 65536};
+  double share = 1.0;      // fraction of requests that open with a prefix
+  double zipf_s = 0;       // popularity skew
+};
 
 // One model's share of the arrivals: each request names its model, and the router sends it to the pool
 // that serves that model.
@@ -48,6 +66,7 @@ struct WorkloadConfig {
   std::vector<Phase> phases;            // piecewise-constant Poisson rate; repeats to fill duration
   TokenDistribution prompt_tokens{TokenDistributionKind::Lognormal, 2000, 0.5, 32, 16384};
   TokenDistribution output_tokens{TokenDistributionKind::Lognormal, 300, 0.5, 8, 4096};
+  PrefixConfig prefixes;
   double timeout_s = 30;  // seconds: a client that has no first token by then gives up (dropped)
   // With several pools: which model each request asks for (drawn from its own stream). Empty: every
   // request goes to the only pool.
@@ -65,5 +84,8 @@ struct WorkloadConfig {
 
 // The workload's phases after the preset and rate_scale are applied.
 std::vector<Phase> effective_phases(const WorkloadConfig& w);
+// What a shape preset (rag_burst, reasoning, chat_system_prompt) sets unless the scenario gives it:
+// the token distributions and the prefixes. Other presets leave `w` as it is.
+void apply_shape_preset(WorkloadConfig& w);
 
 }  // namespace gpuscale

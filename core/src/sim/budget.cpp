@@ -36,22 +36,6 @@ std::string num(double v) {
 }
 
 // The share of requests each pool serves (workload.models; a single pool serves all).
-std::vector<double> pool_shares(const Scenario& s) {
-  std::vector<double> share(s.pools.size(), 0.0);
-  if (s.workload.models.empty()) {
-    share[0] = 1;
-    return share;
-  }
-  double total = 0;
-  for (const ModelShare& m : s.workload.models) total += m.share;
-  for (const ModelShare& m : s.workload.models) {
-    for (std::size_t i = 0; i < s.pools.size(); ++i) {
-      if (s.pools[i].model == m.model && total > 0) share[i] += m.share / total;
-    }
-  }
-  return share;
-}
-
 // The prefix of a pool's fields: "/engine" in the single-service form, "/pools/i/engine" with pools.
 std::string pool_path(const Scenario& s, std::size_t i, const char* field) {
   return (s.pools_declared ? "/pools/" + std::to_string(i) : std::string()) + "/" + field;
@@ -65,11 +49,18 @@ const char* load_field(const Scenario& s) { return s.workload.closed_loop() ? "c
 WorkEstimate estimate_work(const Scenario& s) {
   WorkEstimate e;
   e.requests = expected_arrivals(s);  // a closed loop: the most its clients can send (scenario/parse.cpp)
-  const std::vector<double> share = pool_shares(s);
-  const double prompt = mean_tokens(s.workload.prompt_tokens);
+  const std::vector<double> share = pool_request_shares(s);
+  // A shared prefix adds its tokens to the prompts that carry it (a prefix-cache hit spares part of
+  // them; the estimate counts the worst case).
+  const PrefixConfig& px = s.workload.prefixes;
+  const double prompt = mean_tokens(s.workload.prompt_tokens) + (px.count > 0 ? px.share * mean_tokens(px.tokens) : 0.0);
+  double handoffs = 0;  // the share of requests prefilled in one pool and decoded in another
   for (std::size_t i = 0; i < s.pools.size(); ++i) {
-    // A step takes at most max_num_batched_tokens prompt tokens, so prefill needs at least this many steps.
+    // A step takes at most max_num_batched_tokens prompt tokens, so prefill needs at least this many
+    // steps (a decode pool computes no prompt: its KV arrives).
+    if (s.pools[i].role == PoolRole::Decode) continue;
     e.prefill_steps += e.requests * share[i] * prompt / static_cast<double>(s.pools[i].engine.max_num_batched_tokens);
+    if (s.pools[i].role == PoolRole::Prefill) handoffs += share[i];
   }
   const double scrapes = s.duration_s / s.metrics.scrape_interval_s;
   e.periodic = 2 * scrapes;  // the scrape and its DCGM window (metrics.pipeline "ideal")
@@ -87,7 +78,9 @@ WorkEstimate estimate_work(const Scenario& s) {
     if (is_keda(p.autoscaler.strategy) && p.autoscaler.keda.scales_to_zero()) syncs += s.duration_s / p.autoscaler.keda.polling_interval_s;
   }
   e.periodic += syncs;
-  e.events = 3 * e.requests + e.prefill_steps + e.periodic;
+  // Per request: its arrival, its first token and its completion; with a handoff, the prefill's end
+  // and the KV's arrival too.
+  e.events = (3 + 2 * handoffs) * e.requests + e.prefill_steps + e.periodic;
   e.series_rows = (std::floor(scrapes) + 1) * (1 + (s.pools_declared ? static_cast<double>(s.pools.size()) : 0));
   if (s.output.decisions && s.output.hpa_syncs == HpaSyncLog::All) e.logged_syncs = syncs;
   const double detail = s.output.decision_detail ? double(WorkCounts::kDetail) : 0;
