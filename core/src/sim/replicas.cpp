@@ -168,9 +168,15 @@ void World::on_warmup_done(Pool& p, Replica& r) {
     p.max_start_micros = std::max(p.max_start_micros, now_ - r.created_at);
   }
   enter_ready(p, r);
-  // Requests held at the gateway go out now, oldest first.
+  drain_gateway(p);
+}
+
+// Requests held at the gateway for the pool's model and role go out now, oldest first.
+void World::drain_gateway(const Pool& p) {
+  const int g = group_of_pool_[static_cast<std::size_t>(p.index)];
+  if (g < 0) return;
   std::deque<std::uint32_t> waiting;
-  waiting.swap(p.gateway);
+  waiting.swap(groups_[static_cast<std::size_t>(g)].gateway[static_cast<int>(p.config->role)]);
   for (std::uint32_t id : waiting) {
     if (!result_.requests[id].dropped_at) route(id);
   }

@@ -46,10 +46,13 @@ struct RequestRecord {
   std::optional<double> dropped_at;      // the client gave up (no first token within timeout_s) or its replica went away
   FailureCause failed_by = FailureCause::ClientTimeout;  // why it was dropped (only with dropped_at)
   std::optional<double> rejected_at;     // the replica's server refused it at once: prompt + output > max_model_len (HTTP 400)
-  std::int32_t pool = 0;                 // the pool serving its model
+  std::int32_t pool = 0;                 // the pool serving its model (disaggregated: the one holding it now)
   std::int32_t replica = -1;             // the replica in that pool
-  std::int32_t prompt_tokens = 0;
+  std::int32_t prompt_tokens = 0;        // the whole prompt, its shared prefix included
   std::int32_t output_tokens = 0;
+  std::int32_t model = 0;                // the workload's model index
+  std::uint32_t prefix_id = 0;           // the shared prefix it opens with (0: none)
+  std::int32_t prefix_tokens = 0;
 };
 
 // Every reported quantity is defined once, here.

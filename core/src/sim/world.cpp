@@ -31,6 +31,7 @@ World::World(const Scenario& s, const WorkLimits& limits)
       workload_(s.workload, s.seed, end_),
       fixed_nodes_(seconds_to_micros(s.cold_start.warm_nodes ? 0 : s.cold_start.node_provisioning_s)),
       pools_(s.pools.size()),
+      epp_ties_(Rng::stream(s.seed, "router.epp")),
       meter_(s, limits) {
   if (WindowedQuantile::sorted_pays(s.metrics.ttft_window_s, s.metrics.scrape_interval_s)) ttft_window_.keep_sorted();
   for (std::size_t i = 0; i < s.pools.size(); ++i) {
@@ -49,14 +50,21 @@ World::World(const Scenario& s, const WorkLimits& limits)
     p.gpus_per_replica = p.engine.profile.gpus();
     p.scalers = make_replica_scalers(c);
   }
-  // Each request names a model (the workload's model index); the pool serving it takes it.
-  if (s.workload.models.empty()) {
-    pool_of_model_.push_back(0);
-  } else {
-    for (const ModelShare& m : s.workload.models) {
-      const auto it = std::find_if(s.pools.begin(), s.pools.end(), [&](const PoolConfig& c) { return c.model == m.model; });
-      pool_of_model_.push_back(static_cast<int>(it - s.pools.begin()));
+  // Each request names a model (the workload's model index, 0 with one model); the pools serving it,
+  // by role, take it.
+  groups_.resize(std::max<std::size_t>(1, s.workload.models.size()));
+  group_of_pool_.assign(s.pools.size(), -1);
+  for (std::size_t i = 0; i < s.pools.size(); ++i) {
+    int m = -1;
+    if (s.workload.models.empty()) {
+      m = s.pools[i].model == s.pools.front().model ? 0 : -1;
+    } else {
+      for (std::size_t k = 0; k < s.workload.models.size() && m < 0; ++k)
+        if (s.workload.models[k].model == s.pools[i].model) m = static_cast<int>(k);
     }
+    if (m < 0) continue;  // a pool no request asks for
+    group_of_pool_[i] = m;
+    groups_[static_cast<std::size_t>(m)].pools[static_cast<int>(s.pools[i].role)].push_back(static_cast<int>(i));
   }
   scrape_every_ = seconds_to_micros(s.metrics.scrape_interval_s);
   if (s.cluster.provisioner != ProvisionerKind::FixedDelay) cluster_ = std::make_unique<ClusterModel>(s, make_node_provisioner(s), *this);
@@ -239,9 +247,15 @@ void World::on_arrival(std::uint32_t client) {
   RequestRecord rec;
   rec.id = req.id;
   rec.arrived_at = micros_to_seconds(req.arrived_at);
-  rec.pool = pool_of_model_[static_cast<std::size_t>(req.model)];
+  rec.model = req.model;
+  // The first pool of its first role holds it until the router places it (on a variant, maybe).
+  const ModelGroup& g = groups_[static_cast<std::size_t>(req.model)];
+  rec.pool = !g.pools[static_cast<int>(PoolRole::Prefill)].empty() ? g.pools[static_cast<int>(PoolRole::Prefill)].front()
+                                                                     : g.pools[static_cast<int>(PoolRole::Aggregated)].front();
   rec.prompt_tokens = req.prompt_tokens;
   rec.output_tokens = req.output_tokens;
+  rec.prefix_id = req.prefix_id;
+  rec.prefix_tokens = req.prefix_tokens;
   result_.requests.push_back(rec);
   Pool& p = pools_[static_cast<std::size_t>(rec.pool)];
   ++arrivals_since_scrape_;
@@ -257,33 +271,93 @@ void World::on_arrival(std::uint32_t client) {
   }
 }
 
-// The gateway: the request's model picks the pool; in it, least outstanding requests among Ready
-// replicas (ties → the oldest), or round robin. With no Ready replica the request waits at the gateway
-// until one is Ready or the client gives up.
-void World::route(std::uint32_t request_id) {
-  RequestRecord& rec = result_.requests[request_id];
-  Pool& p = pools_[static_cast<std::size_t>(rec.pool)];
+// The gateway's choice among the Ready replicas of the pools serving the request's model in `role`
+// (its variants, in the scenario's order; each pool's replicas in creation order): least outstanding
+// requests (ties → the first, the oldest), round robin, or the endpoint picker. Null when none is Ready.
+Replica* World::pick_replica(const RequestRecord& rec, PoolRole role, int& pool) {
+  ModelGroup& g = groups_[static_cast<std::size_t>(rec.model)];
+  const std::vector<int>& pools = g.pools[static_cast<int>(role)];
+  std::size_t ready = 0;
+  for (const int i : pools) ready += pools_[static_cast<std::size_t>(i)].ready.size();
+  if (ready == 0) return nullptr;
+  meter_.counts().router_visits += static_cast<std::int64_t>(s_.router == Router::RoundRobin ? 1 : ready);
+  if (s_.router == Router::RoundRobin) {
+    std::size_t k = g.rr_next[static_cast<int>(role)]++ % ready;
+    for (const int i : pools) {
+      Pool& p = pools_[static_cast<std::size_t>(i)];
+      if (k < p.ready.size()) {
+        pool = i;
+        return &p.replicas[p.ready[k]];
+      }
+      k -= p.ready.size();
+    }
+  }
+  if (s_.router == Router::Epp) {
+    std::vector<Endpoint> candidates;
+    std::vector<std::pair<int, std::uint32_t>> where;
+    candidates.reserve(ready);
+    for (const int i : pools) {
+      Pool& p = pools_[static_cast<std::size_t>(i)];
+      for (const std::uint32_t id : p.ready) {
+        const Engine& e = *p.replicas[id].engine;
+        Endpoint c;
+        c.server = (static_cast<std::uint64_t>(i) << 32) | id;
+        c.waiting = e.num_requests_waiting();
+        c.running = e.num_requests_running();
+        c.kv_usage = e.kv_cache_usage(now_);
+        c.cache_block_size = e.config().block_size;
+        c.cache_num_blocks = e.total_kv_blocks();
+        candidates.push_back(c);
+        where.push_back({i, id});
+      }
+    }
+    const char* profile = role == PoolRole::Prefill ? "prefill" : role == PoolRole::Decode ? "decode" : "default";
+    const std::size_t k = epp_pick(s_.epp, s_.epp.profile_for(profile), candidates, rec.prefix_id, rec.prefix_tokens, rec.prompt_tokens, epp_index_,
+                                   epp_ties_, nullptr);
+    pool = where[k].first;
+    return &pools_[static_cast<std::size_t>(pool)].replicas[where[k].second];
+  }
   Replica* best = nullptr;
-  if (p.ready.empty()) {
-    // fall through: held at the gateway
-  } else if (s_.router == Router::RoundRobin) {
-    best = &p.replicas[p.ready[p.rr_next++ % p.ready.size()]];
-  } else {
-    int best_load = 0;
-    meter_.counts().router_visits += static_cast<std::int64_t>(p.ready.size());
+  int best_load = 0;
+  for (const int i : pools) {
+    Pool& p = pools_[static_cast<std::size_t>(i)];
     for (std::uint32_t id : p.ready) {  // in creation order: ties go to the oldest replica
       Replica& r = p.replicas[id];
-      int load = r.engine->num_requests_waiting() + r.engine->num_requests_running();
+      const int load = r.engine->num_requests_waiting() + r.engine->num_requests_running();
       if (!best || load < best_load) {
         best = &r;
         best_load = load;
+        pool = i;
       }
     }
   }
+  return best;
+}
+
+// The gateway: the request's model and role pick the pools, the router a Ready replica among theirs;
+// with none Ready the request waits at the gateway until one is Ready or the client gives up.
+void World::route(std::uint32_t request_id) {
+  RequestRecord& rec = result_.requests[request_id];
+  const PoolRole role = pools_[static_cast<std::size_t>(rec.pool)].config->role;
+  int chosen = rec.pool;
+  Replica* best = pick_replica(rec, role, chosen);
   if (!best) {
-    p.gateway.push_back(request_id);
+    groups_[static_cast<std::size_t>(rec.model)].gateway[static_cast<int>(role)].push_back(request_id);
     return;
   }
+  if (chosen != rec.pool) {
+    // Placed on another variant: it is that pool's arrival now (an arrival still to be scraped moves along).
+    Pool& from = pools_[static_cast<std::size_t>(rec.pool)];
+    Pool& to = pools_[static_cast<std::size_t>(chosen)];
+    --from.arrivals;
+    ++to.arrivals;
+    if (from.arrivals_since_scrape > 0) {
+      --from.arrivals_since_scrape;
+      ++to.arrivals_since_scrape;
+    }
+    rec.pool = chosen;
+  }
+  Pool& p = pools_[static_cast<std::size_t>(chosen)];
   rec.scheduled_at = micros_to_seconds(now_);
   rec.replica = static_cast<std::int32_t>(best->id);
   if (!best->engine->add_request(request_id, rec.prompt_tokens, rec.output_tokens, now_)) {

@@ -19,6 +19,7 @@
 #include "metrics/windowed_quantile.hpp"
 #include "provisioning/provisioner.hpp"
 #include "serving/engine.hpp"
+#include "serving/router.hpp"
 #include "serving/workload.hpp"
 #include "sim/budget.hpp"
 #include "sim/simulation.hpp"
@@ -69,8 +70,6 @@ struct Pool {
   int gpus_per_replica = 1;
   std::deque<Replica> replicas;       // a deque: references stay valid as replicas are added
   std::vector<std::uint32_t> ready;   // ids of Ready replicas, ascending (the router's candidates)
-  std::deque<std::uint32_t> gateway;  // requests held while no replica is Ready
-  std::size_t rr_next = 0;
   std::vector<std::unique_ptr<ReplicaScaler>> scalers;
   std::vector<ScrapedReplica> scraped;  // what the last scrape saw of its replicas
   std::int32_t spec_replicas = 0, ready_replicas = 0;
@@ -87,6 +86,14 @@ struct Pool {
   Series series;
   // Requests that arrived and are neither answered nor abandoned: at the gateway or at a replica.
   std::int64_t in_flight() const { return arrivals - completed - dropped - rejected; }
+};
+
+// The pools that serve one model, by role (PoolRole: aggregated, prefill, decode; several in a role
+// are its variants), and per role the requests the gateway holds while none of them has a Ready replica.
+struct ModelGroup {
+  std::vector<int> pools[3];
+  std::deque<std::uint32_t> gateway[3];
+  std::size_t rr_next[3] = {};
 };
 
 enum class EventKind : std::uint8_t {
@@ -126,6 +133,8 @@ class World : public ClusterEvents {
   void on_arrival(std::uint32_t client);
   void client_done(const RequestRecord& rec);
   void route(std::uint32_t request_id);
+  Replica* pick_replica(const RequestRecord& rec, PoolRole role, int& pool);
+  void drain_gateway(const Pool& p);  // a replica of `p` turned Ready: what its model's gateway holds for its role goes out
   void cut_step(Pool& p, Replica& r);
   void start_step_if_idle(Pool& p, Replica& r);
   void on_step_end(Pool& p, Replica& r);
@@ -185,7 +194,10 @@ class World : public ClusterEvents {
   FixedDelayNodes fixed_nodes_;
   std::vector<Pool> pools_;
   std::vector<std::pair<int, std::uint32_t>> partly_placed_;  // groups a member of which was bound this instant (pool, replica)
-  std::vector<int> pool_of_model_;  // the workload's model index → pool
+  std::vector<ModelGroup> groups_;  // by the workload's model index
+  std::vector<int> group_of_pool_;  // pool → its model's group
+  ApproxPrefixIndex epp_index_;     // router "epp": the approximate prefix index, over every pool
+  Rng epp_ties_;                    // and the max-score picker's tie-break
   std::unique_ptr<ClusterModel> cluster_;  // null: fixed-delay nodes, no cluster model
   Micros settle_at_ = -1;  // the instant a ClusterSettle event is filed for
   Micros scrape_every_ = 0, dcgm_period_ = 0, timeout_ = 0;
