@@ -393,6 +393,33 @@ TEST_CASE("decode capacity: the best batch at context ISL + OSL/2 within the ITL
   CHECK(sizes.back() == 1000);
 }
 
+TEST_CASE("aggregated capacity: decodes plus their share of prefill in one iteration", "[dynamo][capacity]") {
+  PlannerPerfModel m(WorkerType::Aggregated, PerfModelOptions{}, limits(8192, 64, 100000));
+  // Five live mixed iterations on the plane 5 + 0.05·prefill tokens + 0.0001·KV tokens (ms).
+  std::vector<ForwardPassMetrics> it;
+  const std::pair<int, int> pk[] = {{500, 10000}, {1000, 30000}, {2000, 20000}, {4000, 60000}, {3000, 90000}};
+  for (std::uint32_t i = 0; i < 5; ++i) {
+    ForwardPassMetrics f = decode_fpm(i, 10, pk[i].second, 5 + 0.05 * pk[i].first + 0.0001 * pk[i].second);
+    f.num_prefill_requests = 1;
+    f.sum_prefill_tokens = pk[i].first;
+    it.push_back(f);
+  }
+  m.add_observations(it);
+  REQUIRE(m.model().store(WorkloadKind::Mixed).fit());
+  // ISL 1000, OSL 100: context 1050; batch cap min(64, 100000/1050, 8192 − 1) = 64. Batch B prefills
+  // ceil(B·1000/100) = 10B tokens per iteration alongside B decodes of 1050B KV tokens:
+  // ITL = 5 + 0.5B + 0.105B = 5 + 0.605B ms; TTFT = one chunk of 10B + 1000 tokens = 55 + 0.605B ms.
+  // Both targets (500 / 50 ms) hold up to B = 64, where rps = 64 / (100 × 0.04372) = 14.6386…
+  const auto c = m.find_engine_capacity_rps(1000, 100, 500.0, 50.0);
+  REQUIRE(c);
+  CHECK(c->batch_size == 64);
+  CHECK(c->eligible);
+  CHECK(*c->itl_s == Approx(0.04372).epsilon(1e-9));
+  CHECK(*c->ttft_s == Approx(0.09372).epsilon(1e-9));
+  CHECK(*c->e2e_s == Approx(0.09372 + 99 * 0.04372).epsilon(1e-9));
+  CHECK(c->rps == Approx(64 / 4.372).epsilon(1e-9));
+}
+
 TEST_CASE("budget: proportional clamps of the GPU band (core/budget.py)", "[dynamo][budget]") {
   // 4P + 6D at 2 GPUs each = 20 > 8: scale 0.4; max_p = floor((8 − 2)/2) = 3; p = max(1, min(3, floor(1.6))) = 1;
   // 8 − 2 = 6 GPUs left: d = floor(6/2) = 3.
@@ -556,6 +583,42 @@ TEST_CASE("planner, load-based (sla): ITL estimates per engine, +1 above target,
   d = roomy.sync(s, 15 * kMicrosPerSecond, LogPolicy{true, true, false});
   CHECK_FALSE(d.desired[0]);
   CHECK(d.log[0].reason == "scaling_in_progress");
+}
+
+TEST_CASE("planner, load-based (sla, prefill): the queue's TTFT per engine and the consolidation budget", "[dynamo][planner]") {
+  PlannerConfig c;
+  c.optimization_target = OptimizationTarget::Sla;
+  c.mode = PlannerMode::Prefill;
+  c.enable_throughput_scaling = false;
+  c.enable_load_scaling = true;
+  c.prefill_profile = linear_prefill_profile();
+  DynamoPlanner planner(c);
+  ServiceSnapshot s;
+  s.pools.push_back(service_pool("p", ServiceRole::Prefill, pods("p", 2, 2), limits(8192, 256, 1000000)));
+  // Each engine ran a 2000-token chunk (220 ms, on the line) and has 3000 tokens queued. Average ISL:
+  // (1000 + … + 5000 + 2000 + 2000) / 7 = 2714.29. Next request's TTFT: ceil(3000 + 2714.29) = 5715
+  // tokens in one chunk → 20 + 571.5 = 591.5 ms > 500 on both → 3.
+  auto busy = [](std::uint32_t id, std::int64_t queued) {
+    ForwardPassMetrics f;
+    f.replica = id;
+    f.num_prefill_requests = 1;
+    f.sum_prefill_tokens = 2000;
+    f.wall_time_s = 0.220;
+    f.queued_prefill_requests = queued > 0 ? 1 : 0;
+    f.queued_prefill_tokens = queued;
+    return f;
+  };
+  s.pools[0].fpm = {busy(0, 3000), busy(1, 3000)};
+  ServiceDecision d = planner.sync(s, 5 * kMicrosPerSecond, LogPolicy{});
+  CHECK(d.desired[0] == 3);
+  CHECK(contains(d.log[0].explanation, "engine 0: TTFT 591.5 ms (queued 3000 tokens + the next request's 2714.3)"));
+  // Empty queues: TTFT = ceil(2714.29) = 2715 tokens → 291.5 ms; the queue's share after consolidation
+  // (× 2/1 of nothing) is 0 < (500 − 291.5) × 0.8 = 166.8 → 1.
+  DynamoPlanner idle(c);
+  s.pools[0].fpm = {busy(0, 0), busy(1, 0)};
+  d = idle.sync(s, 5 * kMicrosPerSecond, LogPolicy{});
+  CHECK(d.desired[0] == 1);
+  CHECK(d.log[0].reason == "scale_down");
 }
 
 TEST_CASE("planner, static thresholds (throughput target, upstream's default): KV utilisation of decode engines", "[dynamo][planner]") {
