@@ -495,9 +495,13 @@ TEST_CASE("planner, throughput-based: the default 8-GPU budget clamps the pair; 
   s.pools.push_back(service_pool("d", ServiceRole::Decode, pods("d", 1, 1), limits(8192, 64, 100000)));
   s.frontend = window(180, 1800, 3000, 150);
   // (4P, 3D) = 14 GPUs > 8: scale 8/14; max_p = 3; p = max(1, min(3, floor(2.29))) = 2; d = floor(4/2) = 2.
-  const ServiceDecision d = planner.sync(s, 180 * kMicrosPerSecond, LogPolicy{});
+  const ServiceDecision d = planner.sync(s, 180 * kMicrosPerSecond, LogPolicy{true, true, true});
   CHECK(d.desired[0] == 2);
   CHECK(d.desired[1] == 2);
+  CHECK(d.log[0].detail.at("demand_rps").get<double>() == Approx(10));
+  CHECK(d.log[0].detail.at("engine_rps").get<double>() == Approx(3.125));
+  CHECK(d.log[0].detail.at("throughput_replicas").get<int>() == 4);
+  CHECK(d.log[1].detail.at("engine_batch_size").get<int>() == 32);
   CHECK(contains(d.log[0].explanation, "clamped (4P + 3D = 14 GPUs) → (2P + 2D = 8 GPUs)"));
   // An idle interval: 0 requests → ceil(0) = 0 → min_endpoint 1 each (ISL/OSL carried from the last
   // observed shape). Ready (2, 2) → (1, 1).
@@ -841,7 +845,7 @@ TEST_CASE("WVA scaler: metrics per pod, published wva_desired_replicas for the H
   s.pools = {cheap, dear};
   // Non-saturated: 0.75, 0.76, 0.70 → spare KV (0.05 + 0.04 + 0.10) / 3 = 0.0633 < 0.10 → scale up the
   // cheapest variant (l4, cost 5): 2 + 1 = 3.
-  ServiceDecision d = w.sync(s, 30 * kMicrosPerSecond, LogPolicy{});
+  ServiceDecision d = w.sync(s, 30 * kMicrosPerSecond, LogPolicy{true, true, true});
   CHECK_FALSE(d.desired[0]);  // WVA publishes; the HPA scales
   REQUIRE(d.published[0].size() == 3);
   CHECK(d.published[0][0] == std::make_pair(std::string("wva_desired_replicas"), 3.0));
@@ -851,6 +855,8 @@ TEST_CASE("WVA scaler: metrics per pod, published wva_desired_replicas for the H
   CHECK(w.status().at("l4").num_replicas == 3);
   REQUIRE(d.log.size() == 2);
   CHECK(d.log[0].reason == "saturation-only mode: scale-up");
+  CHECK(d.log[0].detail.at("avg_spare_kv").get<double>() == Approx(0.19 / 3));
+  CHECK(d.log[0].detail.at("target").get<int>() == 3);
   CHECK(contains(d.log[0].explanation, "average spare KV 0.0633 < kvSpareTrigger 0.1"));
   CHECK(contains(d.log[0].explanation, "l4-1 KV 0.760 queue 0"));
   CHECK(contains(d.log[0].explanation, "1 series of pods no longer in the API dropped"));
@@ -904,4 +910,38 @@ TEST_CASE("pool counts: a Deployment's status as the controllers read it", "[ser
   CHECK(c.ready == 2);
   CHECK(c.terminating == 1);
   CHECK(std::string(service_role_name(ServiceRole::Prefill)) == "prefill");
+}
+
+TEST_CASE("planner on the profiler's tables of the lab's engine: a deterministic, sensible decision", "[dynamo][planner][profiler]") {
+  EngineConfig e;
+  e.profile = engine_profile(engine_profile_names().front());
+  ProfilerConfig pc;
+  pc.max_context_length = 32768;
+  PlannerConfig c;
+  c.optimization_target = OptimizationTarget::Sla;
+  c.max_gpu_budget = 64;
+  c.prefill_profile = profile_prefill(e, pc);
+  c.decode_profile = profile_decode(e, pc);
+  const EngineLimits l = limits(e.max_num_batched_tokens, e.max_num_seqs, Engine::compute_num_kv_blocks(e) * e.block_size, 131072);
+  auto run = [&]() {
+    DynamoPlanner planner(c);
+    ServiceSnapshot s;
+    s.pools.push_back(service_pool("p", ServiceRole::Prefill, pods("p", 1, 1), l));
+    s.pools.push_back(service_pool("d", ServiceRole::Decode, pods("d", 1, 1), l));
+    s.frontend = window(180, 1800, 3000, 150);  // 10 req/s of ISL 3000, OSL 150
+    return planner.sync(s, 180 * kMicrosPerSecond, LogPolicy{});
+  };
+  const ServiceDecision a = run(), b = run();
+  REQUIRE(a.desired[0]);
+  REQUIRE(a.desired[1]);
+  // Prefill: 17 profile points → the weighted hinge; about 250 ms per 3000-token prompt, so a few
+  // engines for 10 req/s. Decode: ITL ≤ 50 ms allows a large batch; one engine or two.
+  CHECK(contains(a.log[0].explanation, "hinge fit"));
+  CHECK(*a.desired[0] >= 2);
+  CHECK(*a.desired[0] <= 6);
+  CHECK(*a.desired[1] >= 1);
+  CHECK(*a.desired[1] <= 2);
+  CHECK(a.desired == b.desired);
+  REQUIRE(a.log.size() == b.log.size());
+  for (std::size_t i = 0; i < a.log.size(); ++i) CHECK(a.log[i].explanation == b.log[i].explanation);
 }

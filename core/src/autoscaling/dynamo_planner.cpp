@@ -233,10 +233,12 @@ struct DynamoPlanner::Role {
   const std::vector<ForwardPassMetrics>* fpm = nullptr;
   std::string text;    // this tick's arithmetic for the pool
   std::string reason;  // upstream's diagnostic reason
+  Json detail = Json::object();  // the same numbers, typed (DecisionRecord::detail)
 };
 
 struct DynamoPlanner::Tick {
   Micros now = 0;
+  Json detail = Json::object();  // shared numbers (traffic, prediction)
   bool has_p = false, has_d = false;
   Role p, d;  // d: the decode pool, or the aggregated pool in agg mode
   std::string text;  // shared arithmetic (traffic, prediction)
@@ -324,6 +326,13 @@ std::optional<std::int32_t> DynamoPlanner::compute_replicas(Tick& t, bool prefil
                   : m->find_engine_capacity_rps(isl, osl, std::nullopt, config_.itl_ms);
   }
   const double engine_rps = cap ? cap->rps : 0.0;
+  if (cap) {
+    r.detail["engine_rps"] = engine_rps;
+    r.detail["engine_batch_size"] = cap->batch_size;
+    r.detail["engine_sla_met"] = cap->eligible;
+    if (cap->ttft_s) r.detail["engine_ttft_s"] = *cap->ttft_s;
+    if (cap->itl_s) r.detail["engine_itl_s"] = *cap->itl_s;
+  }
   if (engine_rps <= 0) {
     r.reason = "model_not_ready";
     r.text += std::string(" The ") + (agg ? "agg" : prefill ? "prefill" : "decode") +
@@ -333,6 +342,7 @@ std::optional<std::int32_t> DynamoPlanner::compute_replicas(Tick& t, bool prefil
   const int min_endpoint = resolve_min_endpoint(config_, prefill);
   const std::int32_t needed = ceil_count(demand_rps / engine_rps);
   const std::int32_t result = std::max<std::int32_t>(needed, min_endpoint);
+  r.detail["throughput_replicas"] = result;
   std::string s = " Engine capacity (" + model_text(*m) + "): ";
   if (prefill) {
     s += "the best batch of " + std::to_string(cap->batch_size) + " prefill" + (cap->batch_size == 1 ? "" : "s") + " of ISL " +
@@ -440,6 +450,7 @@ std::optional<std::int32_t> DynamoPlanner::load_decision(Tick& t, bool prefill, 
       const auto est = m.estimate_queued_prefill_time(f);
       if (est) {
         estimates.push_back(*est * 1000);
+        r.detail["estimated_ttft_ms"].push_back(*est * 1000);
         per_engine += " engine " + std::to_string(f.replica) + ": TTFT " + fixed(*est * 1000, 1) + " ms (queued " +
                       std::to_string(f.queued_prefill_tokens) + " tokens + the next request's " + fixed(m.avg_isl(), 1) + ");";
       }
@@ -471,6 +482,7 @@ std::optional<std::int32_t> DynamoPlanner::load_decision(Tick& t, bool prefill, 
       const auto est = m.estimate_scheduled_decode_itl(f);
       if (est) {
         estimates.push_back(*est * 1000 / 1.0);
+        r.detail["estimated_itl_ms"].push_back(*est * 1000);
         per_engine += " engine " + std::to_string(f.replica) + ": ITL " + fixed(*est * 1000, 1) + " ms (KV " + std::to_string(sched_kv) +
                       " scheduled + " + std::to_string(queued_kv) + " queued + the next request's " + fixed(m.avg_decode_length(), 1) + ");";
       }
@@ -851,6 +863,14 @@ ServiceDecision DynamoPlanner::sync(const ServiceSnapshot& snap, Micros now, con
     rec.desired_replicas = desired;
     rec.reason = reason;
     rec.explanation = text;
+    if (log.detail) {
+      Json d = t.detail;
+      for (const auto& [k, v] : r.detail.items()) d[k] = v;
+      d["ready"] = r.ready;
+      d["expected"] = r.expected;
+      d["lower_bound"] = &r == &t.p ? lower_bound_p_ : lower_bound_d_;
+      rec.detail = std::move(d);
+    }
     out.log.push_back(std::move(rec));
   };
   if ((t.has_p && t.p.index < 0) || (t.has_d && t.d.index < 0)) {
@@ -916,6 +936,13 @@ ServiceDecision DynamoPlanner::sync(const ServiceSnapshot& snap, Micros now, con
                 fixed(traffic->itl_ms, 1) + " ms). Predicted next interval (" + load_predictor_name(config_.load_predictor) +
                 "): " + num(next_num_req) + " requests [" + num_req_predictor_->explain() + "], ISL " + num(next_isl) + " [" +
                 isl_predictor_->explain() + "], OSL " + num(next_osl) + " [" + osl_predictor_->explain() + "].";
+      t.detail["observed_num_req"] = traffic->num_req;
+      t.detail["observed_isl"] = traffic->isl;
+      t.detail["observed_osl"] = traffic->osl;
+      t.detail["predicted_num_req"] = next_num_req;
+      t.detail["predicted_isl"] = next_isl;
+      t.detail["predicted_osl"] = next_osl;
+      t.detail["demand_rps"] = next_num_req / traffic->duration_s;
       proposal = throughput_tick(t, *traffic, next_num_req, next_isl, next_osl);
     }
   }

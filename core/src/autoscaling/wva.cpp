@@ -361,6 +361,19 @@ ServiceDecision WvaScaler::sync(const ServiceSnapshot& snap, Micros now, const L
       rec.desired_replicas = emitted ? target : states[i].current;
       rec.reason = reason;
       rec.explanation = text;
+      if (log.detail) {
+        Json d = {{"analysed", analysed}, {"target", target}, {"current", states[i].current}, {"ready", counts[i].ready},
+                  {"pending", states[i].pending}, {"last_desired", states[i].desired}, {"published", emitted}};
+        if (analysed) {
+          d["total_replicas"] = analysis.total_replicas;
+          d["non_saturated"] = analysis.non_saturated;
+          d["avg_spare_kv"] = analysis.avg_spare_kv;
+          d["avg_spare_queue"] = analysis.avg_spare_queue;
+          d["should_scale_up"] = analysis.should_scale_up;
+          d["scale_down_safe"] = analysis.scale_down_safe;
+        }
+        rec.detail = std::move(d);
+      }
       out.log.push_back(std::move(rec));
     }
   }
