@@ -4,6 +4,7 @@
 
 #include "autoscaling/hpa_json.hpp"
 #include "autoscaling/replica_scaler.hpp"
+#include "autoscaling/strategies.hpp"
 
 namespace gpuscale {
 
@@ -113,7 +114,8 @@ Json ages_json(const std::vector<AgeRange>& ages) {
 
 const char* const kServedPodsMetrics[5] = {"DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED", "vllm:num_requests_waiting",
                                            "vllm:num_requests_running", "vllm:kv_cache_usage_perc"};
-const char* const kServedExternalMetrics[3] = {"vllm:num_requests_waiting", "vllm:num_requests_running", "interceptor_concurrency"};
+const char* const kServedExternalMetrics[6] = {"vllm:num_requests_waiting", "vllm:num_requests_running", "interceptor_concurrency",
+                                               kTtftP99Metric, kSloViolationMetric, "wva_desired_replicas"};
 
 std::string served_pods_metrics_text() { return names_text(kServedPodsMetrics, 5); }
 
@@ -127,9 +129,9 @@ std::string unserved_metric(const hpa::MetricSpec& m) {
       return "the simulated prometheus-adapter serves no Pods metric named " + quote_for_message(m.metric.name) + " (the HPA would report "
              "FailedGetPodsMetric at every sync); it serves " + names_text(kServedPodsMetrics, 5);
     case hpa::MetricSourceType::External:
-      if (served(kServedExternalMetrics, 3)) return "";
+      if (served(kServedExternalMetrics, 6)) return "";
       return "the simulated external metrics API (KEDA) serves no metric named " + quote_for_message(m.metric.name) + " (the HPA would report "
-             "FailedGetExternalMetric at every sync); it serves " + names_text(kServedExternalMetrics, 3);
+             "FailedGetExternalMetric at every sync); it serves " + names_text(kServedExternalMetrics, 6);
     case hpa::MetricSourceType::Resource:
     case hpa::MetricSourceType::ContainerResource:
       return "the simulation models no CPU or memory usage, so no Resource metric can be served (the HPA would "
@@ -213,6 +215,12 @@ hpa::Observed HpaScaler::observe(const ScalerSnapshot& snap, Micros now) const {
   // The KEDA HTTP Add-on's interceptor counts live, not through Prometheus: every request that
   // arrived and is neither answered nor abandoned, whether held at the gateway or at a replica.
   o.external_metrics["interceptor_concurrency"] = hpa::MetricValue{true, snap.in_flight * 1000, ""};
+  // What the lab's Prometheus rules and the model-level autoscalers publish for the pool (a missing
+  // value: the query returned nothing, as prometheus-adapter then reports).
+  for (const ScalerSnapshot::External& e : snap.external) {
+    if (e.value) o.external_metrics[e.name] = hpa::MetricValue{true, static_cast<std::int64_t>(std::llround(*e.value * 1000)), ""};
+    else o.external_metrics[e.name] = hpa::MetricValue{false, 0, e.why};
+  }
   return o;
 }
 

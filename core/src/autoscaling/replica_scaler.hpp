@@ -41,6 +41,14 @@ struct ScalerSnapshot {
   std::int64_t cpu_request_milli = 0;  // the replicas' cpu request
   double scrape_interval_s = 15;       // seconds a scraped sample covers
   bool metric_ages = false;            // the values came through a lagging pipeline: log their ages
+  // External metrics published for the pool now: the lab's rules (P99 TTFT, SLO violations) and a
+  // model-level autoscaler's (WVA's wva_desired_replicas). No value: the query returned nothing.
+  struct External {
+    std::string name;
+    std::optional<double> value;
+    std::string why;  // without a value
+  };
+  std::vector<External> external;
   // The replica with this id, or nullptr if it is gone.
   const ReplicaView* find(std::uint32_t id) const;
 };
@@ -69,7 +77,7 @@ class ReplicaScaler {
 // exporter and vLLM series per pod) and External metrics through KEDA (Prometheus sums and the HTTP
 // Add-on's interceptor count). No CPU/memory usage (Resource), no Object metrics.
 extern const char* const kServedPodsMetrics[5];
-extern const char* const kServedExternalMetrics[3];
+extern const char* const kServedExternalMetrics[6];
 // "" if the simulation can serve the metric `m` asks for; else why not and what it serves. An HPA
 // reading any other metric could only report FailedGet…Metric at every sync.
 std::string unserved_metric(const hpa::MetricSpec& m);

@@ -37,6 +37,18 @@ hpa::HorizontalPodAutoscalerSpec preset_hpa_spec(ScalerStrategy strategy, const 
       // vllm:kv_cache_usage_perc is a fraction 0-1 despite its name.
       metric = average_value_metric(MetricSourceType::Pods, "vllm:kv_cache_usage_perc", or_default(0.7));
       break;
+    case ScalerStrategy::TtftP99:
+      // A latency: target type Value (ratio = P99 / target), not an average per pod; 2 s by default,
+      // the default TTFT SLO.
+      metric.type = MetricSourceType::External;
+      metric.metric.name = kTtftP99Metric;
+      metric.target.type = hpa::MetricTargetType::Value;
+      metric.target.value_milli = static_cast<std::int64_t>(std::llround(or_default(2) * 1000));
+      break;
+    case ScalerStrategy::Goodput:
+      // Requests that miss the SLO per second, averaged over the replicas: 0.05/s per replica by default.
+      metric = average_value_metric(MetricSourceType::External, kSloViolationMetric, or_default(0.05));
+      break;
     case ScalerStrategy::HttpConcurrency:
       // KEDA HTTP Add-on: its interceptor proxies every request and counts those in flight (held while
       // the app scales from zero, or forwarded and not yet answered); its external scaler gives KEDA that

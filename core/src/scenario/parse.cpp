@@ -280,6 +280,54 @@ void check_custom_hpa(const hpa::HorizontalPodAutoscalerSpec& spec, const Json& 
   }
 }
 
+// autoscaler.planner: Dynamo's planner settings under its own names (components/planner planner_config.py;
+// the mode follows the pools' roles). autoscaler.wva: the WVA saturation config (SaturationScalingConfig).
+ServiceScalerConfig parse_planner(const Json& j, const std::string& path) {
+  ObjectReader r(j, path);
+  dynamo::PlannerConfig c;
+  static const std::vector<std::pair<std::string, dynamo::OptimizationTarget>> kTargets = {
+      {"throughput", dynamo::OptimizationTarget::Throughput}, {"latency", dynamo::OptimizationTarget::Latency},
+      {"load", dynamo::OptimizationTarget::Load}, {"sla", dynamo::OptimizationTarget::Sla}};
+  if (const Json* v = r.raw("optimization_target")) {
+    const std::string t = expect_enum(*v, path + "/optimization_target", {"throughput", "latency", "load", "sla"});
+    for (const auto& [name, value] : kTargets)
+      if (name == t) c.optimization_target = value;
+  }
+  c.throughput_adjustment_interval_s = r.get_number("throughput_adjustment_interval", c.throughput_adjustment_interval_s, 1, 86400);
+  c.load_adjustment_interval_s = r.get_number("load_adjustment_interval", c.load_adjustment_interval_s, 1, 3600);
+  c.ttft_ms = r.get_number("ttft", c.ttft_ms, 1, 600000);
+  c.itl_ms = r.get_number("itl", c.itl_ms, 0.1, 60000);
+  c.max_gpu_budget = static_cast<int>(r.get_int("max_gpu_budget", c.max_gpu_budget, -1, 4096));
+  c.min_gpu_budget = static_cast<int>(r.get_int("min_gpu_budget", c.min_gpu_budget, -1, 4096));
+  c.min_endpoint = static_cast<int>(r.get_int("min_endpoint", c.min_endpoint, 0, Limits::kMaxReplicas));
+  if (const auto v = r.get_optional_int("prefill_min_endpoint", 0, Limits::kMaxReplicas)) c.prefill_min_endpoint = static_cast<int>(*v);
+  if (const auto v = r.get_optional_int("decode_min_endpoint", 0, Limits::kMaxReplicas)) c.decode_min_endpoint = static_cast<int>(*v);
+  if (const Json* v = r.raw("load_predictor")) {
+    const std::string k = expect_enum(*v, path + "/load_predictor", {"constant", "kalman", "arima", "prophet"});
+    c.load_predictor = k == "kalman" ? dynamo::LoadPredictorKind::Kalman : k == "arima" ? dynamo::LoadPredictorKind::Arima
+                     : k == "prophet" ? dynamo::LoadPredictorKind::Prophet : dynamo::LoadPredictorKind::Constant;
+  }
+  c.predictor.log1p = r.get_bool("load_predictor_log1p", c.predictor.log1p);
+  c.load_scaling_down_sensitivity = static_cast<int>(r.get_int("load_scaling_down_sensitivity", c.load_scaling_down_sensitivity, 0, 100));
+  if (const auto v = r.get_optional_int("prefill_scale_up_queue_tokens", 0, 1 << 30)) c.prefill_scale_up_queue_tokens = *v;
+  if (const auto v = r.get_optional_int("prefill_scale_down_queue_tokens", 0, 1 << 30)) c.prefill_scale_down_queue_tokens = *v;
+  if (const auto v = r.get_optional_number("decode_scale_up_kv_rate", 0, 100)) c.decode_scale_up_kv_rate = *v;
+  if (const auto v = r.get_optional_number("decode_scale_down_kv_rate", 0, 100)) c.decode_scale_down_kv_rate = *v;
+  r.finish();
+  return c;
+}
+
+ServiceScalerConfig parse_wva(const Json& j, const std::string& path) {
+  ObjectReader r(j, path);
+  wva::WvaConfig c;
+  c.kv_cache_threshold = r.get_number("kvCacheThreshold", c.kv_cache_threshold, 0, 1);
+  c.queue_length_threshold = r.get_number("queueLengthThreshold", c.queue_length_threshold, 0, 100000);
+  c.kv_spare_trigger = r.get_number("kvSpareTrigger", c.kv_spare_trigger, 0, 1);
+  c.queue_spare_trigger = r.get_number("queueSpareTrigger", c.queue_spare_trigger, 0, 100000);
+  r.finish();
+  return c;
+}
+
 AutoscalerConfig parse_autoscaler(const Json& j, const std::string& path, const std::string& deployment) {
   ObjectReader r(j, path);
   AutoscalerConfig as;
@@ -293,6 +341,20 @@ AutoscalerConfig parse_autoscaler(const Json& j, const std::string& path, const 
   as.downscale_stabilization_s = r.get_number("downscale_stabilization_s", as.downscale_stabilization_s, 0, 3600);
   const Json* custom = r.raw("hpa");
   if (custom) expect_object(*custom, path + "/hpa");
+  for (const auto& [key, strategy] : {std::pair<const char*, ScalerStrategy>{"planner", ScalerStrategy::Planner}, {"wva", ScalerStrategy::Wva}}) {
+    const Json* v = r.raw(key);
+    if (!v) continue;
+    if (as.strategy != strategy) {
+      throw InputError(path + "/" + key, std::string("configures strategy \"") + key + "\"; this pool's strategy is \"" + to_string(as.strategy) + "\"");
+    }
+    as.service = strategy == ScalerStrategy::Planner ? parse_planner(*v, path + "/" + key) : parse_wva(*v, path + "/" + key);
+    const std::string why = service_scaler_config_error(*as.service);
+    if (!why.empty()) {
+      const std::size_t colon = why.find(": ");
+      throw InputError(path + "/" + key + (colon == std::string::npos ? "" : "/" + why.substr(0, colon)),
+                       colon == std::string::npos ? why : why.substr(colon + 2));
+    }
+  }
   std::optional<hpa::HorizontalPodAutoscalerBehavior> behavior;
   if (const Json* b = r.raw("behavior"); b && !b->is_null()) behavior = hpa::parse_hpa_behavior(*b, path + "/behavior");
   if (const Json* k = r.raw("keda")) {
@@ -329,6 +391,16 @@ AutoscalerConfig parse_autoscaler(const Json& j, const std::string& path, const 
     throw InputError(path + "/hpa", "is only used with strategy \"custom\"");
   } else if (as.strategy == ScalerStrategy::Fixed) {
     if (behavior) throw InputError(path + "/behavior", "is not used with strategy \"fixed\", which runs no HPA (a fixed replica count)");
+  } else if (as.strategy == ScalerStrategy::Planner) {
+    // The planner sets spec.replicas itself (Dynamo's operator); no HPA runs beside it.
+    if (behavior) throw InputError(path + "/behavior", "is not used with strategy \"planner\": the planner sets the replicas, no HPA runs");
+    if (r.has("target")) throw InputError(path + "/target", "is not used with strategy \"planner\": its targets are autoscaler.planner's ttft and itl");
+  } else if (as.strategy == ScalerStrategy::Wva) {
+    if (behavior) throw InputError(path + "/behavior", "is not used with strategy \"wva\": WVA's HPA has its own behavior (stabilization 0, 10 pods per 15 s)");
+    // Placeholder until the model's WVA config is known (check_models sets the spec from it).
+    as.hpa = wva_hpa_spec(as.service ? std::get<wva::WvaConfig>(*as.service) : wva::WvaConfig{}, deployment);
+    as.hpa->min_replicas = static_cast<std::int32_t>(as.min_replicas);
+    as.hpa->max_replicas = static_cast<std::int32_t>(as.max_replicas);
   } else {
     as.hpa = preset_hpa_spec(as.strategy, deployment, static_cast<std::int32_t>(as.min_replicas), static_cast<std::int32_t>(as.max_replicas),
                              as.target, behavior);
@@ -761,6 +833,63 @@ void check_models(const Scenario& s) {
   if (!s.workload.models.empty() && !(total > 0)) throw InputError("/workload/models", "the shares add up to 0: no request would be sent");
 }
 
+// The pools with strategy "planner" of one model form its planner's group; those with strategy "wva"
+// of one model and role form a WVA's. The settings come from the one pool that gives them.
+void build_service_groups(Scenario& s) {
+  const auto path_of = [&](std::size_t i) { return s.pools_declared ? "/pools/" + std::to_string(i) + "/autoscaler" : std::string("/autoscaler"); };
+  for (std::size_t i = 0; i < s.pools.size(); ++i) {
+    const PoolConfig& p = s.pools[i];
+    const ScalerStrategy k = p.autoscaler.strategy;
+    if (k != ScalerStrategy::Planner && k != ScalerStrategy::Wva) continue;
+    const auto same_group = [&](const ServiceGroupConfig& g) {
+      const PoolConfig& first = s.pools[static_cast<std::size_t>(g.pools.front())];
+      return first.model == p.model && first.autoscaler.strategy == k && (k == ScalerStrategy::Planner || first.role == p.role);
+    };
+    auto g = std::find_if(s.service_groups.begin(), s.service_groups.end(), same_group);
+    if (g == s.service_groups.end()) {
+      ServiceGroupConfig fresh;
+      fresh.model = p.model;
+      if (k == ScalerStrategy::Planner) fresh.config = dynamo::PlannerConfig{};
+      else fresh.config = wva::WvaConfig{};
+      s.service_groups.push_back(std::move(fresh));
+      g = std::prev(s.service_groups.end());
+    } else if (p.autoscaler.service && std::any_of(g->pools.begin(), g->pools.end(), [&](int o) { return s.pools[static_cast<std::size_t>(o)].autoscaler.service.has_value(); })) {
+      throw InputError(path_of(i) + (k == ScalerStrategy::Planner ? "/planner" : "/wva"),
+                       "is given on another pool of model \"" + p.model + "\" too; one " + (k == ScalerStrategy::Planner ? "planner" : "WVA") +
+                           " decides for the model's pools: give its settings once");
+    }
+    if (p.autoscaler.service) g->config = *p.autoscaler.service;
+    g->pools.push_back(static_cast<int>(i));
+  }
+  for (ServiceGroupConfig& g : s.service_groups) {
+    if (auto* planner = std::get_if<dynamo::PlannerConfig>(&g.config)) {
+      bool prefill = false, decode = false, agg = false;
+      for (const int i : g.pools) {
+        const PoolRole r = s.pools[static_cast<std::size_t>(i)].role;
+        prefill = prefill || r == PoolRole::Prefill;
+        decode = decode || r == PoolRole::Decode;
+        agg = agg || r == PoolRole::Aggregated;
+        if (std::count_if(g.pools.begin(), g.pools.end(), [&](int o) { return s.pools[static_cast<std::size_t>(o)].role == r; }) > 1) {
+          throw InputError(path_of(static_cast<std::size_t>(i)) + "/strategy",
+                           "is \"planner\" on two pools of model \"" + g.model + "\" in one role: the planner scales one pool per worker type (its variants are WVA's)");
+        }
+      }
+      planner->mode = agg ? dynamo::PlannerMode::Agg : prefill && decode ? dynamo::PlannerMode::Disagg : prefill ? dynamo::PlannerMode::Prefill
+                                                                                                        : dynamo::PlannerMode::Decode;
+    } else {
+      // Each variant's HPA follows WVA's published desired replicas with the group's settings.
+      const wva::WvaConfig& w = std::get<wva::WvaConfig>(g.config);
+      for (const int i : g.pools) {
+        AutoscalerConfig& a = s.pools[static_cast<std::size_t>(i)].autoscaler;
+        const std::int32_t lo = a.hpa->min_replicas.value_or(1), hi = a.hpa->max_replicas;
+        a.hpa = wva_hpa_spec(w, s.pools[static_cast<std::size_t>(i)].name);
+        a.hpa->min_replicas = lo;
+        a.hpa->max_replicas = hi;
+      }
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<Phase> effective_phases(const WorkloadConfig& w) {
@@ -1046,6 +1175,7 @@ Scenario parse_scenario(const Json& doc) {
   }
   r.finish();
   check_models(s);
+  build_service_groups(s);
 
   // Bound the work: the expected number of arrivals must stay under the limit.
   const double expected = expected_arrivals(s);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "autoscaling/hpa.hpp"
+#include "autoscaling/service_scalers.hpp"
 #include "autoscaling/strategies.hpp"
 #include "cluster/instance_types.hpp"
 #include "cluster/launch_failures.hpp"
@@ -84,6 +85,9 @@ struct AutoscalerConfig {
   // The HPA the strategy stands for (every strategy but "fixed"; "custom": the spec as written).
   std::optional<hpa::HorizontalPodAutoscalerSpec> hpa;
   KedaConfig keda;                         // the KEDA strategies only
+  // Strategy "planner" / "wva": the model-level autoscaler's settings (autoscaler.planner /
+  // autoscaler.wva), given on one pool of the model (the others of the model take the same).
+  std::optional<ServiceScalerConfig> service;
 };
 
 enum class PoolRole : std::uint8_t { Aggregated, Prefill, Decode };
@@ -246,6 +250,15 @@ struct KvTransferConfig {
   double latency_s = 0.001;       // seconds per transfer: the request and completion notification round trip
 };
 
+// A model-level autoscaler and the pools it decides for: a Dynamo-like planner over a model's pools
+// whose strategy is "planner" (its mode from their roles: disagg, prefill, decode or agg), or a WVA over
+// the pools of a model in one role whose strategy is "wva" (its variants).
+struct ServiceGroupConfig {
+  std::string model;
+  std::vector<int> pools;  // in the scenario's order
+  ServiceScalerConfig config;
+};
+
 struct Scenario {
   std::uint64_t seed = 1;
   double duration_s = 3600;  // seconds of simulated time
@@ -255,6 +268,7 @@ struct Scenario {
   WorkloadConfig workload;
   ColdStartConfig cold_start;   // node_provisioning_s and warm_nodes: the fixed-delay node layer
   std::vector<PoolConfig> pools;  // at least one; a scenario without "pools" is one aggregated pool
+  std::vector<ServiceGroupConfig> service_groups;  // from the pools' strategies "planner" and "wva"
   bool pools_declared = false;  // the scenario listed "pools": results report each pool
   MetricsConfig metrics;
   ClusterConfig cluster;

@@ -108,6 +108,7 @@ void World::on_scrape() {
           s.waiting = r.engine->num_requests_waiting();
           s.running = r.engine->num_requests_running();
           s.kv_usage = r.engine->kv_cache_usage(now_);
+          note_vllm_sample(r, now_, s.kv_usage, s.waiting);
         }
         p.scraped.push_back(s);
         tally(s);
@@ -199,6 +200,7 @@ void World::on_vllm_scrape(Pool& p, Replica& r) {
     v.waiting = r.engine->num_requests_waiting();
     v.running = r.engine->num_requests_running();
     v.kv_usage = r.engine->kv_cache_usage(now_);
+    note_vllm_sample(r, now_, v.kv_usage, v.waiting);
   }
   r.metrics.scrape_vllm(v, pipeline_);
   const Micros next = now_ + pipeline_.scrape_interval;
@@ -276,7 +278,120 @@ ScalerSnapshot World::snapshot(Pool& p) {
     v.ready_at = r.ready_at;
     snap.replicas.push_back(v);
   }
+  // The lab's Prometheus rules over the last minute, for the HPAs that read them.
+  const Micros minute = 60 * kMicrosPerSecond;
+  if (p.rule_ttft) {
+    p.server_ttft_1m.expire(now_ - minute);
+    ScalerSnapshot::External e{kTtftP99Metric, std::nullopt, "no request reached its first token on the pool's servers in the last minute"};
+    if (p.server_ttft_1m.size() > 0) e.value = p.server_ttft_1m.percentile(0.99);
+    snap.external.push_back(std::move(e));
+  }
+  if (p.rule_slo) {
+    while (!p.slo_misses.empty() && p.slo_misses.front() <= now_ - minute) p.slo_misses.pop_front();
+    snap.external.push_back({kSloViolationMetric, static_cast<double>(p.slo_misses.size()) / 60.0, ""});
+  }
+  for (const auto& [name, value] : p.published) snap.external.push_back({name, value, ""});
   return snap;
+}
+
+void World::note_slo_miss(std::int32_t pool) {
+  Pool& p = pools_[static_cast<std::size_t>(pool)];
+  if (p.rule_slo) p.slo_misses.push_back(now_);
+}
+
+// A vLLM scrape a WVA's max_over_time(...[1m]) may read: the last minute's (and the query delay's).
+void World::note_vllm_sample(Replica& r, Micros at, double kv_usage, std::int32_t waiting) {
+  if (!keep_vllm_history_) return;
+  r.vllm_history.push_back({at, kv_usage, waiting});
+  while (!r.vllm_history.empty() && r.vllm_history.front().at <= at - 60 * kMicrosPerSecond - pipeline_.query_delay) r.vllm_history.pop_front();
+}
+
+// What a model-level autoscaler sees of its pools now: each pool as an HPA sees it, the engine limits,
+// the last minute's vLLM maxima (WVA) and the frontend's counters over its window (the planner).
+ServiceSnapshot World::service_snapshot(ServiceRun& run) {
+  ServiceSnapshot snap;
+  snap.model = run.config->model;
+  const Micros minute = 60 * kMicrosPerSecond;
+  for (const int i : run.config->pools) {
+    Pool& p = pools_[static_cast<std::size_t>(i)];
+    meter_.counts().pod_views += static_cast<std::int64_t>(p.replicas.size());
+    ServicePool sp;
+    sp.name = p.config->name;
+    sp.role = p.config->role == PoolRole::Prefill ? ServiceRole::Prefill : p.config->role == PoolRole::Decode ? ServiceRole::Decode : ServiceRole::Aggregated;
+    sp.accelerator = p.engine.profile.gpu_name;
+    sp.gpus_per_replica = p.gpus_per_replica;
+    sp.engine.max_num_batched_tokens = p.engine.max_num_batched_tokens;
+    sp.engine.max_num_seqs = p.engine.max_num_seqs;
+    sp.snapshot = snapshot(p);
+    for (const Replica& r : p.replicas) {
+      if (r.state == ReplicaState::Gone) continue;
+      if (sp.engine.max_kv_tokens == 0 && r.engine) {
+        sp.engine.max_kv_tokens = static_cast<std::int64_t>(r.engine->total_kv_blocks()) * r.engine->config().block_size;
+        sp.engine.context_length = r.engine->max_model_len();
+      }
+      double kv = -1;
+      std::int32_t queue = -1;
+      for (const Replica::VllmSample& v : r.vllm_history) {
+        if (v.at <= now_ - minute - pipeline_.query_delay || v.at > now_ - pipeline_.query_delay) continue;
+        kv = std::max(kv, v.kv_usage);
+        queue = std::max(queue, v.waiting);
+      }
+      if (kv >= 0) {
+        sp.kv_max_1m.push_back({r.id, kv});
+        sp.queue_max_1m.push_back({r.id, static_cast<double>(queue)});
+      }
+    }
+    snap.pools.push_back(std::move(sp));
+  }
+  // increase() of the frontend's counters over the window: now against the newest sample at or
+  // before its start (the run's start when none is that old).
+  const Micros window = run.scaler->frontend_window();
+  if (window > 0 && run.model >= 0) {
+    const FrontendCounters& now = frontend_[static_cast<std::size_t>(run.model)];
+    FrontendCounters then;
+    for (const FrontendCounters& h : run.history)
+      if (h.at <= now_ - window) then = h;
+    FrontendWindow& w = snap.frontend;
+    w.seconds = micros_to_seconds(window);
+    w.requests_started = now.started - then.started;
+    w.isl_sum = now.isl_sum - then.isl_sum;
+    w.isl_count = now.isl_count - then.isl_count;
+    w.osl_sum = now.osl_sum - then.osl_sum;
+    w.osl_count = now.osl_count - then.osl_count;
+    w.ttft_sum_s = now.ttft_sum - then.ttft_sum;
+    w.ttft_count = now.ttft_count - then.ttft_count;
+    w.itl_sum_s = now.itl_sum - then.itl_sum;
+    w.itl_count = now.itl_count - then.itl_count;
+    w.duration_sum_s = now.duration_sum - then.duration_sum;
+    w.duration_count = now.duration_count - then.duration_count;
+    FrontendCounters at = now;
+    at.at = now_;
+    run.history.push_back(at);
+    while (run.history.size() > 1 && run.history[1].at <= now_ - window) run.history.pop_front();
+  }
+  return snap;
+}
+
+void World::on_service_sync(std::size_t k) {
+  ServiceRun& run = services_[k];
+  ServiceDecision d = run.scaler->sync(service_snapshot(run), now_, log_policy_);
+  meter_.counts().decisions += static_cast<std::int64_t>(d.log.size());
+  meter_.counts().scaler_decisions += static_cast<std::int64_t>(d.log.size());
+  for (DecisionRecord& rec : d.log) {
+    if (!rec.detail.is_null()) ++meter_.counts().detailed;
+    if (rec.pool.empty() && s_.pools_declared) rec.pool = run.config->model;
+    log_.add(std::move(rec));
+  }
+  for (std::size_t i = 0; i < run.config->pools.size(); ++i) {
+    Pool& p = pools_[static_cast<std::size_t>(run.config->pools[i])];
+    if (i < d.published.size()) p.published = d.published[i];
+    if (i < d.desired.size() && d.desired[i] && *d.desired[i] != p.spec_replicas) {
+      p.spec_replicas = *d.desired[i];
+      ++p.num_scale_events;
+      reconcile_replicas(p, now_, Settle::Now);
+    }
+  }
+  queue_.push(now_ + run.scaler->period(), EventClass::Control, {EventKind::ServiceSync, 0, 0, static_cast<std::uint32_t>(k)});
 }
 
 void World::on_scaler_sync(Pool& p, std::size_t k) {

@@ -66,6 +66,25 @@ World::World(const Scenario& s, const WorkLimits& limits)
     group_of_pool_[i] = m;
     groups_[static_cast<std::size_t>(m)].pools[static_cast<int>(s.pools[i].role)].push_back(static_cast<int>(i));
   }
+  frontend_.resize(groups_.size());
+  // The Prometheus rules a pool's HPA reads are kept for it (and only then: they cost every request).
+  for (Pool& p : pools_) {
+    const AutoscalerConfig& a = p.config->autoscaler;
+    for (const hpa::MetricSpec& m : a.hpa ? a.hpa->metrics : std::vector<hpa::MetricSpec>{}) {
+      if (m.type != hpa::MetricSourceType::External) continue;
+      p.rule_ttft = p.rule_ttft || m.metric.name == kTtftP99Metric;
+      p.rule_slo = p.rule_slo || m.metric.name == kSloViolationMetric;
+    }
+  }
+  for (const ServiceGroupConfig& g : s.service_groups) {
+    ServiceRun run;
+    run.config = &g;
+    run.scaler = make_service_scaler(g.config);
+    const int first = g.pools.front();
+    run.model = group_of_pool_[static_cast<std::size_t>(first)];
+    keep_vllm_history_ = keep_vllm_history_ || std::holds_alternative<wva::WvaConfig>(g.config);
+    services_.push_back(std::move(run));
+  }
   scrape_every_ = seconds_to_micros(s.metrics.scrape_interval_s);
   if (s.cluster.provisioner != ProvisionerKind::FixedDelay) cluster_ = std::make_unique<ClusterModel>(s, make_node_provisioner(s), *this);
   dcgm_period_ = seconds_to_micros(s.metrics.dcgm_sample_period_s);
@@ -131,6 +150,8 @@ RunResult World::run() {
                   {EventKind::ScalerSync, static_cast<std::uint8_t>(k), static_cast<std::uint16_t>(p.index)});
     }
   }
+  for (std::size_t k = 0; k < services_.size(); ++k)
+    queue_.push(services_[k].scaler->period(), EventClass::Control, {EventKind::ServiceSync, 0, 0, static_cast<std::uint32_t>(k)});
   queue_.push(end_, EventClass::Control, {EventKind::End});
 
   // The next simulated time to report progress at (never, without a reporter).
@@ -165,7 +186,8 @@ WorkMeter::Kind World::meter_kind(EventKind k) {
     case EventKind::VllmScrape:
     case EventKind::DcgmSampleStart:
     case EventKind::DcgmCollect: return WorkMeter::Measure;
-    case EventKind::ScalerSync: return WorkMeter::ScalerSync;
+    case EventKind::ScalerSync:
+    case EventKind::ServiceSync: return WorkMeter::ScalerSync;
     case EventKind::Cluster:
     case EventKind::ClusterSettle: return WorkMeter::Cluster;
     default: return WorkMeter::Other;
@@ -221,6 +243,7 @@ void World::dispatch(const Payload& e) {
     case EventKind::DcgmSampleStart: on_dcgm_sample_start(p, p.replicas[e.index]); break;
     case EventKind::DcgmCollect: on_dcgm_collect(p, p.replicas[e.index]); break;
     case EventKind::ScalerSync: on_scaler_sync(p, e.sub); break;
+    case EventKind::ServiceSync: on_service_sync(e.index); break;
     case EventKind::Cluster:
       cluster_->on_event(ClusterEvent{static_cast<ClusterEvent::Kind>(e.sub), e.index, e.gen}, now_);
       // The instant's cluster events are followed by one settlement, after all of them.
@@ -258,6 +281,10 @@ void World::on_arrival(std::uint32_t client) {
   rec.prefix_tokens = req.prefix_tokens;
   result_.requests.push_back(rec);
   Pool& p = pools_[static_cast<std::size_t>(rec.pool)];
+  FrontendCounters& f = frontend_[static_cast<std::size_t>(rec.model)];
+  ++f.started;  // the frontend observes the input length when the request starts
+  f.isl_sum += rec.prompt_tokens;
+  ++f.isl_count;
   ++arrivals_since_scrape_;
   ++p.arrivals_since_scrape;
   ++p.arrivals;
@@ -412,10 +439,26 @@ void World::on_step_end(Pool& p, Replica& r) {
       const double ttft = *rec.first_token_at - rec.arrived_at;
       ttft_window_.push(e.time, ttft);
       if (s_.pools_declared) p.ttft_window.push(e.time, ttft);
+      FrontendCounters& f = frontend_[static_cast<std::size_t>(rec.model)];
+      f.ttft_sum += ttft;
+      ++f.ttft_count;
+      // vLLM's own histogram: from the request reaching this server to its first token.
+      if (p.rule_ttft) p.server_ttft_1m.push(e.time, *rec.first_token_at - *rec.scheduled_at);
     } else if (e.kind == EngineEvent::Finished) {
       rec.completed_at = micros_to_seconds(e.time);
       ++p.completed;
       if (!rec.first_token_at) rec.first_token_at = rec.completed_at;
+      FrontendCounters& f = frontend_[static_cast<std::size_t>(rec.model)];
+      f.osl_sum += rec.output_tokens;
+      ++f.osl_count;
+      f.duration_sum += *rec.completed_at - rec.arrived_at;
+      ++f.duration_count;
+      if (rec.output_tokens > 1) {
+        f.itl_sum += *rec.completed_at - *rec.first_token_at;  // the gaps between its tokens
+        f.itl_count += rec.output_tokens - 1;
+      }
+      const double itl = rec.output_tokens > 1 ? (*rec.completed_at - *rec.first_token_at) / (rec.output_tokens - 1) : 0.0;
+      if (*rec.first_token_at - rec.arrived_at > s_.slo.ttft_s || itl > s_.slo.itl_s) note_slo_miss(rec.pool);
       client_done(rec);
     }
   }
@@ -460,6 +503,7 @@ void World::drop(RequestRecord& rec, FailureCause cause) {
   rec.failed_by = cause;
   ++num_dropped_;
   ++pools_[static_cast<std::size_t>(rec.pool)].dropped;
+  note_slo_miss(rec.pool);
   client_done(rec);
 }
 

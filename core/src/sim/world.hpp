@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "autoscaling/replica_scaler.hpp"
+#include "autoscaling/service_scalers.hpp"
 #include "sim/cluster_model.hpp"
 #include "kernel/decision_log.hpp"
 #include "kernel/kernel.hpp"
@@ -59,6 +60,13 @@ struct Replica {
   bool sigterm_sent = false;
   std::int64_t held_at_deletion = 0;
   std::string crash;                    // non-empty: vLLM exits at start-up on the GPU it got (CrashLoopBackOff), why
+  // A WVA reads max_over_time(...[1m]) of its vLLM gauges: the scrapes of the last minute (and a bit).
+  struct VllmSample {
+    Micros at;
+    double kv_usage;
+    std::int32_t waiting;
+  };
+  std::deque<VllmSample> vllm_history;
 };
 
 // One model-serving Deployment in motion.
@@ -83,6 +91,14 @@ struct Pool {
   Micros start_micros = 0, max_start_micros = 0;  // their creation → Ready, summed and the longest
   WindowedQuantile ttft_window;  // (first token at, TTFT s) within metrics.ttft_window_s
   Micros ttft_spike_micros = 0;
+  // The lab's Prometheus rules for the pool, kept when an HPA reads them: its servers' TTFT
+  // (vllm:time_to_first_token_seconds: from the request reaching the server to its first token) over
+  // the last minute, and when its requests missed the SLO or were dropped (the last minute's).
+  bool rule_ttft = false, rule_slo = false;
+  WindowedQuantile server_ttft_1m;
+  std::deque<Micros> slo_misses;
+  // External metrics its model-level autoscaler last published for it (WVA's wva_desired_replicas …).
+  std::vector<std::pair<std::string, double>> published;
   Series series;
   // Requests that arrived and are neither answered nor abandoned: at the gateway or at a replica.
   std::int64_t in_flight() const { return arrivals - completed - dropped - rejected; }
@@ -96,8 +112,27 @@ struct ModelGroup {
   std::size_t rr_next[3] = {};
 };
 
+// What a model's frontend has counted since the start (the counters behind Dynamo's frontend
+// metrics: dynamo_frontend_requests_started_total and the ISL, OSL, TTFT, ITL and duration histograms'
+// sums and counts).
+struct FrontendCounters {
+  Micros at = 0;
+  double started = 0, isl_sum = 0, isl_count = 0, osl_sum = 0, osl_count = 0, ttft_sum = 0, ttft_count = 0, itl_sum = 0, itl_count = 0,
+         duration_sum = 0, duration_count = 0;
+};
+
+// A model-level autoscaler in motion: its pools and, for the planner, the frontend's counters at its
+// past syncs (increase() over its window).
+struct ServiceRun {
+  const ServiceGroupConfig* config = nullptr;
+  std::unique_ptr<ServiceScaler> scaler;
+  int model = -1;                        // the workload's model index
+  std::deque<FrontendCounters> history;  // at each sync, oldest first, as far back as its window
+};
+
 enum class EventKind : std::uint8_t {
   Arrival, StepEnd, NodeReady, LoadDone, WarmupDone, Sigterm, StopDeadline, Timeout, DcgmWindowStart, Scrape, ScalerSync, Cluster,
+  ServiceSync,
   ClusterSettle,
   // metrics.pipeline "realistic", per replica: Prometheus scrapes its vLLM server; its dcgm-exporter's
   // sample window opens; the exporter collects.
@@ -177,6 +212,10 @@ class World : public ClusterEvents {
   void scrape_pool(Pool& p);
   void on_scaler_sync(Pool& p, std::size_t scaler);
   ScalerSnapshot snapshot(Pool& p);
+  void on_service_sync(std::size_t service);
+  ServiceSnapshot service_snapshot(ServiceRun& run);
+  void note_vllm_sample(Replica& r, Micros at, double kv_usage, std::int32_t waiting);
+  void note_slo_miss(std::int32_t pool);  // a request it served missed the SLO or was dropped
   // metrics.pipeline "realistic"
   void start_metric_targets(Pool& p, Replica& r);
   void on_vllm_scrape(Pool& p, Replica& r);
@@ -198,6 +237,9 @@ class World : public ClusterEvents {
   std::vector<int> group_of_pool_;  // pool → its model's group
   ApproxPrefixIndex epp_index_;     // router "epp": the approximate prefix index, over every pool
   Rng epp_ties_;                    // and the max-score picker's tie-break
+  std::vector<ServiceRun> services_;          // model-level autoscalers (scenario.service_groups)
+  std::vector<FrontendCounters> frontend_;    // per model: its frontend's counters now
+  bool keep_vllm_history_ = false;            // a WVA runs: replicas keep a minute of vLLM scrapes
   std::unique_ptr<ClusterModel> cluster_;  // null: fixed-delay nodes, no cluster model
   Micros settle_at_ = -1;  // the instant a ClusterSettle event is filed for
   Micros scrape_every_ = 0, dcgm_period_ = 0, timeout_ = 0;
