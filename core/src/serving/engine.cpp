@@ -209,7 +209,15 @@ bool Engine::abort_request(std::uint32_t id) {
     } else if (const auto at = std::find(prefilling_.begin(), prefilling_.end(), slot); at != prefilling_.end()) {
       prefilling_.erase(at);  // (during a step run request by request, prefilling_ is empty)
     }
+    const MacroAbort m{r.num_computed, r.num_blocks, 0};
     free_plain(r.num_blocks);
+    if (in_step_ && substeps_ > 1) {
+      // A decoder of the macro step under way. The blocks its sub-steps begun by the abort took off
+      // the free queue's head, and the tokens of those that ended, depend on when it happened:
+      // truncate_step(now) takes them and adds them to the run its blocks joined here.
+      macro_aborts_.push_back(m);
+      macro_aborts_.back().plain_at = free_queue_head_id_ + free_queue_.size() - 1;
+    }
     r.num_blocks = 0;
     r.running = false;  // its entry in running_ is now stale
     --running_live_;
@@ -667,7 +675,28 @@ int Engine::substeps_started(Micros now) const {
   return std::min(substeps_ending_by(now), substeps_ - 1) + 1;
 }
 
+void Engine::settle_macro_aborts(Micros now) {
+  // As one event per step would have had it: each sub-step begun by `now` took the aborted decoder's
+  // next block if it started one, and each that ended by `now` sampled its token; then the abort
+  // freed its blocks (the step in progress samples nothing for it).
+  const int ended = substeps_ending_by(now);
+  const int started = std::min(ended, substeps_ - 1) + 1;
+  for (const MacroAbort& m : macro_aborts_) {
+    // Taken off the head, ahead of anything freed since (the macro step's plan left every block its
+    // sub-steps take free when it began), and freed with its other blocks.
+    const int more = blocks_for(m.num_computed + started) - m.num_blocks;
+    if (more > 0) {
+      take_free(more);
+      free_queue_.at(static_cast<std::size_t>(m.plain_at - free_queue_head_id_)).count += more;
+      free_blocks_ += more;
+    }
+    num_generation_tokens_ += ended;
+  }
+  macro_aborts_.clear();
+}
+
 Micros Engine::truncate_step(Micros now) {
+  if (!macro_aborts_.empty()) settle_macro_aborts(now);
   if (!in_step_ || substeps_ <= 1) return step_end_;
   // The first boundary strictly after `now`: a step ending exactly at `now` has already begun the next.
   const int ended = substeps_ending_by(now);
@@ -678,6 +707,7 @@ Micros Engine::truncate_step(Micros now) {
 }
 
 void Engine::end_step(Micros now, std::vector<EngineEvent>& out) {
+  if (!macro_aborts_.empty()) settle_macro_aborts(now);  // (the caller should have truncated the step)
   out.insert(out.end(), preempted_.begin(), preempted_.end());
   preempted_.clear();
   std::int64_t sampled = 0;

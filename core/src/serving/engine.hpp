@@ -239,7 +239,8 @@ class Engine {
   Micros begin_step(Micros now);
   // A request arrived or was aborted during the step: vLLM's scheduler sees it at the next step
   // boundary, so a macro step is cut at the first sub-step boundary after `now`. Returns the step's
-  // (possibly earlier) end time.
+  // (possibly earlier) end time. A decoder aborted during a macro step is settled here, when the
+  // engine learns the time: the blocks and tokens of its sub-steps until then count.
   Micros truncate_step(Micros now);
   // Applies the batch started by begin_step (precondition: in_step()); appends to `out` the step's
   // preemptions, then first tokens and completions in batch order.
@@ -398,6 +399,14 @@ class Engine {
   std::int64_t decode_kv0_ = 0;      // KV tokens read by the first sub-step; each later one reads B more
   Micros step_end_ = 0;              // when the step under way ends
   int substeps_started(Micros now) const;  // sub-steps begun by `now` (boundaries at or before it)
+  // Decoders aborted during the macro step under way, for truncate_step: their context and blocks at
+  // the abort, and the free queue's plain run their blocks joined.
+  struct MacroAbort {
+    int num_computed, num_blocks;
+    std::uint64_t plain_at;
+  };
+  std::vector<MacroAbort> macro_aborts_;
+  void settle_macro_aborts(Micros now);
   int substeps_ending_by(Micros now) const;  // sub-steps of the macro step that end at or before `now`
   int plan_substeps();               // how many pure-decode sub-steps the batch can run unchanged
   std::int64_t num_preemptions_ = 0;
