@@ -237,8 +237,12 @@ TEST_CASE("KV exhaustion preempts the last running request to the front of the q
                });
   CHECK(e.num_preemptions() == 1);
   // B's 5 full blocks stayed in the free queue (prefix caching); A's growth evicted 2 of them
-  // (tail first), so 3 blocks = 48 tokens were not recomputed.
-  CHECK(e.num_prefix_cache_hits() == 48);
+  // (tail first), so 3 blocks = 48 tokens were not recomputed. vLLM counts a preempted request's
+  // lookup apart: B held 64 + 17 tokens when readmitted.
+  CHECK(e.num_preempted_prefix_cache_hits() == 48);
+  CHECK(e.num_preempted_prefix_cache_queries() == 64 + 17);
+  CHECK(e.num_prefix_cache_hits() == 0);
+  CHECK(e.num_prefix_cache_queries() == 64 + 64 + 16);
   CHECK(e.free_kv_blocks() == 10);
   CHECK(e.num_generation_tokens() == 40 + 40 + 2);
 
@@ -250,7 +254,8 @@ TEST_CASE("KV exhaustion preempts the last running request to the front of the q
   now = 0;
   while (f.has_work()) now = step(f, now, log);
   CHECK(f.num_preemptions() == 1);
-  CHECK(f.num_prefix_cache_hits() == 0);
+  CHECK(f.num_preempted_prefix_cache_hits() == 0);
+  CHECK(f.num_preempted_prefix_cache_queries() == 0);  // no lookups at all
   CHECK(f.free_kv_blocks() == 10);
 }
 
@@ -272,7 +277,8 @@ TEST_CASE("the request that finds no block left preempts itself", "[engine]") {
                    {EngineEvent::Finished, 2, 190000},  // readmitted when A freed its blocks
                });
   CHECK(e.num_preemptions() == 1);
-  CHECK(e.num_prefix_cache_hits() == 80);  // all 5 of B's blocks survived
+  CHECK(e.num_preempted_prefix_cache_hits() == 80);  // all 5 of B's blocks survived
+  CHECK(e.num_preempted_prefix_cache_queries() == 81);
   CHECK(e.free_kv_blocks() == 10);
 }
 
@@ -728,7 +734,7 @@ std::vector<Logged> run_storm(const EngineConfig& config, std::uint64_t seed, in
     log.push_back(Logged{EngineEvent::Finished, static_cast<std::uint32_t>(e.free_kv_blocks()), e.num_requests_waiting()});
   }
   log.push_back(Logged{EngineEvent::Finished, static_cast<std::uint32_t>(e.num_preemptions()), e.num_generation_tokens()});
-  log.push_back(Logged{EngineEvent::Finished, static_cast<std::uint32_t>(e.num_prefix_cache_hits()), e.busy_time(now)});
+  log.push_back(Logged{EngineEvent::Finished, static_cast<std::uint32_t>(e.num_preempted_prefix_cache_hits()), e.busy_time(now)});
   return log;
 }
 
@@ -913,9 +919,11 @@ PdStorm run_pd_storm(const EngineConfig& config, std::uint64_t seed, int request
     s.steps.push_back(Logged{EngineEvent::Finished, static_cast<std::uint32_t>(e.free_kv_blocks()), e.num_requests_waiting()});
   }
   s.preemptions = e.num_preemptions();
-  s.hits = e.num_prefix_cache_hits();
+  s.hits = e.num_prefix_cache_hits() + e.num_preempted_prefix_cache_hits();
   s.actions.push_back(Logged{EngineEvent::Finished, static_cast<std::uint32_t>(e.num_preemptions()), e.num_generation_tokens()});
   s.actions.push_back(Logged{EngineEvent::Finished, static_cast<std::uint32_t>(e.num_prefix_cache_hits()), e.num_prefix_cache_queries()});
+  s.actions.push_back(Logged{EngineEvent::Finished, static_cast<std::uint32_t>(e.num_preempted_prefix_cache_hits()),
+                             e.num_preempted_prefix_cache_queries()});
   s.actions.push_back(Logged{EngineEvent::Finished, static_cast<std::uint32_t>(e.free_kv_blocks()), e.busy_time(now)});
   return s;
 }
@@ -1339,8 +1347,10 @@ TEST_CASE("DecodeOnly: a remote-prefilled request is preempted and recomputes li
   CHECK(same_events(log, {Ev{Ev::KvLoadStarted, 2, 0, 63}, Ev{Ev::FirstToken, 1, 10000}, Ev{Ev::FirstToken, 2, 20000},
                           Ev{Ev::Preempted, 2, 170000}, Ev{Ev::Finished, 1, 400000}, Ev{Ev::Finished, 2, 640000}}));
   CHECK(e.num_preemptions() == 1);
-  CHECK(e.num_prefix_cache_queries() == 64 + 64 + 80);
-  CHECK(e.num_prefix_cache_hits() == 48);
+  CHECK(e.num_prefix_cache_queries() == 64 + 64);
+  CHECK(e.num_prefix_cache_hits() == 0);
+  CHECK(e.num_preempted_prefix_cache_queries() == 80);
+  CHECK(e.num_preempted_prefix_cache_hits() == 48);
   CHECK(e.num_generation_tokens() == 80);
   CHECK(e.free_kv_blocks() == 10);
 }

@@ -510,6 +510,7 @@ void Engine::preempt_last_running(Micros now) {
   // kv_cache_manager.free() frees the blocks in reverse order, so the tail is evicted first.
   free_request_blocks(slot, true);
   r.num_computed = 0;
+  r.preempted_before = true;
   waiting_.push_front(slot);
   ++num_preemptions_;
   preempted_.push_back(EngineEvent{EngineEvent::Preempted, r.id, now});
@@ -764,10 +765,7 @@ bool Engine::start_remote_load(std::uint32_t slot, Micros now, std::vector<Engin
     waiting_stays = blocks_for(r.prompt_tokens - 1) - in_use > free_blocks_;
     return false;
   }
-  if (config_.enable_prefix_caching) {
-    num_prefix_cache_queries_ += r.prompt_tokens;
-    num_prefix_cache_hits_ += hit * bs;
-  }
+  count_lookup(r, r.prompt_tokens, hit * bs);
   touch_prefix(slot, hit);
   take_free(need);
   r.num_blocks = hit + need;
@@ -828,10 +826,8 @@ bool Engine::schedule_waiting(Micros now, int& budget, StepLoad* load, std::vect
       }
     }
     if (r.num_computed == 0) {
-      if (config_.enable_prefix_caching) {
-        num_prefix_cache_queries_ += r.prompt_tokens + r.num_output;
-        num_prefix_cache_hits_ += a.hit * bs;
-      }
+      // "Record at admission so unscheduled lookups are not counted." (scheduler.py)
+      count_lookup(r, r.prompt_tokens + r.num_output, a.hit * bs);
       if (a.prefix_hit > 0) touch_prefix(slot, a.prefix_hit);
       if (r.cached_blocks > 0) {
         // Touch its own hit blocks (out of the free queue); the rest of its segment stays free, unowned.

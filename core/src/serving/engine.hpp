@@ -341,10 +341,13 @@ class Engine {
   std::int64_t num_preemptions() const { return num_preemptions_; }               // vllm:num_preemptions
   std::int64_t num_generation_tokens() const { return num_generation_tokens_; }   // vllm:generation_tokens
   // vllm:prefix_cache_queries and vllm:prefix_cache_hits, tokens: at each admission that looks the
-  // cache up (a new or preempted request, a DecodeOnly request when its blocks are allocated), the
-  // tokens it holds and the tokens found cached.
-  std::int64_t num_prefix_cache_queries() const { return num_prefix_cache_queries_; }
-  std::int64_t num_prefix_cache_hits() const { return num_prefix_cache_hits_; }
+  // cache up (a new request, a DecodeOnly one when its blocks are allocated), the tokens it holds
+  // and the tokens found cached. A request that was preempted counts in the preempted pair instead
+  // (vllm/v1/metrics/stats.py PrefixCacheStats.record: preempted_queries, preempted_hits).
+  std::int64_t num_prefix_cache_queries() const { return prefix_queries_[0]; }
+  std::int64_t num_prefix_cache_hits() const { return prefix_hits_[0]; }
+  std::int64_t num_preempted_prefix_cache_queries() const { return prefix_queries_[1]; }
+  std::int64_t num_preempted_prefix_cache_hits() const { return prefix_hits_[1]; }
   // Tokens of the prefix (prefix_id, its first prefix_tokens tokens) a request would find cached here
   // now: the leading full blocks in use or still in the free queue (a precise prefix-cache scorer).
   // Not capped by the request's own length (admission recomputes at least its last token).
@@ -386,6 +389,7 @@ class Engine {
     bool aborted = false;    // aborted while waiting: its entry in waiting_ is skipped when it reaches the head
     bool running = false;    // in running_ (vLLM self.running)
     bool decoding = false;   // one of the lazy decoders: the fields below hold, not the ones above
+    bool preempted_before = false;  // request.num_preemptions > 0 (the prefix-cache counters it goes to)
     std::uint64_t seq = 0;   // admission number (from 1): running_ is in this order, and so is the batch
     // A lazy decoder's num_computed and num_output are their values when decode_clock_ was `mark`;
     // each later decode step adds one to both. Its blocks (shared prefix blocks included) are
@@ -597,8 +601,13 @@ class Engine {
   int plan_substeps();               // how many pure-decode sub-steps the batch can run unchanged
   std::int64_t num_preemptions_ = 0;
   std::int64_t num_generation_tokens_ = 0;
-  std::int64_t num_prefix_cache_hits_ = 0;
-  std::int64_t num_prefix_cache_queries_ = 0;
+  std::int64_t prefix_queries_[2] = {0, 0};  // tokens looked up: [0] requests never preempted, [1] preempted ones
+  std::int64_t prefix_hits_[2] = {0, 0};     // tokens found cached, the same way
+  void count_lookup(const Request& r, int tokens, int hit_tokens) {
+    if (!config_.enable_prefix_caching) return;  // no lookup (prefix_cache_lookup_enabled)
+    prefix_queries_[r.preempted_before] += tokens;
+    prefix_hits_[r.preempted_before] += hit_tokens;
+  }
 };
 
 }  // namespace gpuscale
