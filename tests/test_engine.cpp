@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -51,9 +52,47 @@ struct Logged {
 };
 
 std::ostream& operator<<(std::ostream& os, const Logged& e) {
-  const char* k = e.kind == EngineEvent::FirstToken ? "FirstToken" : e.kind == EngineEvent::Finished ? "Finished" : "Preempted";
-  return os << "{" << k << " " << e.id << " @" << e.time << "}";
+  const char* names[] = {"FirstToken", "Finished", "Preempted", "PrefillDone", "KvLoadStarted"};
+  return os << "{" << names[e.kind] << " " << e.id << " @" << e.time << "}";
 }
+
+// A toy engine whose step time is its tokens: 1 ms + 0.1 ms per scheduled token (no memory term),
+// so a prefill's length shows in its TTFT. 16-token blocks, one per GiB.
+EngineConfig compute_toy_config(int gib) {
+  EngineConfig c = toy_config(gib);
+  c.profile.step_weights_s = 0;
+  c.profile.step_token_s = 1e-4;
+  return c;
+}
+
+RequestOptions with_prefix(std::uint32_t id, int tokens, RequestRole role = RequestRole::Whole) {
+  RequestOptions o;
+  o.prefix_id = id;
+  o.prefix_tokens = tokens;
+  o.role = role;
+  return o;
+}
+
+RequestOptions as(RequestRole role) { return with_prefix(0, 0, role); }
+
+int used_blocks(const Engine& e) { return e.total_kv_blocks() - e.free_kv_blocks(); }
+
+// One step from `now` with the two-argument begin_step: its KV loads, then end_step's events.
+Micros step_pd(Engine& e, Micros now, std::vector<EngineEvent>& log) {
+  const Micros end = now + e.begin_step(now, log);
+  e.end_step(end, log);
+  return end;
+}
+
+bool same_events(const std::vector<EngineEvent>& a, const std::vector<EngineEvent>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (a[i].kind != b[i].kind || a[i].request_id != b[i].request_id || a[i].time != b[i].time || a[i].tokens != b[i].tokens)
+      return false;
+  return true;
+}
+
+using Ev = EngineEvent;
 
 // Runs one step starting at `now`; returns its end time and appends its events to `log`.
 Micros step(Engine& e, Micros now, std::vector<Logged>& log) {
@@ -199,8 +238,12 @@ TEST_CASE("KV exhaustion preempts the last running request to the front of the q
                });
   CHECK(e.num_preemptions() == 1);
   // B's 5 full blocks stayed in the free queue (prefix caching); A's growth evicted 2 of them
-  // (tail first), so 3 blocks = 48 tokens were not recomputed.
-  CHECK(e.num_prefix_cache_hit_tokens() == 48);
+  // (tail first), so 3 blocks = 48 tokens were not recomputed. vLLM counts a preempted request's
+  // lookup apart: B held 64 + 17 tokens when readmitted.
+  CHECK(e.num_preempted_prefix_cache_hits() == 48);
+  CHECK(e.num_preempted_prefix_cache_queries() == 64 + 17);
+  CHECK(e.num_prefix_cache_hits() == 0);
+  CHECK(e.num_prefix_cache_queries() == 64 + 64 + 16);
   CHECK(e.free_kv_blocks() == 10);
   CHECK(e.num_generation_tokens() == 40 + 40 + 2);
 
@@ -212,7 +255,8 @@ TEST_CASE("KV exhaustion preempts the last running request to the front of the q
   now = 0;
   while (f.has_work()) now = step(f, now, log);
   CHECK(f.num_preemptions() == 1);
-  CHECK(f.num_prefix_cache_hit_tokens() == 0);
+  CHECK(f.num_preempted_prefix_cache_hits() == 0);
+  CHECK(f.num_preempted_prefix_cache_queries() == 0);  // no lookups at all
   CHECK(f.free_kv_blocks() == 10);
 }
 
@@ -234,7 +278,8 @@ TEST_CASE("the request that finds no block left preempts itself", "[engine]") {
                    {EngineEvent::Finished, 2, 190000},  // readmitted when A freed its blocks
                });
   CHECK(e.num_preemptions() == 1);
-  CHECK(e.num_prefix_cache_hit_tokens() == 80);  // all 5 of B's blocks survived
+  CHECK(e.num_preempted_prefix_cache_hits() == 80);  // all 5 of B's blocks survived
+  CHECK(e.num_preempted_prefix_cache_queries() == 81);
   CHECK(e.free_kv_blocks() == 10);
 }
 
@@ -690,7 +735,7 @@ std::vector<Logged> run_storm(const EngineConfig& config, std::uint64_t seed, in
     log.push_back(Logged{EngineEvent::Finished, static_cast<std::uint32_t>(e.free_kv_blocks()), e.num_requests_waiting()});
   }
   log.push_back(Logged{EngineEvent::Finished, static_cast<std::uint32_t>(e.num_preemptions()), e.num_generation_tokens()});
-  log.push_back(Logged{EngineEvent::Finished, static_cast<std::uint32_t>(e.num_prefix_cache_hit_tokens()), e.busy_time(now)});
+  log.push_back(Logged{EngineEvent::Finished, static_cast<std::uint32_t>(e.num_preempted_prefix_cache_hits()), e.busy_time(now)});
   return log;
 }
 
@@ -733,6 +778,7 @@ TEST_CASE("lazy decoders give every event, gauge and counter of the request-by-r
     for (const std::uint64_t seed : {1u, 2u, 3u}) {
       INFO("config " << n << " seed " << seed);
       // The same engine with and without lazy decoders, step for step, with and without macro steps.
+      std::vector<std::vector<Logged>> counters;  // and the counters at the end, whatever the steps
       for (const int substeps : {4096, 1}) {
         EngineConfig lazy = base, plain = base;
         lazy.max_decode_substeps = plain.max_decode_substeps = substeps;
@@ -742,16 +788,223 @@ TEST_CASE("lazy decoders give every event, gauge and counter of the request-by-r
         const std::vector<Logged> b = run_storm(plain, seed, 400);
         preemptions += b[b.size() - 2].id;
         cache_hits += b.back().id;
+        counters.push_back({b.end() - 2, b.end()});
         CHECK(a.size() == b.size());
         const auto diff = std::mismatch(a.begin(), a.end(), b.begin(), b.end());
         CHECK(static_cast<std::size_t>(diff.first - a.begin()) == a.size());
         if (diff.first != a.end() && diff.second != b.end()) CHECK(*diff.first == *diff.second);
       }
+      // (A decoder aborted during a macro step once lost the tokens of its sub-steps before the abort
+      // from vllm:generation_tokens, and took none of their blocks off the free queue's head.)
+      CHECK(counters[0] == counters[1]);
     }
     ++n;
   }
   CHECK(preemptions > 1000);
   CHECK(cache_hits > 10000);
+}
+
+namespace {
+
+// A seeded storm with shared prefixes (four prefixes, some requests naming a shorter part of one) and
+// the roles of disaggregated serving, driven as a world would drive the engine: start_kv_loads and
+// begin_step whenever no step runs, truncate_step after every call made during a step, kv_loaded when
+// a load's transfer (2 ms + 3 µs a token) is done, release_kv 1-5 ms after PrefillDone, client aborts
+// in every state. `actions`: every event with its time and load size, and the gauges at every call;
+// it does not depend on how steps are grouped. `steps`: the free blocks and the queue after each step.
+struct PdStorm {
+  std::vector<Logged> actions, steps;
+  std::int64_t preemptions = 0, hits = 0, loads = 0, empty_loads = 0, prefills_done = 0;
+};
+
+PdStorm run_pd_storm(const EngineConfig& config, std::uint64_t seed, int requests) {
+  Engine e(config);
+  std::uint64_t x = seed * 7919;
+  auto next = [&x](std::uint64_t n) {  // splitmix64, reduced to [0, n)
+    x += 0x9E3779B97F4A7C15ull;
+    std::uint64_t z = x;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return (z ^ (z >> 31)) % n;
+  };
+  enum What { Arrive, Abort, Loaded, Release };
+  struct Action {
+    Micros at;
+    std::uint64_t seq;
+    What what;
+    std::uint32_t id;
+    int prompt, output;
+    RequestOptions options;
+    bool operator>(const Action& o) const { return at != o.at ? at > o.at : seq > o.seq; }
+  };
+  std::vector<Action> heap;  // min-heap on (at, seq): equal times in the order they were filed
+  std::uint64_t seq = 0;
+  auto file = [&](Action a) {
+    a.seq = seq++;
+    heap.push_back(a);
+    std::push_heap(heap.begin(), heap.end(), std::greater<Action>());
+  };
+  const int prefix_length[] = {40, 200, 500, 1200};
+  Micros t = 0;
+  for (int i = 0; i < requests; ++i) {
+    t += static_cast<Micros>(next(60'000));
+    RequestOptions o;
+    const std::uint64_t role = next(10);
+    o.role = role < 2 ? RequestRole::PrefillOnly : role < 4 ? RequestRole::DecodeOnly : RequestRole::Whole;
+    if (next(3) != 0) {
+      o.prefix_id = 1 + static_cast<std::uint32_t>(next(4));
+      const int full = prefix_length[o.prefix_id - 1];
+      o.prefix_tokens = full - (next(4) == 0 ? static_cast<int>(next(static_cast<std::uint64_t>(full / 2 + 1))) : 0);
+    }
+    // (Sometimes the prefix and one token: a DecodeOnly one may then find all but that token cached.)
+    const int prompt = o.prefix_tokens + 1 + (next(8) == 0 ? 0 : static_cast<int>(next(next(4) == 0 ? 1500 : 200)));
+    const int output = 1 + static_cast<int>(next(next(3) == 0 ? 400 : 60));
+    file({t, 0, Arrive, static_cast<std::uint32_t>(i), prompt, output, o});
+    if (next(5) == 0) file({t + static_cast<Micros>(next(3'000'000)), 0, Abort, static_cast<std::uint32_t>(i), 0, 0, {}});
+    // Every client gives up after 2 minutes. Without it a small KV cache can stall for ever, as
+    // vLLM's would: a preempted head that needs blocks held by requests waiting behind it after
+    // their KV arrived (it recomputes, preempts itself and starts again).
+    file({t + 120'000'000, 0, Abort, static_cast<std::uint32_t>(i), 0, 0, {}});
+  }
+  PdStorm s;
+  std::vector<EngineEvent> out;
+  auto handle = [&](std::vector<Logged>& step_log) {
+    for (const EngineEvent& ev : out) {
+      s.actions.push_back(Logged{ev.kind, ev.request_id, ev.time});
+      step_log.push_back(Logged{ev.kind, ev.request_id, ev.time});
+      if (ev.kind == EngineEvent::KvLoadStarted) {
+        s.actions.push_back(Logged{ev.kind, static_cast<std::uint32_t>(ev.tokens), 0});
+        ++s.loads;
+        if (ev.tokens == 0) ++s.empty_loads;
+        else file({ev.time + 2000 + 3 * static_cast<Micros>(ev.tokens), 0, Loaded, ev.request_id, 0, 0, {}});
+      } else if (ev.kind == EngineEvent::PrefillDone) {
+        ++s.prefills_done;
+        file({ev.time + 1000 + 1000 * static_cast<Micros>(ev.request_id % 5), 0, Release, ev.request_id, 0, 0, {}});
+      }
+    }
+    out.clear();
+  };
+  Micros now = 0, end = 0;
+  while (!heap.empty() || e.has_work() || e.in_step()) {
+    if (!e.in_step()) {
+      e.start_kv_loads(now, out);
+      handle(s.steps);
+      if (e.has_work()) {
+        end = now + e.begin_step(now, out);
+        handle(s.steps);
+      }
+    }
+    if (!heap.empty() && (!e.in_step() || heap.front().at < end)) {
+      std::pop_heap(heap.begin(), heap.end(), std::greater<Action>());
+      const Action a = heap.back();
+      heap.pop_back();
+      now = std::max(now, a.at);
+      bool took = false;
+      switch (a.what) {
+        case Arrive: took = e.add_request(a.id, a.prompt, a.output, now, a.options); break;
+        case Abort: took = e.abort_request(a.id); break;
+        case Loaded: took = e.kv_loaded(a.id, now); break;
+        case Release: took = e.release_kv(a.id); break;
+      }
+      s.actions.push_back(Logged{static_cast<EngineEvent::Kind>(a.what), took ? a.id : 0xFFFFFFFFu, now});
+      s.actions.push_back(Logged{EngineEvent::Finished, static_cast<std::uint32_t>(e.num_requests_running()),
+                                 static_cast<Micros>(e.kv_cache_usage(now) * 1e9)});
+      s.actions.push_back(Logged{EngineEvent::Finished, static_cast<std::uint32_t>(e.num_requests_waiting()),
+                                 e.num_kv_loading() * 1000 + e.num_kv_held()});
+      if (e.in_step()) end = e.truncate_step(now);
+      continue;
+    }
+    now = end;
+    e.end_step(now, out);
+    handle(s.steps);
+    s.steps.push_back(Logged{EngineEvent::Finished, static_cast<std::uint32_t>(e.free_kv_blocks()), e.num_requests_waiting()});
+  }
+  s.preemptions = e.num_preemptions();
+  s.hits = e.num_prefix_cache_hits() + e.num_preempted_prefix_cache_hits();
+  s.actions.push_back(Logged{EngineEvent::Finished, static_cast<std::uint32_t>(e.num_preemptions()), e.num_generation_tokens()});
+  s.actions.push_back(Logged{EngineEvent::Finished, static_cast<std::uint32_t>(e.num_prefix_cache_hits()), e.num_prefix_cache_queries()});
+  s.actions.push_back(Logged{EngineEvent::Finished, static_cast<std::uint32_t>(e.num_preempted_prefix_cache_hits()),
+                             e.num_preempted_prefix_cache_queries()});
+  s.actions.push_back(Logged{EngineEvent::Finished, static_cast<std::uint32_t>(e.free_kv_blocks()), e.busy_time(now)});
+  return s;
+}
+
+void check_same(const std::vector<Logged>& a, const std::vector<Logged>& b) {
+  CHECK(a.size() == b.size());
+  const auto diff = std::mismatch(a.begin(), a.end(), b.begin(), b.end());
+  CHECK(static_cast<std::size_t>(diff.first - a.begin()) == a.size());
+  if (diff.first != a.end() && diff.second != b.end()) CHECK(*diff.first == *diff.second);
+}
+
+}  // namespace
+
+TEST_CASE("shared prefixes and disaggregated roles: lazy decoders and macro steps change no event, gauge or counter", "[engine][prefix][pd]") {
+  // The configurations of the test above: KV-bound toys, small token budgets, odd and large block
+  // sizes, a cap on running sequences, the calibrated profile, budgets of 2 and 3 tokens.
+  std::vector<EngineConfig> configs;
+  for (const int gib : {40, 200, 4000}) {
+    for (const int budget : {64, 512, 8192}) {
+      EngineConfig c = toy_config(gib);
+      c.max_num_batched_tokens = budget;
+      configs.push_back(c);
+    }
+  }
+  EngineConfig odd = toy_config(300);
+  odd.block_size = 7;
+  odd.profile.kv_bytes_per_token = 67108864.0 * 16 / 7;
+  configs.push_back(odd);
+  EngineConfig capped = toy_config(4000);
+  capped.max_num_seqs = 5;
+  configs.push_back(capped);
+  EngineConfig one = toy_config(300);
+  one.block_size = 1;
+  one.profile.kv_bytes_per_token = 67108864.0 * 16;
+  configs.push_back(one);
+  EngineConfig calibrated = default_config();
+  calibrated.max_num_batched_tokens = 2048;
+  configs.push_back(calibrated);
+  for (const int budget : {2, 3}) {
+    EngineConfig starved = toy_config(40);
+    starved.max_num_batched_tokens = budget;
+    configs.push_back(starved);
+  }
+  EngineConfig no_cache = toy_config(200);
+  no_cache.enable_prefix_caching = false;
+  configs.push_back(no_cache);
+  int n = 0;
+  PdStorm total;
+  for (const EngineConfig& base : configs) {
+    for (const std::uint64_t seed : {1u, 2u, 3u}) {
+      INFO("config " << n << " seed " << seed);
+      std::vector<PdStorm> runs;
+      for (const int substeps : {1, 4096}) {
+        for (const bool lazy : {false, true}) {
+          EngineConfig c = base;
+          c.max_decode_substeps = substeps;
+          c.lazy_decode = lazy;
+          runs.push_back(run_pd_storm(c, seed, 300));
+        }
+      }
+      const PdStorm& plain = runs[0];  // one event per step, request by request
+      for (const PdStorm& r : runs) check_same(r.actions, plain.actions);
+      check_same(runs[1].steps, runs[0].steps);  // step for step, with and without lazy decoders
+      check_same(runs[3].steps, runs[2].steps);
+      total.preemptions += plain.preemptions;
+      total.hits += plain.hits;
+      total.loads += plain.loads;
+      total.empty_loads += plain.empty_loads;
+      total.prefills_done += plain.prefills_done;
+    }
+    ++n;
+  }
+  // The storms reach the paths that matter.
+  INFO("preemptions " << total.preemptions << " hits " << total.hits << " loads " << total.loads << " empty "
+                      << total.empty_loads << " prefills " << total.prefills_done);
+  CHECK(total.preemptions > 1000);
+  CHECK(total.hits > 100000);
+  CHECK(total.loads > 1000);
+  CHECK(total.empty_loads > 0);
+  CHECK(total.prefills_done > 1000);
 }
 
 TEST_CASE("a readmitted request given a 1-token chunk is no decode: macro steps do not count its prompt as output", "[engine]") {
@@ -781,4 +1034,377 @@ TEST_CASE("a readmitted request given a 1-token chunk is no decode: macro steps 
   CHECK(plain[2] == Logged{EngineEvent::Preempted, 1, 160000});
   CHECK(plain.back() == Logged{EngineEvent::Finished, 1, 720000});
   for (const auto& log : logs) CHECK(log == plain);
+}
+
+// --- prefix caching across requests ---------------------------------------------------------------
+
+TEST_CASE("a shared prefix: blocks in use are shared and counted once, then hit from the free queue, the last token always computed", "[engine][prefix]") {
+  Engine e(compute_toy_config(100));  // 100 blocks of 16 tokens; a step is 1 ms + 0.1 ms per token
+  const RequestOptions sys = with_prefix(7, 64);  // a 64-token system prompt: blocks 0-3
+  std::vector<Logged> log;
+  REQUIRE(e.add_request(1, 100, 10, 0, sys));
+  // Nothing cached yet: A computes its 100 tokens (11 ms) in 7 blocks; the step's end caches the 4
+  // prefix blocks it filled.
+  CHECK(e.cached_prefix_tokens(7, 64) == 0);
+  Micros now = step(e, 0, log);
+  CHECK(now == 11000);
+  CHECK(used_blocks(e) == 7);
+  CHECK(e.cached_prefix_tokens(7, 64) == 64);
+  CHECK(e.cached_prefix_tokens(7, 200) == 64);  // only 4 blocks of that prefix exist
+  CHECK(e.cached_prefix_tokens(7, 50) == 48);   // whole blocks of the asker's prefix only
+  CHECK(e.cached_prefix_tokens(8, 64) == 0);
+
+  // B (80 tokens, the same prefix) while A decodes: 4 blocks hit, in use by A, so B computes 16
+  // tokens in 1 new block. The step: A's decode token + B's 16 = 17 tokens, 2.7 ms, where B alone
+  // without the hit would have taken 1 + 8.0 ms. KV: A's 7 + B's 1, the shared 4 counted once.
+  REQUIRE(e.add_request(2, 80, 5, now, sys));
+  now = step(e, now, log);
+  CHECK(now == 13700);
+  CHECK(log.back() == Logged{EngineEvent::FirstToken, 2, 13700});
+  CHECK(used_blocks(e) == 8);
+  CHECK(e.num_prefix_cache_queries() == 100 + 80);
+  CHECK(e.num_prefix_cache_hits() == 64);
+
+  // Both decode (1.2 ms a step) until B's 5th token (4 steps), then A alone (1.1 ms) to its 10th.
+  while (e.has_work()) now = step(e, now, log);
+  CHECK(log == std::vector<Logged>{{EngineEvent::FirstToken, 1, 11000},
+                                   {EngineEvent::FirstToken, 2, 13700},
+                                   {EngineEvent::Finished, 2, 18500},
+                                   {EngineEvent::Finished, 1, 22900}});
+  // Everything is free again, and the prefix blocks are still cached (in the free queue).
+  CHECK(used_blocks(e) == 0);
+  CHECK(e.cached_prefix_tokens(7, 64) == 64);
+
+  // C is all prefix (64 tokens): the hit stops at 63 tokens' whole blocks, 3 (vLLM recomputes the
+  // last token to get its logits), taken out of the free queue; it computes 16 tokens (2.6 ms).
+  REQUIRE(e.add_request(3, 64, 1, now, sys));
+  const Micros d = e.begin_step(now);
+  CHECK(d == 2600);
+  CHECK(used_blocks(e) == 4);  // 3 hit + 1 new
+  std::vector<EngineEvent> out;
+  e.end_step(now + d, out);
+  CHECK(e.num_prefix_cache_queries() == 100 + 80 + 64);
+  CHECK(e.num_prefix_cache_hits() == 64 + 48);
+  CHECK(used_blocks(e) == 0);
+  CHECK(e.cached_prefix_tokens(7, 64) == 64);  // C's own block 3 cached beside A's
+
+  // Prefix caching off: nothing is shared or counted.
+  EngineConfig off = compute_toy_config(100);
+  off.enable_prefix_caching = false;
+  Engine f(off);
+  REQUIRE(f.add_request(1, 100, 1, 0, sys));
+  now = step(f, 0, log);
+  REQUIRE(f.add_request(2, 80, 1, now, sys));
+  CHECK(f.begin_step(now) == 9000);
+  CHECK(f.cached_prefix_tokens(7, 64) == 0);
+  CHECK(f.num_prefix_cache_queries() == 0);
+  CHECK(f.num_prefix_cache_hits() == 0);
+
+  // Options that cannot be: a prefix longer than the prompt, the reserved id.
+  CHECK_FALSE(e.add_request(9, 10, 1, now, with_prefix(7, 11)));
+  CHECK_FALSE(e.add_request(9, 10, 1, now, with_prefix(0xFFFFFFFFu, 5)));
+  CHECK_FALSE(e.add_request(9, 10, 1, now, with_prefix(7, -1)));
+}
+
+TEST_CASE("eviction takes a prefix's trailing blocks first", "[engine][prefix]") {
+  Engine e(toy_config());  // 10 blocks, 10 ms steps
+  std::vector<Logged> log;
+  const RequestOptions sys = with_prefix(7, 64);
+  // A is its prefix (64 tokens, 4 blocks); finished, it frees them tail first: the free queue is
+  // [6 never used, block 3, 2, 1, 0].
+  REQUIRE(e.add_request(1, 64, 1, 0, sys));
+  Micros now = step(e, 0, log);
+  CHECK(e.cached_prefix_tokens(7, 64) == 64);
+  // X (no prefix, 7 blocks) takes the 6 unused blocks and evicts block 3.
+  REQUIRE(e.add_request(2, 112, 1, now));
+  e.begin_step(now);
+  CHECK(e.cached_prefix_tokens(7, 64) == 48);
+  CHECK(used_blocks(e) == 7);
+  std::vector<EngineEvent> out;
+  now += 10000;
+  e.end_step(now, out);
+  // X's 7 blocks went to the tail, behind blocks 2, 1, 0: Y (no prefix, 2 blocks) evicts 2 and 1.
+  REQUIRE(e.add_request(3, 32, 1, now));
+  e.begin_step(now);
+  CHECK(e.cached_prefix_tokens(7, 64) == 16);
+  now += 10000;
+  e.end_step(now, out);
+  // C (all prefix) hits block 0 and computes 48 tokens.
+  REQUIRE(e.add_request(4, 64, 1, now, sys));
+  now = step(e, now, log);
+  CHECK(e.num_prefix_cache_hits() == 16);
+  CHECK(e.num_prefix_cache_queries() == 64 + 112 + 32 + 64);
+  CHECK(e.free_kv_blocks() == 10);
+}
+
+TEST_CASE("a prefix block is hit only once computed, and requests that compute it at once each cache a copy", "[engine][prefix]") {
+  EngineConfig c = compute_toy_config(100);
+  c.max_num_batched_tokens = 64;
+  Engine e(c);
+  const RequestOptions sys = with_prefix(7, 96);  // 6 blocks
+  std::vector<Logged> log;
+  // Step 1: A's first 64-token chunk (7.4 ms); its end caches blocks 0-3.
+  REQUIRE(e.add_request(1, 100, 3, 0, sys));
+  Micros now = step(e, 0, log);
+  CHECK(now == 7400);
+  CHECK(e.cached_prefix_tokens(7, 96) == 64);
+  // Step 2: A's last 36 tokens, then B (120 tokens) with the 28 tokens of budget left. B hits
+  // blocks 0-3 only: blocks 4 and 5 are being computed by A in this very step. 64 tokens, 7.4 ms.
+  REQUIRE(e.add_request(2, 120, 2, now, sys));
+  now = step(e, now, log);
+  CHECK(now == 14800);
+  CHECK(e.num_prefix_cache_hits() == 64);
+  // A cached blocks 4 and 5; B (92 tokens computed) its own copy of block 4.
+  CHECK(e.cached_prefix_tokens(7, 96) == 96);
+  // Step 3: A's decode and B's last 28 tokens (3.9 ms); B caches its own copy of block 5.
+  now = step(e, now, log);
+  CHECK(now == 18700);
+  CHECK(used_blocks(e) == 11);  // A 7, B 8 of which 4 are A's
+  now = step(e, now, log);  // both decode their last token (1.2 ms)
+  CHECK(log == std::vector<Logged>{{EngineEvent::FirstToken, 1, 14800},
+                                   {EngineEvent::FirstToken, 2, 18700},
+                                   {EngineEvent::Finished, 1, 19900},
+                                   {EngineEvent::Finished, 2, 19900}});
+  // Freed in batch order, each tail first: [90 plain, A's 5, A's 4, B's 2 plain, B's 5, B's 4,
+  // A's 3, 2, 1, 0]. A lookup finds the first copy of each block, A's; when it is evicted B's
+  // copy still answers.
+  CHECK(used_blocks(e) == 0);
+  REQUIRE(e.add_request(3, 91 * 16, 1, now));  // 91 blocks: the 90 plain ones and A's block 5
+  while (e.has_work()) now = step(e, now, log);
+  CHECK(e.cached_prefix_tokens(7, 96) == 96);
+  REQUIRE(e.add_request(4, 48, 1, now));  // 3 blocks: A's block 4 and B's 2 plain ones
+  now = step(e, now, log);
+  CHECK(e.cached_prefix_tokens(7, 96) == 96);
+  REQUIRE(e.add_request(5, 16, 1, now));  // 1 block: B's block 5, the last copy of block 5
+  now = step(e, now, log);
+  CHECK(e.cached_prefix_tokens(7, 96) == 80);
+  CHECK(e.num_prefix_cache_queries() == 100 + 120 + 91 * 16 + 48 + 16);
+}
+
+// --- disaggregated prefill and decode -----------------------------------------------------------------
+
+TEST_CASE("PrefillOnly: PrefillDone at the step that samples its token, blocks held until release_kv", "[engine][pd]") {
+  Engine e(compute_toy_config(10));  // 10 blocks
+  const RequestOptions pre = with_prefix(3, 32, RequestRole::PrefillOnly);  // a 2-block prefix
+  std::vector<Logged> log;
+  CHECK_FALSE(e.add_request(9, e.max_model_len(), 1, 0, pre));  // prompt + its one token too long
+  REQUIRE(e.add_request(1, 100, 500, 0, pre));  // one token whatever output_tokens says
+  Micros now = step(e, 0, log);
+  CHECK(now == 11000);  // 100 tokens
+  CHECK(log == std::vector<Logged>{{EngineEvent::PrefillDone, 1, 11000}});
+  CHECK(e.num_requests_running() == 0);
+  CHECK(e.num_requests_waiting() == 0);
+  CHECK(e.num_kv_held() == 1);
+  CHECK(used_blocks(e) == 7);  // held: counted in KV usage
+  CHECK(e.num_generation_tokens() == 1);
+  CHECK_FALSE(e.has_work());
+  // Q (4 blocks) does not fit in the 3 left: held blocks are not evictable, and it is no work.
+  REQUIRE(e.add_request(2, 64, 1, now));
+  CHECK(e.num_requests_waiting() == 1);
+  CHECK_FALSE(e.has_work());
+  CHECK_FALSE(e.release_kv(2));
+  CHECK_FALSE(e.kv_loaded(1, now));
+  // The decode side has read it: freed as a finished request's, its prefix blocks cached.
+  CHECK(e.release_kv(1));
+  CHECK_FALSE(e.release_kv(1));
+  CHECK(used_blocks(e) == 0);
+  CHECK(e.num_kv_held() == 0);
+  CHECK(e.cached_prefix_tokens(3, 32) == 32);
+  REQUIRE(e.has_work());
+  now = step(e, now, log);
+  CHECK(now == 18400);  // 64 tokens
+  CHECK(log.back() == Logged{EngineEvent::Finished, 2, 18400});
+  CHECK(e.cached_prefix_tokens(3, 32) == 32);  // Q took the 8 plain blocks ahead of them
+  CHECK_FALSE(e.has_work());
+}
+
+TEST_CASE("DecodeOnly: KvLoadStarted with prompt - 1 - local hit tokens, nothing scheduled until kv_loaded", "[engine][pd]") {
+  Engine e(compute_toy_config(100));
+  std::vector<EngineEvent> ev;
+  REQUIRE(e.add_request(1, 100, 3, 0, as(RequestRole::DecodeOnly)));
+  CHECK(e.num_requests_waiting() == 1);
+  CHECK_FALSE(e.has_work());  // its blocks come from start_kv_loads, not from a step
+  e.start_kv_loads(0, ev);
+  CHECK(same_events(ev, {Ev{Ev::KvLoadStarted, 1, 0, 99}}));
+  CHECK(used_blocks(e) == 7);  // blocks for 99 tokens
+  CHECK(e.num_kv_loading() == 1);
+  CHECK(e.num_requests_waiting() == 1);  // WAITING_FOR_REMOTE_KVS is in the waiting queue
+  CHECK(e.num_requests_running() == 0);
+  CHECK_FALSE(e.has_work());
+  ev.clear();
+  e.start_kv_loads(0, ev);
+  CHECK(ev.empty());
+  CHECK_FALSE(e.release_kv(1));
+  CHECK(e.kv_loaded(1, 5000));
+  CHECK_FALSE(e.kv_loaded(1, 5000));
+  CHECK(e.num_kv_loading() == 0);
+  REQUIRE(e.has_work());
+  // One step of one token (1.1 ms) samples the first output token, then it decodes.
+  Micros now = 5000;
+  std::vector<EngineEvent> log;
+  while (e.has_work()) now = step_pd(e, now, log);
+  CHECK(same_events(log, {Ev{Ev::FirstToken, 1, 6100}, Ev{Ev::Finished, 1, 8300}}));
+  CHECK(e.num_generation_tokens() == 3);
+  CHECK(e.num_prefix_cache_queries() == 100);
+  CHECK(e.num_prefix_cache_hits() == 0);
+
+  // With the prefix cached here, only the rest is loaded: 99 − 64 tokens.
+  const RequestOptions sys = with_prefix(9, 64);
+  REQUIRE(e.add_request(2, 64, 1, now, sys));
+  log.clear();
+  now = step_pd(e, now, log);
+  CHECK(e.cached_prefix_tokens(9, 64) == 64);
+  REQUIRE(e.add_request(3, 100, 2, now, with_prefix(9, 64, RequestRole::DecodeOnly)));
+  ev.clear();
+  e.start_kv_loads(now, ev);
+  CHECK(same_events(ev, {Ev{Ev::KvLoadStarted, 3, now, 35}}));
+  CHECK(used_blocks(e) == 7);  // 4 hit + 3 for the loaded tokens
+  CHECK(e.num_prefix_cache_hits() == 64);
+  CHECK(e.num_prefix_cache_queries() == 100 + 64 + 100);
+  REQUIRE(e.kv_loaded(3, now + 1000));
+  log.clear();
+  now += 1000;
+  while (e.has_work()) now = step_pd(e, now, log);
+  CHECK(same_events(log, {Ev{Ev::FirstToken, 3, now - 1100}, Ev{Ev::Finished, 3, now}}));
+
+  // Nothing to load: a 1-token prompt (0 tokens), scheduled at once as an ordinary request.
+  REQUIRE(e.add_request(4, 1, 1, now, as(RequestRole::DecodeOnly)));
+  ev.clear();
+  e.start_kv_loads(now, ev);
+  CHECK(same_events(ev, {Ev{Ev::KvLoadStarted, 4, now, 0}}));
+  CHECK(e.has_work());
+  CHECK_FALSE(e.kv_loaded(4, now));
+  log.clear();
+  now = step_pd(e, now, log);
+  CHECK(same_events(log, {Ev{Ev::FirstToken, 4, now}, Ev{Ev::Finished, 4, now}}));
+}
+
+TEST_CASE("DecodeOnly: a head whose blocks do not fit blocks the queue (FCFS), loads start between steps or in a step", "[engine][pd]") {
+  Engine e(toy_config());  // 10 blocks, 10 ms steps
+  std::vector<EngineEvent> ev, log;
+  REQUIRE(e.add_request(1, 128, 5, 0));  // 8 blocks, then 9 from its first decode
+  Micros now = step_pd(e, 0, log);
+  REQUIRE(e.add_request(2, 100, 2, now, as(RequestRole::DecodeOnly)));  // needs 7 blocks
+  REQUIRE(e.add_request(3, 16, 1, now));  // 1 block: would fit, but waits behind it
+  e.start_kv_loads(now, ev);  // A runs: the next step's scheduler allocates, after A's block
+  CHECK(ev.empty());
+  while (e.num_requests_running() > 0) now = step_pd(e, now, log);
+  CHECK(now == 50000);
+  CHECK(e.num_requests_waiting() == 2);
+  // A finished: with nothing running the scheduler's pass allocates D's blocks and stops at W,
+  // which the step then admits, passing over D while its KV loads.
+  e.start_kv_loads(now, ev);
+  CHECK(same_events(ev, {Ev{Ev::KvLoadStarted, 2, 50000, 99}}));
+  REQUIRE(e.has_work());
+  now = step_pd(e, now, log);
+  CHECK(e.num_requests_waiting() == 1);
+  CHECK_FALSE(e.has_work());
+  REQUIRE(e.kv_loaded(2, 65000));
+  now = 65000;
+  while (e.has_work()) now = step_pd(e, now, log);
+  CHECK(same_events(log, {Ev{Ev::FirstToken, 1, 10000}, Ev{Ev::Finished, 1, 50000}, Ev{Ev::FirstToken, 3, 60000},
+                          Ev{Ev::Finished, 3, 60000}, Ev{Ev::FirstToken, 2, 75000}, Ev{Ev::Finished, 2, 85000}}));
+
+  // In a step's own pass: W admitted, D allocated behind it. The one-argument begin_step reports
+  // the load at that step's end, stamped with its start.
+  Engine f(toy_config());
+  REQUIRE(f.add_request(3, 16, 1, 0));
+  REQUIRE(f.add_request(2, 100, 2, 0, as(RequestRole::DecodeOnly)));
+  ev.clear();
+  f.start_kv_loads(0, ev);  // W, ready to run, is at the head: the step's
+  CHECK(ev.empty());
+  REQUIRE(f.begin_step(0) == 10000);
+  f.end_step(10000, ev);
+  CHECK(same_events(ev, {Ev{Ev::KvLoadStarted, 2, 0, 99}, Ev{Ev::FirstToken, 3, 10000}, Ev{Ev::Finished, 3, 10000}}));
+
+  // A step that starts a load is never a macro step (the load may end before a later sub-step).
+  EngineConfig c = toy_config(100);
+  c.max_decode_substeps = 4096;
+  Engine g(c);
+  REQUIRE(g.add_request(1, 16, 50, 0));
+  now = step_pd(g, 0, log);
+  REQUIRE(g.add_request(2, 100, 2, now, as(RequestRole::DecodeOnly)));
+  ev.clear();
+  CHECK(g.begin_step(now, ev) == 10000);  // one decode step, not 49
+  CHECK(same_events(ev, {Ev{Ev::KvLoadStarted, 2, now, 99}}));
+  g.end_step(now + 10000, ev);
+  CHECK(g.begin_step(now + 10000, ev) == 48 * 10000);  // then the rest of A's decode as one
+}
+
+TEST_CASE("DecodeOnly: a remote-prefilled request is preempted and recomputes like any other", "[engine][pd]") {
+  // The preemption test above with B's KV loaded from elsewhere: 10 blocks, 64-token prompts, 40
+  // output tokens. B's 63 loaded tokens take 4 blocks; its first step computes token 64.
+  Engine e(toy_config());
+  std::vector<EngineEvent> log;
+  REQUIRE(e.add_request(1, 64, 40, 0));
+  REQUIRE(e.add_request(2, 64, 40, 0, as(RequestRole::DecodeOnly)));
+  Micros now = e.begin_step(0, log);  // A's prefill; D's blocks behind it
+  REQUIRE(e.kv_loaded(2, 5000));      // its load ends during the step
+  e.end_step(now, log);
+  while (e.has_work()) now = step_pd(e, now, log);
+  // D decodes one step behind A; A's 6th block (step 18) finds none free and preempts D, the last
+  // running. D's 4 full blocks stay cached; A's 7th block (step 34) evicts one; readmitted at step
+  // 41 D hits 3 blocks, recomputes 32 tokens and samples its 17th token, 23 steps before its 40th.
+  CHECK(same_events(log, {Ev{Ev::KvLoadStarted, 2, 0, 63}, Ev{Ev::FirstToken, 1, 10000}, Ev{Ev::FirstToken, 2, 20000},
+                          Ev{Ev::Preempted, 2, 170000}, Ev{Ev::Finished, 1, 400000}, Ev{Ev::Finished, 2, 640000}}));
+  CHECK(e.num_preemptions() == 1);
+  CHECK(e.num_prefix_cache_queries() == 64 + 64);
+  CHECK(e.num_prefix_cache_hits() == 0);
+  CHECK(e.num_preempted_prefix_cache_queries() == 80);
+  CHECK(e.num_preempted_prefix_cache_hits() == 48);
+  CHECK(e.num_generation_tokens() == 80);
+  CHECK(e.free_kv_blocks() == 10);
+}
+
+TEST_CASE("abort frees what a request holds in every state of disaggregated serving", "[engine][pd]") {
+  Engine e(compute_toy_config(10));  // 10 blocks
+  std::vector<EngineEvent> ev, log;
+  const RequestOptions dec = as(RequestRole::DecodeOnly);
+  // Waiting for its blocks, before any pass.
+  REQUIRE(e.add_request(1, 100, 2, 0, dec));
+  CHECK(e.abort_request(1));
+  CHECK(e.num_requests_waiting() == 0);
+  e.start_kv_loads(0, ev);
+  CHECK(ev.empty());
+  // Loading.
+  REQUIRE(e.add_request(2, 100, 2, 0, dec));
+  e.start_kv_loads(0, ev);
+  REQUIRE(used_blocks(e) == 7);
+  CHECK(e.abort_request(2));
+  CHECK(used_blocks(e) == 0);
+  CHECK(e.num_kv_loading() == 0);
+  CHECK(e.num_requests_waiting() == 0);
+  CHECK_FALSE(e.kv_loaded(2, 0));
+  CHECK_FALSE(e.abort_request(2));
+  // Loaded, waiting to run.
+  REQUIRE(e.add_request(3, 100, 2, 0, dec));
+  e.start_kv_loads(0, ev);
+  REQUIRE(e.kv_loaded(3, 0));
+  CHECK(e.has_work());
+  CHECK(e.abort_request(3));
+  CHECK(used_blocks(e) == 0);
+  CHECK_FALSE(e.has_work());
+  // Held after PrefillDone; and a DecodeOnly request blocked behind the held blocks.
+  REQUIRE(e.add_request(4, 100, 1, 0, with_prefix(5, 64, RequestRole::PrefillOnly)));
+  Micros now = step_pd(e, 0, log);
+  REQUIRE(e.num_kv_held() == 1);
+  REQUIRE(e.add_request(5, 100, 2, now, dec));
+  ev.clear();
+  e.start_kv_loads(now, ev);
+  CHECK(ev.empty());  // 7 blocks do not fit in 3
+  CHECK(e.abort_request(5));
+  CHECK(e.abort_request(4));
+  CHECK(e.num_kv_held() == 0);
+  CHECK(used_blocks(e) == 0);
+  CHECK_FALSE(e.release_kv(4));
+  CHECK(e.cached_prefix_tokens(5, 64) == 64);
+  // Loading with a local hit: its hold on the prefix blocks goes, they stay cached.
+  REQUIRE(e.add_request(6, 100, 2, now, with_prefix(5, 64, RequestRole::DecodeOnly)));
+  e.start_kv_loads(now, ev);
+  CHECK(same_events({ev.back()}, {Ev{Ev::KvLoadStarted, 6, now, 35}}));
+  CHECK(used_blocks(e) == 7);
+  CHECK(e.abort_request(6));
+  CHECK(used_blocks(e) == 0);
+  CHECK(e.cached_prefix_tokens(5, 64) == 64);
+  CHECK_FALSE(e.has_work());
 }

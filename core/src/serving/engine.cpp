@@ -135,12 +135,18 @@ std::uint32_t Engine::new_slot() {
     return s;
   }
   slots_.emplace_back();
+  copies_of_.emplace_back();
   return static_cast<std::uint32_t>(slots_.size() - 1);
 }
 
 void Engine::release_slot(std::uint32_t slot) {
   const std::uint32_t id = slots_[slot].id;
   if (const std::uint32_t* at = slot_of_.find(id); at && *at == slot) slot_of_.erase(id);
+  leave(slot);
+}
+
+void Engine::leave(std::uint32_t slot) {
+  if (slots_[slot].role != RequestRole::Whole) --num_roles_;
   slots_[slot] = Request{};
   free_slots_.push_back(slot);
 }
@@ -159,8 +165,14 @@ void Engine::free_plain(int n) {
 
 void Engine::take_free(int n) {
   free_blocks_ -= n;
+  take_from_head(n);
+}
+
+void Engine::take_from_head(int n) {
   while (n > 0) {
     FreeSegment& seg = free_queue_.front();
+    // A cached prefix block: the same loop out of line (no call in this one keeps it lean).
+    if (seg.owner != kNoOwner && (seg.owner & kCopyBit)) return take_copies_from_head(n);
     const int t = std::min(n, seg.count);
     seg.count -= t;
     n -= t;
@@ -178,15 +190,183 @@ void Engine::take_free(int n) {
   }
 }
 
+void Engine::take_copies_from_head(int n) {
+  // take_from_head's loop, evicting the cached prefix blocks it meets.
+  while (n > 0) {
+    FreeSegment& seg = free_queue_.front();
+    const int t = std::min(n, seg.count);
+    seg.count -= t;
+    n -= t;
+    if (seg.owner != kNoOwner) {
+      if (seg.owner & kCopyBit) {
+        // block_pool.py _maybe_evict_cached_block: a cached prefix block loses its hash.
+        if (t > 0) evict_copy(seg.owner & ~kCopyBit);
+      } else {
+        slots_[seg.owner].cached_blocks -= t;
+      }
+    }
+    if (seg.count == 0) {
+      free_queue_.pop_front();
+      ++free_queue_head_id_;
+    }
+  }
+  while (!free_queue_.empty() && free_queue_.front().count == 0) {
+    free_queue_.pop_front();
+    ++free_queue_head_id_;
+  }
+}
+
 Engine::FreeSegment& Engine::segment_of(const Request& r) {
   return free_queue_.at(static_cast<std::size_t>(r.cached_segment - free_queue_head_id_));
 }
 
+void Engine::free_request_blocks(std::uint32_t slot, bool keep_own, std::uint64_t* plain_at) {
+  // kv_cache_manager.free → single_type_kv_cache_manager.free: block_pool.free_blocks(reversed(blocks)).
+  Request& r = slots_[slot];
+  const int own = r.num_blocks - r.num_copies;
+  // With prefix caching a preempted request's own full blocks keep their hashes and stay reusable
+  // (by it alone: its prompt is unique past the prefix) until evicted; the partial last block has no
+  // hash. A finished or aborted request's own blocks can never hit again.
+  const int own_full = keep_own && config_.enable_prefix_caching
+                           ? std::max(0, std::min(r.num_computed / config_.block_size, r.num_blocks) - r.num_copies)
+                           : 0;
+  free_plain(own - own_full);
+  if (plain_at) *plain_at = free_queue_head_id_ + free_queue_.size() - 1;  // the run they joined
+  if (own_full > 0) {
+    free_blocks_ += own_full;
+    free_queue_.push_back(FreeSegment{slot, own_full});
+    r.cached_blocks = own_full;
+    r.cached_segment = free_queue_head_id_ + free_queue_.size() - 1;
+  }
+  if (r.num_copies > 0) {
+    std::vector<std::uint32_t>& held = copies_of_[slot];
+    for (std::size_t k = held.size(); k-- > 0;) release_copy(held[k]);
+    held.clear();
+    r.num_copies = 0;
+  }
+  r.num_blocks = 0;
+}
+
+// --- the prefix cache (vllm/v1/core/block_pool.py, kv_cache_utils.py) -------------------------------
+//
+// Blocks are found by a chain of hashes, each over a full block's tokens and its parent's hash, so a
+// request hits the longest run of its leading full blocks that are cached. Here the tokens are known
+// only as "the first prefix_tokens of prefix_id", so a cached block is (prefix, index) and a request's
+// lookup walks its prefix's blocks from 0 (kv_cache_coordinator find_longest_cache_hit).
+
+const Engine::Prefix* Engine::find_prefix(std::uint32_t prefix_id) const {
+  const std::uint32_t* at = prefix_of_.find(prefix_id);
+  return at ? &prefixes_[*at] : nullptr;
+}
+
+int Engine::prefix_run(const Request& r, int limit, int& free_in_run) const {
+  free_in_run = 0;
+  const Prefix* p = limit > 0 ? find_prefix(r.prefix_id) : nullptr;
+  if (!p) return 0;
+  limit = std::min(limit, static_cast<int>(p->blocks.size()));
+  int i = 0;
+  for (; i < limit; ++i) {
+    const std::uint32_t c = p->blocks[static_cast<std::size_t>(i)].first;
+    if (c == kNone) break;
+    if (copies_[c].refs == 0) ++free_in_run;
+  }
+  return i;
+}
+
+void Engine::touch_prefix(std::uint32_t slot, int blocks) {
+  // block_pool.touch: a hit block gains a holder; one with none leaves the free queue.
+  if (blocks <= 0) return;
+  Request& r = slots_[slot];
+  const Prefix& p = prefixes_[*prefix_of_.find(r.prefix_id)];
+  std::vector<std::uint32_t>& held = copies_of_[slot];
+  for (int i = 0; i < blocks; ++i) {
+    const std::uint32_t c = p.blocks[static_cast<std::size_t>(i)].first;
+    PrefixCopy& copy = copies_[c];
+    if (copy.refs++ == 0) {
+      free_queue_.at(static_cast<std::size_t>(copy.queue_pos - free_queue_head_id_)).count = 0;  // dropped at the head
+      --free_blocks_;
+    }
+    held.push_back(c);
+  }
+  r.num_copies = blocks;
+}
+
+void Engine::cache_prefix_blocks(std::uint32_t slot) {
+  // kv_cache_manager.cache_blocks → block_pool.cache_full_blocks: the prefix blocks this request has
+  // now computed in full get their hashes, so later lookups find them. Not de-duplicated: another
+  // request may have computed the same block meanwhile, and both stay cached.
+  Request& r = slots_[slot];
+  const int full = std::min(r.num_computed / config_.block_size, r.prefix_blocks);
+  if (full <= r.num_copies) return;
+  std::uint32_t pi;
+  if (const std::uint32_t* at = prefix_of_.find(r.prefix_id)) {
+    pi = *at;
+  } else {
+    if (!free_prefixes_.empty()) {
+      pi = free_prefixes_.back();
+      free_prefixes_.pop_back();
+    } else {
+      pi = static_cast<std::uint32_t>(prefixes_.size());
+      prefixes_.emplace_back();
+    }
+    prefixes_[pi].id = r.prefix_id;
+    prefix_of_.set(r.prefix_id, pi);
+  }
+  Prefix& p = prefixes_[pi];
+  if (static_cast<int>(p.blocks.size()) < full) p.blocks.resize(static_cast<std::size_t>(full));
+  std::vector<std::uint32_t>& held = copies_of_[slot];
+  for (int i = r.num_copies; i < full; ++i) {
+    std::uint32_t c;
+    if (!free_copies_.empty()) {
+      c = free_copies_.back();
+      free_copies_.pop_back();
+    } else {
+      c = static_cast<std::uint32_t>(copies_.size());
+      copies_.emplace_back();
+    }
+    PrefixChain& chain = p.blocks[static_cast<std::size_t>(i)];
+    copies_[c] = PrefixCopy{pi, i, 1, chain.last, kNone, 0};
+    if (chain.last != kNone) copies_[chain.last].next = c; else chain.first = c;
+    chain.last = c;
+    ++p.copies;
+    held.push_back(c);
+  }
+  r.num_copies = full;
+}
+
+void Engine::release_copy(std::uint32_t c) {
+  PrefixCopy& copy = copies_[c];
+  if (--copy.refs > 0) return;
+  free_blocks_ += 1;
+  free_queue_.push_back(FreeSegment{kCopyBit | c, 1});
+  copy.queue_pos = free_queue_head_id_ + free_queue_.size() - 1;
+}
+
+void Engine::evict_copy(std::uint32_t c) {
+  const PrefixCopy copy = copies_[c];
+  Prefix& p = prefixes_[copy.prefix];
+  PrefixChain& chain = p.blocks[static_cast<std::size_t>(copy.index)];
+  if (copy.prev != kNone) copies_[copy.prev].next = copy.next; else chain.first = copy.next;
+  if (copy.next != kNone) copies_[copy.next].prev = copy.prev; else chain.last = copy.prev;
+  free_copies_.push_back(c);
+  if (--p.copies == 0) {  // nothing of it cached any more
+    prefix_of_.erase(p.id);
+    p.blocks.clear();
+    free_prefixes_.push_back(copy.prefix);
+  }
+}
+
+int Engine::cached_prefix_tokens(std::uint32_t prefix_id, int prefix_tokens) const {
+  if (!config_.enable_prefix_caching || prefix_id == 0 || prefix_id == detail::IdSlotMap::kEmpty || prefix_tokens < config_.block_size) return 0;
+  Request probe;
+  probe.prefix_id = prefix_id;
+  int free_in_run = 0;
+  return prefix_run(probe, prefix_tokens / config_.block_size, free_in_run) * config_.block_size;
+}
+
 // --- requests ------------------------------------------------------------------------------------
 
-bool Engine::add_request(std::uint32_t id, int prompt_tokens, int output_tokens, Micros /*now*/) {
-  if (prompt_tokens < 1 || output_tokens < 1) return false;
-  if (static_cast<std::int64_t>(prompt_tokens) + output_tokens > max_model_len_) return false;
+std::uint32_t Engine::enqueue(std::uint32_t id, int prompt_tokens, int output_tokens) {
   const std::uint32_t slot = new_slot();
   Request& r = slots_[slot];
   r.id = id;
@@ -194,6 +374,38 @@ bool Engine::add_request(std::uint32_t id, int prompt_tokens, int output_tokens,
   r.output_tokens = output_tokens;
   waiting_.push_back(slot);
   slot_of_.set(id, slot);
+  return slot;
+}
+
+bool Engine::add_request(std::uint32_t id, int prompt_tokens, int output_tokens, Micros /*now*/) {
+  if (prompt_tokens < 1 || output_tokens < 1) return false;
+  if (static_cast<std::int64_t>(prompt_tokens) + output_tokens > max_model_len_) return false;
+  enqueue(id, prompt_tokens, output_tokens);
+  return true;
+}
+
+bool Engine::add_request(std::uint32_t id, int prompt_tokens, int output_tokens, Micros now, const RequestOptions& options) {
+  if (options.prefix_id == 0 && options.role == RequestRole::Whole) return add_request(id, prompt_tokens, output_tokens, now);
+  if (prompt_tokens < 1 || output_tokens < 1) return false;
+  // The disaggregated proxy sends the prefill engine max_tokens=1 (do_remote_decode).
+  if (options.role == RequestRole::PrefillOnly) output_tokens = 1;
+  if (static_cast<std::int64_t>(prompt_tokens) + output_tokens > max_model_len_) return false;
+  if (options.prefix_id != 0 && (options.prefix_id == detail::IdSlotMap::kEmpty || options.prefix_tokens < 0 ||
+                                 options.prefix_tokens > prompt_tokens))
+    return false;
+  const std::uint32_t slot = enqueue(id, prompt_tokens, output_tokens);
+  Request& r = slots_[slot];
+  if (options.prefix_id != 0 && config_.enable_prefix_caching) {
+    r.prefix_id = options.prefix_id;
+    r.prefix_blocks = options.prefix_tokens / config_.block_size;
+  }
+  r.role = options.role;
+  r.special = r.prefix_blocks > 0 || r.role != RequestRole::Whole;
+  if (r.role != RequestRole::Whole) ++num_roles_;
+  if (r.role == RequestRole::DecodeOnly) {
+    r.phase = Phase::NeedsRemote;
+    ++num_needs_remote_;
+  }
   return true;
 }
 
@@ -209,10 +421,19 @@ bool Engine::abort_request(std::uint32_t id) {
     } else if (const auto at = std::find(prefilling_.begin(), prefilling_.end(), slot); at != prefilling_.end()) {
       prefilling_.erase(at);  // (during a step run request by request, prefilling_ is empty)
     }
-    free_plain(r.num_blocks);
-    r.num_blocks = 0;
     r.running = false;  // its entry in running_ is now stale
     --running_live_;
+    if (in_step_ && substeps_ > 1) {
+      // A decoder of the macro step under way. The blocks its sub-steps begun by the abort took off
+      // the free queue's head, and the tokens of those that ended, depend on when it happened:
+      // truncate_step(now) takes them and adds them to the run of its own blocks freed here.
+      MacroAbort m{r.num_computed, r.num_blocks, 0};
+      free_request_blocks(slot, false, &m.plain_at);
+      macro_aborts_.push_back(m);
+      end_step_extras_ = true;
+    } else {
+      free_finished(slot);
+    }
     if (in_batch(slot)) {
       r.gone = true;  // end_step skips it and releases the slot
     } else {
@@ -220,13 +441,51 @@ bool Engine::abort_request(std::uint32_t id) {
     }
     return true;
   }
+  if (r.phase == Phase::Held) {  // after PrefillDone: the decode side will never read it
+    free_request_blocks(slot, false);
+    --num_held_;
+    release_slot(slot);
+    return true;
+  }
   // Waiting: as if removed from the queue (nothing reads past the head but the count), released
-  // when it reaches the head.
+  // when it reaches the head. A DecodeOnly request may hold blocks (its KV loading or loaded).
   if (r.cached_blocks > 0) segment_of(r).owner = kNoOwner;  // still free, no longer anyone's
   r.cached_blocks = 0;
+  if (r.num_blocks > 0) free_request_blocks(slot, false);
+  if (r.phase == Phase::Loading) --num_loading_;
+  if (r.phase == Phase::NeedsRemote) --num_needs_remote_;
+  r.phase = Phase::Ready;
   r.aborted = true;
   ++aborted_waiting_;
   slot_of_.erase(id);
+  return true;
+}
+
+bool Engine::kv_loaded(std::uint32_t id, Micros /*now*/) {
+  const std::uint32_t* at = slot_of_.find(id);
+  if (!at || slots_[*at].phase != Phase::Loading) return false;
+  const std::uint32_t slot = *at;
+  Request& r = slots_[slot];
+  // scheduler.py _update_waiting_for_remote_kv: the received blocks are cached (cache_blocks) and the
+  // request waits again with num_computed_tokens = prompt − 1: the last prompt token is computed
+  // here, which gives the logits of the first output token.
+  r.phase = Phase::Ready;
+  --num_loading_;
+  r.num_computed = r.prompt_tokens - 1;
+  if (r.prefix_blocks > r.num_copies) cache_prefix_blocks(slot);
+  return true;
+}
+
+bool Engine::release_kv(std::uint32_t id) {
+  const std::uint32_t* at = slot_of_.find(id);
+  if (!at || slots_[*at].phase != Phase::Held) return false;
+  // nixl_connector.py: the decode side's read notification (get_finished → finished_sending) lets the
+  // scheduler free the blocks request_finished kept (delay_free_blocks): _free_blocks, as a finished
+  // request's.
+  const std::uint32_t slot = *at;
+  free_request_blocks(slot, false);
+  --num_held_;
+  release_slot(slot);
   return true;
 }
 
@@ -235,8 +494,7 @@ void Engine::drop_aborted_head() {
     const std::uint32_t slot = waiting_.front();
     waiting_.pop_front();
     --aborted_waiting_;
-    slots_[slot] = Request{};
-    free_slots_.push_back(slot);
+    leave(slot);
   }
 }
 
@@ -249,19 +507,10 @@ void Engine::preempt_last_running(Micros now) {
   --running_live_;
   Request& r = slots_[slot];
   r.running = false;
-  // kv_cache_manager.free() frees the blocks in reverse order, so the tail is evicted first. With
-  // prefix caching the full blocks keep their hashes and stay reusable until evicted; the partial
-  // last block has no hash.
-  const int full = config_.enable_prefix_caching ? std::min(r.num_computed / config_.block_size, r.num_blocks) : 0;
-  free_plain(r.num_blocks - full);
-  if (full > 0) {
-    free_blocks_ += full;
-    free_queue_.push_back(FreeSegment{slot, full});
-    r.cached_blocks = full;
-    r.cached_segment = free_queue_head_id_ + free_queue_.size() - 1;
-  }
-  r.num_blocks = 0;
+  // kv_cache_manager.free() frees the blocks in reverse order, so the tail is evicted first.
+  free_request_blocks(slot, true);
   r.num_computed = 0;
+  r.preempted_before = true;
   waiting_.push_front(slot);
   ++num_preemptions_;
   preempted_.push_back(EngineEvent{EngineEvent::Preempted, r.id, now});
@@ -453,9 +702,197 @@ void Engine::begin_request_by_request(Micros now, int& budget, StepLoad& load, b
   }
 }
 
+// --- the waiting queue (scheduler.py schedule(), "Next, schedule the WAITING requests") --------------
+
+Engine::Admission Engine::admission_of(const Request& r, int budget) const {
+  const int bs = config_.block_size;
+  const int total = r.prompt_tokens + r.num_output;
+  Admission a;
+  if (r.num_computed > 0) {
+    // A DecodeOnly request whose KV arrived: no lookup (num_computed_tokens > 0), its blocks held.
+    a.n = std::min(total - r.num_computed, budget);
+    a.need = std::max(0, blocks_for(r.num_computed + a.n) - r.num_blocks);
+    return a;
+  }
+  // kv_cache_manager.get_computed_blocks: the cached leading blocks, at most num_tokens − 1 tokens
+  // so the step still computes the logits of the last one. First its prefix's blocks; a preempted
+  // request's own blocks follow them only if the whole prefix is there (the hash chain).
+  const int cap = (total - 1) / bs;
+  int free_prefix = 0;
+  a.prefix_hit = r.prefix_blocks > 0 ? prefix_run(r, std::min(r.prefix_blocks, cap), free_prefix) : 0;
+  const int own = r.cached_blocks > 0 && a.prefix_hit == r.prefix_blocks ? std::min(r.cached_blocks, cap - a.prefix_hit) : 0;
+  a.hit = a.prefix_hit + own;
+  a.free_hit = free_prefix + own;
+  a.n = std::min(total - a.hit * bs, budget);
+  a.need = blocks_for(a.hit * bs + a.n) - a.hit;
+  return a;
+}
+
+int Engine::least_demand(const Request& r, int budget) const {
+  if (r.num_computed > 0) return admission_of(r, budget).need;  // nothing cached to lose
+  // need + free hits = blocks_for(min(total, hit·block_size + budget)) − hits in use by others. While
+  // nothing is freed or cached (a pure-decode macro step), evictions only shorten the hit, and the
+  // hits in use are prefix blocks: at least blocks_for(min(total, budget)) − min(prefix, cap).
+  const int total = r.prompt_tokens + r.num_output;
+  const int in_use = r.prefix_blocks > 0 ? std::min(r.prefix_blocks, (total - 1) / config_.block_size) : 0;
+  return blocks_for(std::min(total, budget)) - in_use;
+}
+
+bool Engine::start_remote_load(std::uint32_t slot, Micros now, std::vector<EngineEvent>& out, bool& waiting_stays) {
+  // A DecodeOnly request reached by the scheduler: get_computed_blocks (the local hit), then the
+  // connector's get_num_new_matched_tokens (nixl_connector.py, 0.10: len(prompt) − 1 − computed,
+  // loaded asynchronously), allocate_slots for them with delay_cache_blocks, WAITING_FOR_REMOTE_KVS.
+  Request& r = slots_[slot];
+  const int bs = config_.block_size;
+  const int cap = (r.prompt_tokens - 1) / bs;
+  int free_hit = 0;
+  const int hit = r.prefix_blocks > 0 ? prefix_run(r, std::min(r.prefix_blocks, cap), free_hit) : 0;
+  const int tokens = r.prompt_tokens - 1 - hit * bs;
+  if (tokens == 0) {
+    // Nothing to load (count 0: no async load): scheduled as an ordinary request. The event lets the
+    // caller tell the prefill side (update_state_after_alloc with no blocks still notifies it).
+    r.phase = Phase::Ready;
+    --num_needs_remote_;
+    out.push_back(EngineEvent{EngineEvent::KvLoadStarted, r.id, now, 0});
+    ++kv_loads_started_;
+    return true;
+  }
+  const int need = blocks_for(r.prompt_tokens - 1) - hit;
+  if (need + free_hit > free_blocks_) {  // FCFS: it waits, and so does everyone behind it
+    // As for an ordinary head (least_demand): only its hit can change, by evictions, and the hits
+    // in use by others are prefix blocks.
+    const int in_use = r.prefix_blocks > 0 ? std::min(r.prefix_blocks, cap) : 0;
+    waiting_stays = blocks_for(r.prompt_tokens - 1) - in_use > free_blocks_;
+    return false;
+  }
+  count_lookup(r, r.prompt_tokens, hit * bs);
+  touch_prefix(slot, hit);
+  take_free(need);
+  r.num_blocks = hit + need;
+  r.num_computed = hit * bs;
+  r.phase = Phase::Loading;
+  --num_needs_remote_;
+  ++num_loading_;
+  out.push_back(EngineEvent{EngineEvent::KvLoadStarted, r.id, now, tokens});
+  ++kv_loads_started_;
+  return true;
+}
+
+bool Engine::schedule_waiting(Micros now, int& budget, StepLoad* load, std::vector<EngineEvent>& out) {
+  const int bs = config_.block_size;
+  bool waiting_stays = true;
+  while (budget > 0 && running_live_ < config_.max_num_seqs) {
+    drop_aborted_head();
+    if (waiting_.empty()) break;
+    const std::uint32_t slot = waiting_.front();
+    Request& r = slots_[slot];
+    if (r.phase != Phase::Ready) {
+      if (r.phase == Phase::Loading) {  // "KVTransfer: skip request if still waiting for remote kvs."
+        waiting_.pop_front();
+        skipped_.push_back(slot);
+        continue;
+      }
+      if (!start_remote_load(slot, now, out, waiting_stays)) break;
+      if (r.phase == Phase::Loading) {  // "If loading async, allocate memory and put request into
+        waiting_.pop_front();            // the WAITING_FOR_REMOTE_KV state."
+        skipped_.push_back(slot);
+        continue;
+      }
+    }
+    if (!load) break;  // no step under way: admitting it is begin_step's
+    Admission a;
+    if (r.prefix_blocks == 0 && r.num_computed == 0) {
+      // The common case, no shared prefix: admission_of's arithmetic, inline (it runs every step
+      // while requests queue).
+      const int total = r.prompt_tokens + r.num_output;
+      a.hit = a.free_hit = std::min(r.cached_blocks, (total - 1) / bs);
+      a.n = std::min(total - a.hit * bs, budget);
+      a.need = blocks_for(a.hit * bs + a.n) - a.hit;
+      if (a.need + a.hit > free_blocks_) {  // FCFS: the head waits, and so does everyone behind it
+        // Later decode steps leave it the same budget and no more free blocks, but its cached
+        // blocks may be evicted meanwhile: need + hit = blocks_for(min(total, hit·block_size +
+        // budget)) only falls with hit, to its value at hit 0 (least_demand). Past that too, it
+        // waits out every sub-step.
+        waiting_stays = blocks_for(std::min(total, budget)) > free_blocks_;
+        break;
+      }
+    } else {
+      a = admission_of(r, budget);
+      if (a.need + a.free_hit > free_blocks_) {  // FCFS: the head waits, and so does everyone behind it
+        // Later decode steps leave it the same budget and no more free blocks; past its least
+        // demand it waits out every sub-step.
+        waiting_stays = least_demand(r, budget) > free_blocks_;
+        break;
+      }
+    }
+    if (r.num_computed == 0) {
+      // "Record at admission so unscheduled lookups are not counted." (scheduler.py)
+      count_lookup(r, r.prompt_tokens + r.num_output, a.hit * bs);
+      if (a.prefix_hit > 0) touch_prefix(slot, a.prefix_hit);
+      if (r.cached_blocks > 0) {
+        // Touch its own hit blocks (out of the free queue); the rest of its segment stays free, unowned.
+        const int own = a.hit - a.prefix_hit;
+        FreeSegment& seg = segment_of(r);
+        seg.owner = kNoOwner;
+        seg.count -= own;
+        free_blocks_ -= own;
+        r.cached_blocks = 0;
+      }
+      r.num_blocks = a.hit;
+      r.num_computed = a.hit * bs;
+    }
+    take_free(a.need);
+    r.num_blocks += a.need;
+    waiting_.pop_front();
+    admit(slot);
+    add_chunk(*load, r.num_computed, a.n);
+    budget -= a.n;
+    if (lazy_step_ && decodes_next(r)) {
+      // Readmitted with all but its newest token cached: it decodes from this step on.
+      prefilling_.pop_back();
+      add_decoder(slot);
+      continue;
+    }
+    batch_.emplace_back(slot, a.n);
+  }
+  // "Put back any skipped requests at the head of the waiting queue", in the order they were met.
+  if (!skipped_.empty()) {
+    for (std::size_t k = skipped_.size(); k-- > 0;) waiting_.push_front(skipped_[k]);
+    skipped_.clear();
+  }
+  return waiting_stays;
+}
+
+void Engine::start_kv_loads(Micros now, std::vector<EngineEvent>& out) {
+  // With requests running, schedule() gives them their blocks before the waiting queue's: the next
+  // begin_step does this, in order.
+  if (in_step_ || running_live_ > 0 || num_needs_remote_ == 0) return;
+  int budget = config_.max_num_batched_tokens;
+  schedule_waiting(now, budget, nullptr, out);
+}
+
+bool Engine::waiting_head_runs() const {
+  // With nothing running a step schedules only the waiting queue: something iff the first request
+  // that is not loading its KV can be admitted now (a DecodeOnly one without blocks is start_kv_loads').
+  for (std::size_t i = 0; i < waiting_.size(); ++i) {
+    const Request& r = slots_[waiting_.at(i)];
+    if (r.aborted || r.phase == Phase::Loading) continue;
+    if (r.phase != Phase::Ready) return false;
+    const Admission a = admission_of(r, config_.max_num_batched_tokens);
+    return a.need + a.free_hit <= free_blocks_;
+  }
+  return false;
+}
+
 // --- the step ------------------------------------------------------------------------------------
 
 Micros Engine::begin_step(Micros now) {
+  const Micros d = begin_step(now, deferred_kv_);
+  if (!deferred_kv_.empty()) end_step_extras_ = true;
+  return d;
+}
+
+Micros Engine::begin_step(Micros now, std::vector<EngineEvent>& out) {
   batch_.clear();
   preempted_.clear();
   StepLoad load;
@@ -474,66 +911,24 @@ Micros Engine::begin_step(Micros now) {
   //    `if not preempted_reqs:`), while budget, max_num_seqs and free blocks allow. Chunked prefill:
   //    a prompt longer than the remaining budget is admitted with a partial chunk.
   // Whether the waiting queue admits nothing for as long as the batch then decodes unchanged: true
-  // when it is empty, or when the loop below stops for a reason later pure-decode steps keep (the
-  // same budget left and the same number running, no more free blocks).
-  bool waiting_stays = true;
-  if (!preempted_any) {
-    while (budget > 0 && running_live_ < config_.max_num_seqs) {
-      drop_aborted_head();
-      if (waiting_.empty()) break;
-      const std::uint32_t slot = waiting_.front();
-      Request& r = slots_[slot];
-      const int total = r.prompt_tokens + r.num_output;
-      // kv_cache_manager.get_computed_blocks: the cached prefix, at most num_tokens - 1 tokens so
-      // the step still computes the logits of the last one.
-      const int hit = std::min(r.cached_blocks, (total - 1) / config_.block_size);
-      const int n = std::min(total - hit * config_.block_size, budget);
-      const int need = blocks_for(hit * config_.block_size + n) - hit;
-      if (need + hit > free_blocks_) {  // FCFS: the head waits, and so does everyone behind it
-        // Later decode steps leave it the same budget and no more free blocks, but its cached prefix
-        // may be evicted meanwhile: need + hit = blocks_for(min(total, hit·block_size + budget)) only
-        // falls with hit, to its value at hit 0. Past that too, it waits out every sub-step.
-        waiting_stays = blocks_for(std::min(total, budget)) > free_blocks_;
-        break;
-      }
-      if (r.cached_blocks > 0) {
-        // Touch the hit blocks (out of the free queue); the rest of its segment stays free, unowned.
-        FreeSegment& seg = segment_of(r);
-        seg.owner = kNoOwner;
-        seg.count -= hit;
-        free_blocks_ -= hit;
-        r.cached_blocks = 0;
-        r.num_blocks = hit;
-        r.num_computed = hit * config_.block_size;
-        num_prefix_cache_hits_ += r.num_computed;
-      }
-      take_free(need);
-      r.num_blocks += need;
-      waiting_.pop_front();
-      admit(slot);
-      add_chunk(load, r.num_computed, n);
-      budget -= n;
-      if (lazy_step_ && decodes_next(r)) {
-        // Readmitted with all but its newest token cached: it decodes from this step on.
-        prefilling_.pop_back();
-        add_decoder(slot);
-        continue;
-      }
-      batch_.emplace_back(slot, n);
-    }
-  }
-
+  // when it is empty, or when the loop stops for a reason later pure-decode steps keep (the same
+  // budget left and the same number running, no more free blocks).
+  kv_loads_started_ = 0;
+  const bool waiting_stays = preempted_any || waiting_.empty() || schedule_waiting(now, budget, &load, out);
   in_step_ = true;
   step_start_ = now;
   substeps_ = 1;
-  Micros duration = step_micros(load.tokens, load.kv_tokens, load.pairs);
+  // Nothing scheduled (the only running request preempted itself, the other blocks held by KV loads
+  // or PrefillOnly requests): vLLM does not run the model for an empty schedule; 1 µs here.
+  Micros duration = load.tokens > 0 ? step_micros(load.tokens, load.kv_tokens, load.pairs) : 1;
   // A pure-decode batch that the waiting queue cannot join (nothing waits, or its head does not fit,
   // as when the KV cache is full) runs identical steps until something changes; plan them as one
   // macro step (simulation speed only: every sub-step is timed exactly as a step would be).
   const bool pure_decode = lazy_step_ ? batch_.empty() && decoders_ > 0
-                                      : static_cast<int>(batch_.size()) == running_live_ &&
+                                      : static_cast<int>(batch_.size()) == running_live_ && load.tokens > 0 &&
                                             static_cast<std::int64_t>(batch_.size()) == load.tokens;
-  if (!preempted_any && waiting_stays && pure_decode && config_.max_decode_substeps > 1) {
+  // (A step that started a KV load is never coalesced: its load may end before a later sub-step.)
+  if (!preempted_any && waiting_stays && pure_decode && kv_loads_started_ == 0 && config_.max_decode_substeps > 1) {
     macro_batch_ = lazy_step_ ? decoders_ : static_cast<std::int64_t>(batch_.size());
     decode_kv0_ = load.kv_tokens;
     substeps_ = plan_substeps();
@@ -667,7 +1062,28 @@ int Engine::substeps_started(Micros now) const {
   return std::min(substeps_ending_by(now), substeps_ - 1) + 1;
 }
 
+void Engine::settle_macro_aborts(Micros now) {
+  // As one event per step would have had it: each sub-step begun by `now` took the aborted decoder's
+  // next block if it started one, and each that ended by `now` sampled its token; then the abort
+  // freed its blocks (the step in progress samples nothing for it).
+  const int ended = substeps_ending_by(now);
+  const int started = std::min(ended, substeps_ - 1) + 1;
+  for (const MacroAbort& m : macro_aborts_) {
+    // Taken off the head, ahead of anything freed since (the macro step's plan left every block its
+    // sub-steps take free when it began), and freed with its own blocks, before its prefix blocks.
+    const int more = blocks_for(m.num_computed + started) - m.num_blocks;
+    if (more > 0) {
+      take_free(more);
+      free_queue_.at(static_cast<std::size_t>(m.plain_at - free_queue_head_id_)).count += more;
+      free_blocks_ += more;
+    }
+    num_generation_tokens_ += ended;
+  }
+  macro_aborts_.clear();
+}
+
 Micros Engine::truncate_step(Micros now) {
+  if (end_step_extras_ && !macro_aborts_.empty()) settle_macro_aborts(now);
   if (!in_step_ || substeps_ <= 1) return step_end_;
   // The first boundary strictly after `now`: a step ending exactly at `now` has already begun the next.
   const int ended = substeps_ending_by(now);
@@ -678,8 +1094,11 @@ Micros Engine::truncate_step(Micros now) {
 }
 
 void Engine::end_step(Micros now, std::vector<EngineEvent>& out) {
-  out.insert(out.end(), preempted_.begin(), preempted_.end());
-  preempted_.clear();
+  if (end_step_extras_) flush_extras(now, out);
+  if (!preempted_.empty()) {
+    out.insert(out.end(), preempted_.begin(), preempted_.end());
+    preempted_.clear();
+  }
   std::int64_t sampled = 0;
   finishing_.clear();
   if (lazy_step_ && decoders_ > 0) {
@@ -724,8 +1143,7 @@ void Engine::end_step(Micros now, std::vector<EngineEvent>& out) {
   auto finish = [&](std::uint32_t slot) {
     Request& r = slots_[slot];
     out.push_back(EngineEvent{EngineEvent::Finished, r.id, now});
-    free_plain(r.num_blocks);  // unique prompts: its cached blocks can never hit
-    r.num_blocks = 0;
+    free_finished(slot);  // its own blocks can never hit again; its prefix blocks stay cached
     r.running = false;
     --running_live_;
     release_slot(slot);
@@ -745,6 +1163,10 @@ void Engine::end_step(Micros now, std::vector<EngineEvent>& out) {
     }
     finish_lazy_before(r.seq);
     r.num_computed += s.num_tokens;
+    // Prefix blocks this step filled are cached from now on, for the requests scheduled after it.
+    // (vLLM's allocate_slots caches them when the step is scheduled, so a request admitted later in
+    // the same schedule() can hit them; here a block is hit only once computed. docs/model.md)
+    if (r.special && r.prefix_blocks > r.num_copies) cache_prefix_blocks(s.slot);
     if (r.num_computed < r.prompt_tokens + r.num_output) {  // mid-prefill chunk
       // One token left and the first already sampled (a readmitted request): a decode from now on.
       if (lazy_step_ && decodes_next(r)) add_decoder(s.slot);
@@ -753,6 +1175,10 @@ void Engine::end_step(Micros now, std::vector<EngineEvent>& out) {
     // The step computed every known token, so it sampled the next one.
     ++r.num_output;
     ++sampled;
+    if (r.special && r.role == RequestRole::PrefillOnly) {
+      hold_prefilled(s.slot, now, out);
+      continue;
+    }
     if (r.num_output == 1) out.push_back(EngineEvent{EngineEvent::FirstToken, r.id, now});
     if (r.num_output == r.output_tokens) {
       finish(s.slot);
@@ -777,6 +1203,24 @@ void Engine::end_step(Micros now, std::vector<EngineEvent>& out) {
   in_step_ = false;
   lazy_step_ = false;
   substeps_ = 1;
+}
+
+void Engine::flush_extras(Micros now, std::vector<EngineEvent>& out) {
+  if (!macro_aborts_.empty()) settle_macro_aborts(now);  // (the caller should have truncated the step)
+  out.insert(out.end(), deferred_kv_.begin(), deferred_kv_.end());
+  deferred_kv_.clear();
+  end_step_extras_ = false;
+}
+
+void Engine::hold_prefilled(std::uint32_t slot, Micros now, std::vector<EngineEvent>& out) {
+  // Finished at max_tokens=1 (FINISHED_LENGTH_CAPPED); nixl_connector.py request_finished returns
+  // delay_free_blocks: it leaves the batch and keeps its blocks until the decode side has read them.
+  Request& r = slots_[slot];
+  out.push_back(EngineEvent{EngineEvent::PrefillDone, r.id, now});
+  r.running = false;
+  --running_live_;
+  r.phase = Phase::Held;
+  ++num_held_;
 }
 
 // --- gauges --------------------------------------------------------------------------------------

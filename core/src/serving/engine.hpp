@@ -6,12 +6,34 @@
 // calls end_step, which reports first tokens, completions and preemptions.
 //
 // Modelled on vllm-project/vllm v1 (vllm/v1/core/sched/scheduler.py, vllm/v1/core/kv_cache_manager.py,
-// V1 engine as in the 0.10/0.11 releases, gpu_memory_utilization default 0.9; current main says 0.92,
-// real-systems.md §7.2). Prefix caching (on by default in V1) is modelled only where it can hit with
-// the lab's unique prompts: a preempted request's own full blocks stay in the free queue, in vLLM's
-// eviction order, and whatever survives until it is readmitted is not recomputed. Prefix sharing
-// between requests is not modelled. Also not modelled: speculative decoding, async scheduling, the
-// priority policy, KV offloading, and the API server's own latency (tokenising, detokenising).
+// vllm/v1/core/block_pool.py, V1 engine as in the 0.10/0.11 releases, gpu_memory_utilization default
+// 0.9; current main says 0.92, real-systems.md §7.2).
+//
+// Prefix caching (on by default in V1) hits full blocks only. A request's prompt is unique except for
+// a shared prefix it may name (RequestOptions::prefix_id: a system prompt, a set of RAG documents):
+// the full blocks of that prefix are shared between requests, reference-counted while in use and kept
+// in the free queue, hashed, until evicted; a preempted request's own full blocks stay there too and
+// only it can hit them. Freeing appends a request's blocks tail first and allocation pops the head,
+// so a prefix loses its trailing blocks first (docs/model.md, "Prefix caching").
+//
+// Disaggregated prefill/decode as vLLM runs it with the NIXL connector
+// (vllm/distributed/kv_transfer/kv_connector/v1/nixl_connector.py): a PrefillOnly request computes its
+// prompt, samples one token and keeps its blocks until the decode side has read them (release_kv); a
+// DecodeOnly request gets blocks for the KV another engine computed, waits while it is loaded
+// (kv_loaded) and then computes only its last prompt token before decoding.
+//
+// Not modelled: speculative decoding, async scheduling, the priority policy, KV offloading, and the
+// API server's own latency (tokenising, detokenising).
+//
+// The calls a caller with DecodeOnly or PrefillOnly requests makes (one whose requests are all Whole
+// can keep to add_request, abort_request, has_work, begin_step, truncate_step and end_step, as before):
+//   - whenever no step is under way and something changed (add_request, kv_loaded, release_kv,
+//     abort_request, end_step): start_kv_loads(now, events), then, if has_work(), begin_step(now,
+//     events) and an end_step event at now + its duration;
+//   - during a step, after add_request, abort_request, kv_loaded or release_kv: truncate_step(now)
+//     (each can change what the next step boundary schedules);
+//   - on KvLoadStarted: time the transfer of its `tokens`, then kv_loaded(id, then);
+//   - on PrefillDone: hand the request to a decode engine, release_kv(id) once it has read the KV.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -73,11 +95,12 @@ struct EngineConfig {
   double gpu_memory_utilization = 0.9; // fraction of GPU memory vLLM claims (--gpu-memory-utilization)
   int block_size = 16;                 // tokens per KV block (--block-size)
   int max_model_len = 0;               // tokens (--max-model-len); 0 = the profile's, lowered to the KV capacity if it does not fit
-  bool enable_prefix_caching = true;   // V1 default; here it only lets a preempted request reuse its surviving blocks
+  bool enable_prefix_caching = true;   // V1 default: shared prefixes and a preempted request's own surviving blocks hit
   // Simulation speed only: up to this many consecutive pure-decode steps run as one event (a
   // "macro step") when nothing can change the batch in between. 1 = one event per step. Results
   // are identical either way (tests/test_simulation.cpp proves it), provided the caller calls
-  // truncate_step after every add_request / abort_request made during a step. A macro step costs
+  // truncate_step after every add_request, abort_request, kv_loaded and release_kv made during a
+  // step. A step that starts a KV load is never coalesced. A macro step costs
   // O(batch) to plan whatever its length: its sub-step times are summed in closed form.
   int max_decode_substeps = 4096;
   // Simulation speed only: the running requests that are decoding advance together, one token a
@@ -90,15 +113,44 @@ struct EngineConfig {
   bool lazy_decode = true;
 };
 
+// What a request is to this engine in disaggregated serving (vLLM's kv_transfer_params with the NIXL
+// connector, as the disaggregated proxy sets them).
+enum class RequestRole : std::uint8_t {
+  Whole,        // an ordinary request: prefill and decode here
+  PrefillOnly,  // do_remote_decode (the proxy sends max_tokens=1): the prompt and one sampled token,
+                // then PrefillDone; the KV stays until release_kv (request_finished: delay_free_blocks)
+  DecodeOnly,   // do_remote_prefill: the prompt's KV is loaded from a prefill engine (KvLoadStarted,
+                // kv_loaded), then the last prompt token is computed here and the output decoded
+};
+
+// Per-request options of add_request. The defaults are an ordinary request with a unique prompt.
+struct RequestOptions {
+  // A shared prefix: requests naming the same prefix_id have identical first tokens, up to the
+  // shorter prefix_tokens, so they share its full KV blocks (block i iff (i + 1) × block_size ≤
+  // prefix_tokens). 0 = none; ids up to 2^32 − 2.
+  std::uint32_t prefix_id = 0;
+  int prefix_tokens = 0;  // tokens: how many of the prompt's first tokens are the prefix (0 … prompt_tokens)
+  using Role = RequestRole;
+  Role role = Role::Whole;
+};
+
 struct EngineEvent {
   enum Kind : std::uint8_t {
-    FirstToken,  // the step that finished the prefill sampled the first output token
-    Finished,    // the last output token; the request has left the engine and freed its KV
-    Preempted,   // KV ran out: the request lost its KV and went back to the front of the waiting queue
+    FirstToken,    // the step that finished the prefill sampled the first output token
+    Finished,      // the last output token; the request has left the engine and freed its KV
+    Preempted,     // KV ran out: the request lost its KV and went back to the front of the waiting queue
+    PrefillDone,   // PrefillOnly: its prompt is computed and one token sampled; it has left the batch
+                   // and holds its KV blocks until release_kv (no FirstToken or Finished follows)
+    KvLoadStarted, // DecodeOnly: blocks allocated and `tokens` tokens of KV to load (prompt − 1 − the
+                   // local prefix-cache hit); the caller calls kv_loaded when they have arrived. With
+                   // tokens 0 nothing is loaded (the local cache held it all): the request is scheduled
+                   // as an ordinary one and no kv_loaded is expected
   };
   Kind kind;
   std::uint32_t request_id;
-  Micros time;  // FirstToken/Finished: the step end; Preempted: the step start, when the scheduler preempted
+  Micros time;     // FirstToken/Finished/PrefillDone: the step end; Preempted: the step start, when the
+                   // scheduler preempted; KvLoadStarted: when the scheduler allocated the blocks
+  int tokens = 0;  // KvLoadStarted: tokens of KV to load; 0 otherwise
 };
 
 namespace detail {
@@ -223,26 +275,58 @@ class Engine {
   static std::int64_t compute_num_kv_blocks(const EngineConfig& config);
 
   // A request reaches the engine (queued at the back of `waiting`). Returns false, and keeps
-  // nothing, if prompt + output exceeds max_model_len (vLLM answers HTTP 400) or a count is < 1.
-  bool add_request(std::uint32_t id, int prompt_tokens, int output_tokens, Micros now);
-  // The client gave up: remove it from waiting or running and free its KV. True if it was here.
-  // O(requests in the engine); a request in the step under way simply produces nothing at end_step.
+  // nothing, if prompt + output exceeds max_model_len (vLLM answers HTTP 400; a PrefillOnly request
+  // counts one output token, the proxy's max_tokens=1), a count is < 1, or the options are not
+  // consistent (prefix_tokens outside 0 … prompt_tokens, prefix_id 2^32 − 1). A PrefillOnly request
+  // generates one token whatever output_tokens says.
+  bool add_request(std::uint32_t id, int prompt_tokens, int output_tokens, Micros now, const RequestOptions& options);
+  bool add_request(std::uint32_t id, int prompt_tokens, int output_tokens, Micros now);  // default options
+  // The client gave up: remove it from waiting or running, or drop it while its KV loads or is held
+  // after PrefillDone, and free its KV. True if it was here. O(requests in the engine); a request in
+  // the step under way simply produces nothing at end_step.
   bool abort_request(std::uint32_t id);
 
-  bool has_work() const { return running_live_ > 0 || num_waiting() > 0; }
+  // A DecodeOnly request's KV has arrived (its KvLoadStarted transfer is done): from now on it waits
+  // as an ordinary request with prompt − 1 tokens computed (its full prefix blocks become cached),
+  // and its next step computes the last prompt token and samples its first output token. False (and
+  // nothing done) if the request is not loading.
+  bool kv_loaded(std::uint32_t id, Micros now);
+  // A PrefillOnly request's KV has been read by the decode side: its blocks are freed as a finished
+  // request's are (its prefix blocks stay cached). False (and nothing done) if it is not held.
+  bool release_kv(std::uint32_t id);
+  // The scheduler's pass over the waiting queue while no step runs (vLLM's engine core keeps calling
+  // schedule() while requests wait for remote KV): with nothing running, allocates the blocks of the
+  // DecodeOnly requests it reaches, FCFS (a head that does not fit blocks the queue; a request whose
+  // KV is loading is passed over), and appends their KvLoadStarted events. It stops at the first
+  // request that would run: that is begin_step's. Does nothing during a step or while requests run:
+  // the next begin_step's scheduler allocates them after the running requests have their blocks, as
+  // schedule() does. Call it whenever no step is under way, before has_work().
+  void start_kv_loads(Micros now, std::vector<EngineEvent>& out);
+
+  // A step would schedule something: a request is running, or the first waiting request that is
+  // not loading its KV can be admitted now. A request waiting for its KV, or for blocks that only
+  // a release_kv, an abort or a finished load can free, is not work.
+  bool has_work() const { return running_live_ > 0 || (num_waiting() > 0 && (num_roles_ == 0 || waiting_head_runs())); }
   bool in_step() const { return in_step_; }
 
-  // Schedules one batch (precondition: has_work() && !in_step()) and returns its duration (≥ 1 µs).
+  // Schedules one batch (precondition: has_work() && !in_step()) and returns its duration (≥ 1 µs;
+  // exactly 1 µs when it schedules nothing, its only running request having preempted itself).
   // When the batch is pure decode, the waiting queue cannot join it (empty, or its head does not fit)
   // and the KV cache has room, the returned duration covers several identical decode steps back to
-  // back (up to the first completion).
+  // back (up to the first completion). Appends to `out` a KvLoadStarted for each DecodeOnly request
+  // whose blocks its scheduler allocated (at `now`).
+  Micros begin_step(Micros now, std::vector<EngineEvent>& out);
+  // The same; the KvLoadStarted events, if any, are appended by this step's end_step instead (still
+  // stamped with the step start: the request cannot run before the step ends either way).
   Micros begin_step(Micros now);
   // A request arrived or was aborted during the step: vLLM's scheduler sees it at the next step
   // boundary, so a macro step is cut at the first sub-step boundary after `now`. Returns the step's
-  // (possibly earlier) end time.
+  // (possibly earlier) end time. A decoder aborted during a macro step is settled here, when the
+  // engine learns the time: the blocks and tokens of its sub-steps until then count.
   Micros truncate_step(Micros now);
   // Applies the batch started by begin_step (precondition: in_step()); appends to `out` the step's
-  // preemptions, then first tokens and completions in batch order.
+  // KV loads (one-argument begin_step only) and preemptions, then first tokens, PrefillDone and
+  // completions in batch order.
   void end_step(Micros now, std::vector<EngineEvent>& out);
 
   // Gauges and counters under their production names (real-systems.md §6, §7.1).
@@ -256,7 +340,20 @@ class Engine {
   double fb_used_mib_per_gpu() const;           // DCGM_FI_DEV_FB_USED, MiB: constant once loaded
   std::int64_t num_preemptions() const { return num_preemptions_; }               // vllm:num_preemptions
   std::int64_t num_generation_tokens() const { return num_generation_tokens_; }   // vllm:generation_tokens
-  std::int64_t num_prefix_cache_hit_tokens() const { return num_prefix_cache_hits_; }  // vllm:prefix_cache_hits
+  // vllm:prefix_cache_queries and vllm:prefix_cache_hits, tokens: at each admission that looks the
+  // cache up (a new request, a DecodeOnly one when its blocks are allocated), the tokens it holds
+  // and the tokens found cached. A request that was preempted counts in the preempted pair instead
+  // (vllm/v1/metrics/stats.py PrefixCacheStats.record: preempted_queries, preempted_hits).
+  std::int64_t num_prefix_cache_queries() const { return prefix_queries_[0]; }
+  std::int64_t num_prefix_cache_hits() const { return prefix_hits_[0]; }
+  std::int64_t num_preempted_prefix_cache_queries() const { return prefix_queries_[1]; }
+  std::int64_t num_preempted_prefix_cache_hits() const { return prefix_hits_[1]; }
+  // Tokens of the prefix (prefix_id, its first prefix_tokens tokens) a request would find cached here
+  // now: the leading full blocks in use or still in the free queue (a precise prefix-cache scorer).
+  // Not capped by the request's own length (admission recomputes at least its last token).
+  int cached_prefix_tokens(std::uint32_t prefix_id, int prefix_tokens) const;
+  int num_kv_loading() const { return num_loading_; }  // DecodeOnly requests whose KV is loading
+  int num_kv_held() const { return num_held_; }        // PrefillOnly requests holding KV until release_kv
   int total_kv_blocks() const { return total_blocks_; }
   int free_kv_blocks() const { return free_blocks_; }
   int max_model_len() const { return max_model_len_; }  // tokens, after lowering to the KV capacity
@@ -264,6 +361,15 @@ class Engine {
 
  private:
   static constexpr std::uint32_t kNoOwner = 0xffffffffu;
+  static constexpr std::uint32_t kCopyBit = 0x80000000u;  // FreeSegment::owner of a cached prefix block
+  static constexpr std::uint32_t kNone = 0xffffffffu;     // no prefix block (PrefixChain, PrefixCopy links)
+  // Where a request is beyond waiting and running (vLLM RequestStatus).
+  enum class Phase : std::uint8_t {
+    Ready,        // an ordinary request, waiting or running
+    NeedsRemote,  // DecodeOnly, waiting, no blocks yet (do_remote_prefill not yet handled)
+    Loading,      // DecodeOnly, waiting with its blocks: WAITING_FOR_REMOTE_KVS
+    Held,         // PrefillOnly after PrefillDone: out of the batch, blocks kept until release_kv
+  };
   struct Request {
     std::uint32_t id = 0;
     int prompt_tokens = 0;
@@ -272,14 +378,22 @@ class Engine {
     int num_computed = 0;    // tokens whose KV is in the cache (reset by preemption)
     int num_blocks = 0;      // KV blocks held
     int cached_blocks = 0;   // preempted and waiting: its full blocks still in the free queue
-    std::uint64_t cached_segment = 0;  // their segment's id in free_queue_ (valid while cached_blocks > 0)
+    std::uint32_t prefix_id = 0;  // its shared prefix (RequestOptions), 0 = none
+    int prefix_blocks = 0;   // full blocks of that prefix (0 without one or without prefix caching)
+    int num_copies = 0;      // its leading blocks that are cached prefix blocks (copies_of_[slot])
+    std::uint64_t cached_segment = 0;  // the id in free_queue_ of the cached_blocks' segment (while cached_blocks > 0)
+    RequestRole role = RequestRole::Whole;
+    Phase phase = Phase::Ready;
+    bool special = false;    // a shared prefix or a role: end_step's checks for them (one test for the rest)
     bool gone = false;       // finished, or aborted while in the batch: release at end_step
     bool aborted = false;    // aborted while waiting: its entry in waiting_ is skipped when it reaches the head
     bool running = false;    // in running_ (vLLM self.running)
     bool decoding = false;   // one of the lazy decoders: the fields below hold, not the ones above
+    bool preempted_before = false;  // request.num_preemptions > 0 (the prefix-cache counters it goes to)
     std::uint64_t seq = 0;   // admission number (from 1): running_ is in this order, and so is the batch
     // A lazy decoder's num_computed and num_output are their values when decode_clock_ was `mark`;
-    // each later decode step adds one to both. Its blocks are blocks_for(num_computed) between steps.
+    // each later decode step adds one to both. Its blocks (shared prefix blocks included) are
+    // blocks_for(num_computed) between steps.
     std::int64_t mark = 0;
     int offset_key = 0;      // (num_computed − mark) mod block_size: its bucket in decoder_keys_
   };
@@ -301,10 +415,37 @@ class Engine {
     int num_tokens;
   };
   // A run of free blocks in vLLM's free_block_queue (allocation pops the head, freeing appends at
-  // the tail). `owner` is the waiting preempted request whose cached blocks these are, or kNoOwner.
+  // the tail). `owner` is the waiting preempted request whose cached blocks these are, kNoOwner, or
+  // kCopyBit | a cached prefix block (count 1, or 0 once a hit took it out of the queue).
   struct FreeSegment {
     std::uint32_t owner;
     int count;
+  };
+  // One cached full block of a shared prefix (block_pool.py: a block with a hash). Several copies of
+  // the same block can exist (requests that computed it at the same time); a lookup takes the first
+  // registered (get_cached_block: "If there are duplicated blocks, we return the first block").
+  struct PrefixCopy {
+    std::uint32_t prefix = 0;    // index in prefixes_
+    int index = 0;               // block index in the prefix
+    int refs = 0;                // requests holding it; 0 = in the free queue, evictable
+    std::uint32_t prev = kNone, next = kNone;  // the copies of the same block, in registration order
+    std::uint64_t queue_pos = 0; // its entry in free_queue_ while refs == 0
+  };
+  struct PrefixChain {
+    std::uint32_t first = kNone, last = kNone;
+  };
+  struct Prefix {
+    std::uint32_t id = 0;
+    int copies = 0;                   // cached copies of its blocks (the entry goes with the last)
+    std::vector<PrefixChain> blocks;  // per block index
+  };
+  // What admitting a waiting request takes (kv_cache_manager.get_computed_blocks, allocate_slots).
+  struct Admission {
+    int hit = 0;       // blocks found cached: prefix blocks, then its own (a preempted request's)
+    int free_hit = 0;  // of those, blocks in the free queue (a hit takes them out of it)
+    int prefix_hit = 0;
+    int n = 0;         // tokens scheduled
+    int need = 0;      // new blocks
   };
 
   // The profile's step-time coefficients in integer picoseconds (EngineProfile).
@@ -325,7 +466,41 @@ class Engine {
   void release_slot(std::uint32_t slot);
   void free_plain(int n);
   void take_free(int n);
+  void take_from_head(int n);  // take_free without the count
+  [[gnu::noinline]] void take_copies_from_head(int n);
   FreeSegment& segment_of(const Request& r);
+  // Frees a request's blocks as kv_cache_manager.free does, tail first: its own blocks (with
+  // keep_own, the full ones as its cached segment), then its prefix blocks in reverse order, each
+  // to the free queue only when its last holder lets go.
+  [[gnu::noinline]] void free_request_blocks(std::uint32_t slot, bool keep_own, std::uint64_t* plain_at = nullptr);
+  void free_finished(std::uint32_t slot) {  // a finished or aborted request's: nothing of its own stays cached
+    Request& r = slots_[slot];
+    if (r.num_copies > 0) return free_request_blocks(slot, false);
+    free_plain(r.num_blocks);
+    r.num_blocks = 0;
+  }
+  // Prefix blocks: the leading cached blocks a request's prefix has (at most `limit`), and how many
+  // of those are free; taking them (block_pool.touch); caching its newly computed ones; letting one go.
+  // (The rare paths are kept out of line, [[gnu::noinline]], so that the step's hot functions stay
+  // as small as they were: inlined, they cost every step a few instructions of register saves.)
+  const Prefix* find_prefix(std::uint32_t prefix_id) const;
+  int prefix_run(const Request& r, int limit, int& free_in_run) const;
+  [[gnu::noinline]] void touch_prefix(std::uint32_t slot, int blocks);
+  [[gnu::noinline]] void cache_prefix_blocks(std::uint32_t slot);
+  void release_copy(std::uint32_t copy);
+  [[gnu::noinline]] void evict_copy(std::uint32_t copy);
+  [[gnu::noinline]] void hold_prefilled(std::uint32_t slot, Micros now, std::vector<EngineEvent>& out);
+  [[gnu::noinline]] void flush_extras(Micros now, std::vector<EngineEvent>& out);  // end_step: end_step_extras_
+  std::uint32_t enqueue(std::uint32_t id, int prompt_tokens, int output_tokens);  // add_request: a new slot at the back of waiting
+  Admission admission_of(const Request& r, int budget) const;
+  // The least the head's admission can ever take while nothing is freed or cached (macro steps).
+  int least_demand(const Request& r, int budget) const;
+  bool start_remote_load(std::uint32_t slot, Micros now, std::vector<EngineEvent>& out, bool& waiting_stays);
+  // vLLM's waiting loop (scheduler.py schedule(), "Next, schedule the WAITING requests"); with no
+  // `load` (no step) it only allocates for DecodeOnly requests. Returns waiting_stays (begin_step).
+  bool schedule_waiting(Micros now, int& budget, detail::StepLoad* load, std::vector<EngineEvent>& out);
+  bool waiting_head_runs() const;  // has_work() with nothing running
+  void leave(std::uint32_t slot);  // the request is gone for good: its slot back to the pool
   void preempt_last_running(Micros now);
   bool in_batch(std::uint32_t slot) const;
   bool entry_live(const RunningEntry& e) const { return slots_[e.slot].running && slots_[e.slot].seq == e.seq; }
@@ -362,6 +537,22 @@ class Engine {
 
   std::vector<Request> slots_;             // request storage, reused through free_slots_
   std::vector<std::uint32_t> free_slots_;
+  std::vector<std::vector<std::uint32_t>> copies_of_;  // per slot: the prefix blocks it holds, leading first
+  int num_roles_ = 0;                      // requests here with a role other than Whole (has_work)
+  int num_loading_ = 0;                    // Phase::Loading
+  int num_held_ = 0;                       // Phase::Held
+  int num_needs_remote_ = 0;               // Phase::NeedsRemote
+  // The prefix cache: cached prefix blocks (recycled through free_copies_), the prefixes that have
+  // any (prefix id → index, looked up only, never iterated).
+  std::vector<PrefixCopy> copies_;
+  std::vector<std::uint32_t> free_copies_;
+  std::vector<Prefix> prefixes_;
+  std::vector<std::uint32_t> free_prefixes_;
+  detail::IdSlotMap prefix_of_;
+  std::vector<std::uint32_t> skipped_;     // schedule_waiting: loading requests passed over, put back at the head
+  std::vector<EngineEvent> deferred_kv_;   // KvLoadStarted of a one-argument begin_step, for its end_step
+  bool end_step_extras_ = false;           // deferred_kv_ or macro_aborts_ has something for end_step
+  int kv_loads_started_ = 0;               // by the step under way's scheduler
   // vLLM self.running, in admission order; finished and aborted entries stay until compacted.
   std::vector<RunningEntry> running_;
   int running_live_ = 0;                   // entries of running_ still running
@@ -398,11 +589,25 @@ class Engine {
   std::int64_t decode_kv0_ = 0;      // KV tokens read by the first sub-step; each later one reads B more
   Micros step_end_ = 0;              // when the step under way ends
   int substeps_started(Micros now) const;  // sub-steps begun by `now` (boundaries at or before it)
+  // Decoders aborted during the macro step under way, for truncate_step: their context and blocks at
+  // the abort, and the free queue's plain run their own blocks joined.
+  struct MacroAbort {
+    int num_computed, num_blocks;
+    std::uint64_t plain_at;
+  };
+  std::vector<MacroAbort> macro_aborts_;
+  [[gnu::noinline]] void settle_macro_aborts(Micros now);
   int substeps_ending_by(Micros now) const;  // sub-steps of the macro step that end at or before `now`
   int plan_substeps();               // how many pure-decode sub-steps the batch can run unchanged
   std::int64_t num_preemptions_ = 0;
   std::int64_t num_generation_tokens_ = 0;
-  std::int64_t num_prefix_cache_hits_ = 0;
+  std::int64_t prefix_queries_[2] = {0, 0};  // tokens looked up: [0] requests never preempted, [1] preempted ones
+  std::int64_t prefix_hits_[2] = {0, 0};     // tokens found cached, the same way
+  void count_lookup(const Request& r, int tokens, int hit_tokens) {
+    if (!config_.enable_prefix_caching) return;  // no lookup (prefix_cache_lookup_enabled)
+    prefix_queries_[r.preempted_before] += tokens;
+    prefix_hits_[r.preempted_before] += hit_tokens;
+  }
 };
 
 }  // namespace gpuscale
