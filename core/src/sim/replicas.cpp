@@ -190,11 +190,15 @@ void World::leave_ready(Pool& p, const Replica& r) {
   }
 }
 
-std::int64_t World::held(const Replica& r) const {
+// The requests the replica still holds: being served, or (a prefill replica) handed off with their
+// KV not yet read by the decode side.
+std::int64_t World::held(const Pool& p, const Replica& r) const {
   std::int64_t n = 0;
   for (std::uint32_t id : r.assigned) {
     const RequestRecord& rec = result_.requests[id];
-    if (!rec.completed_at && !rec.dropped_at) ++n;
+    if (rec.completed_at || rec.dropped_at) continue;
+    if (rec.pool != p.index && !(rec.kv_held && rec.prefill_pool == p.index)) continue;
+    ++n;
   }
   return n;
 }
@@ -219,7 +223,7 @@ void World::begin_termination(Pool& p, Replica& r, FailureCause cause, const std
   r.term_cause = cause;
   r.sigterm_at = now_ + prestop;
   r.sigkill_at = r.sigterm_at + std::max(grace - prestop, kMinimumGrace);
-  r.held_at_deletion = held(r);
+  r.held_at_deletion = held(p, r);
   if (cluster_ && r.pod >= 0) {
     // A group goes as one: the LWS controller deletes the leader, and its workers' StatefulSet with it.
     for (int m = 0; m < p.config->group_size; ++m) cluster_->mark_pod_terminating(static_cast<std::uint32_t>(r.pod + m), now_);
@@ -246,7 +250,7 @@ void World::begin_termination(Pool& p, Replica& r, FailureCause cause, const std
 void World::on_sigterm(Pool& p, Replica& r, Settle settle_now) {
   if (r.state != ReplicaState::Draining || r.sigterm_sent) return;
   r.sigterm_sent = true;
-  const std::int64_t n = held(r);
+  const std::int64_t n = held(p, r);
   const std::int64_t done = r.held_at_deletion - n;
   const std::string id = "replica " + std::to_string(r.id);
   const std::string during = done > 0 ? "; " + std::to_string(done) + " of its " + std::to_string(r.held_at_deletion) +
@@ -289,7 +293,37 @@ void World::kill_replica(Pool& p, Replica& r, FailureCause cause, const char* st
   for (std::uint32_t id : r.assigned) {
     RequestRecord& rec = result_.requests[id];
     if (rec.completed_at || rec.dropped_at) continue;
+    // A request this prefill replica handed off is lost with it only while its KV is still here.
+    const bool handed_off = rec.pool != p.index;
+    if (handed_off && !(rec.kv_held && rec.prefill_pool == p.index)) continue;
+    if (handed_off) {
+      rec.kv_held = false;  // gone with the replica
+      Pool& d = pools_[static_cast<std::size_t>(rec.pool)];
+      if (rec.replica >= 0) {
+        Replica& dr = d.replicas[static_cast<std::size_t>(rec.replica)];
+        if (dr.state != ReplicaState::Gone) {
+          dr.engine->abort_request(id);  // its load can never finish
+          if (dr.stepping) cut_step(d, dr);
+          after_abort(d, dr);
+        }
+      }
+    } else {
+      release_prefill_kv(rec, true);  // a decode replica's request: the prefill side's copy is not wanted
+    }
     if (s_.cluster.retry_evicted_requests) {
+      // Back to the gateway from the start: disaggregated, its prefill again.
+      const ModelGroup& g = groups_[static_cast<std::size_t>(rec.model)];
+      const std::vector<int>& prefill = g.pools[static_cast<int>(PoolRole::Prefill)];
+      if (rec.prefill_pool >= 0 && !prefill.empty()) {
+        // It leaves the decode pool unserved and is the prefill pool's again (its counts say so).
+        --pools_[static_cast<std::size_t>(rec.pool)].arrivals;
+        --pools_[static_cast<std::size_t>(rec.prefill_pool)].completed;
+        rec.pool = prefill.front();
+        rec.prefill_pool = rec.prefill_replica = -1;
+        rec.prefill_done_at.reset();
+        rec.decode_scheduled_at.reset();
+        rec.kv_loaded_at.reset();
+      }
       rec.scheduled_at.reset();
       rec.first_token_at.reset();
       rec.replica = -1;
@@ -350,7 +384,11 @@ void World::remove_replica(Pool& p, Replica& r, const std::string& why, FailureC
   }
   r.assigned.clear();
   r.assigned.shrink_to_fit();
-  if (r.engine) p.retired_preemptions += r.engine->num_preemptions();
+  if (r.engine) {
+    p.retired_preemptions += r.engine->num_preemptions();
+    p.retired_prefix_queries += r.engine->num_prefix_cache_queries();
+    p.retired_prefix_hits += r.engine->num_prefix_cache_hits();
+  }
   r.state = ReplicaState::Gone;
   close_partial(p, r);
   --p.live_replicas;

@@ -24,8 +24,9 @@ Json evictions_by_reason_json(const Summary& s) {
   return out;
 }
 
-Json summary_json(const Summary& s) {
-  return {{"num_requests", s.num_requests},
+// The summary; `prefixes`: the workload has shared prefixes (the prefix cache's counters are shown).
+Json summary_json(const Summary& s, bool prefixes) {
+  Json out = {{"num_requests", s.num_requests},
           {"num_completed", s.num_completed},
           {"num_dropped", s.num_dropped},
           {"num_unfinished", s.num_unfinished},
@@ -54,6 +55,20 @@ Json summary_json(const Summary& s) {
           {"time_to_ready_max_s", s.time_to_ready_max_s},
           {"ttft_spike_minutes", s.ttft_spike_minutes},
           {"ttft_breach_hours", s.ttft_breach_hours}};
+  if (s.handoffs.count > 0) {
+    out["handoffs"] = {{"count", s.handoffs.count},
+                       {"prefill_p50_s", s.handoffs.prefill_p50_s},
+                       {"prefill_p99_s", s.handoffs.prefill_p99_s},
+                       {"kv_wait_p50_s", s.handoffs.kv_wait_p50_s},
+                       {"kv_wait_p99_s", s.handoffs.kv_wait_p99_s},
+                       {"kv_transfer_mean_s", s.handoffs.kv_transfer_mean_s}};
+  }
+  if (prefixes) {
+    out["prefix_cache"] = {{"queries", s.prefix_cache_queries},
+                           {"hits", s.prefix_cache_hits},
+                           {"hit_rate", s.prefix_cache_queries > 0 ? static_cast<double>(s.prefix_cache_hits) / static_cast<double>(s.prefix_cache_queries) : 0.0}};
+  }
+  return out;
 }
 
 Json cluster_json(const ClusterTotals& c) {
@@ -126,16 +141,23 @@ static Json cluster_series_json(const ClusterSeries& c) {
 Json result_to_json(const RunResult& r, const Scenario& scenario) {
   const bool pools = scenario.pools_declared;
   Json out;
-  out["summary"] = summary_json(r.summary);
+  const bool prefixes = scenario.workload.prefixes.count > 0;
+  out["summary"] = summary_json(r.summary, prefixes);
   if (scenario.cluster.provisioner != ProvisionerKind::FixedDelay) out["summary"]["cluster"] = cluster_json(r.summary.cluster);
   out["series"] = series_json(r.series);
+  // The arrival profile the run drew from (a preset's phases, scaled), for the charts' burst bands;
+  // a closed loop has none.
+  Json phases = Json::array();
+  if (scenario.workload.concurrency == 0)
+    for (const Phase& p : effective_phases(scenario.workload)) phases.push_back({{"duration_s", p.duration_s}, {"rate_rps", p.rate_rps}});
+  out["workload"] = {{"phases", std::move(phases)}};
   if (scenario.output.cluster_series && scenario.cluster.provisioner != ProvisionerKind::FixedDelay) out["cluster_series"] = cluster_series_json(r.cluster_series);
   out["autoscaler"] = autoscaler_json(scenario.pools.front().autoscaler);
   if (pools) {
     Json per_pool = Json::object();
     for (std::size_t i = 0; i < r.pools.size(); ++i) {
       per_pool[r.pools[i].name] = {{"model", scenario.pools[i].model},
-                                   {"summary", summary_json(r.pools[i].summary)},
+                                   {"summary", summary_json(r.pools[i].summary, prefixes)},
                                    {"series", series_json(r.pools[i].series)},
                                    {"autoscaler", autoscaler_json(scenario.pools[i].autoscaler)}};
     }
@@ -186,6 +208,19 @@ Json result_to_json(const RunResult& r, const Scenario& scenario) {
              {"prompt_tokens", q.prompt_tokens},
              {"output_tokens", q.output_tokens}};
       if (pools) j["pool"] = scenario.pools[static_cast<std::size_t>(q.pool)].name;
+      if (q.prefix_id != 0) {
+        j["prefix_id"] = q.prefix_id;
+        j["prefix_tokens"] = q.prefix_tokens;
+      }
+      if (q.prefill_pool >= 0) {
+        // Disaggregated: its prefill, the hand-off and the KV's arrival at the decode replica.
+        j["prefill_pool"] = scenario.pools[static_cast<std::size_t>(q.prefill_pool)].name;
+        j["prefill_replica"] = q.prefill_replica;
+        j["prefill_done_at"] = optional_time(q.prefill_done_at);
+        j["decode_scheduled_at"] = optional_time(q.decode_scheduled_at);
+        j["kv_loaded_at"] = optional_time(q.kv_loaded_at);
+        j["kv_transfer_s"] = q.kv_transfer_s;
+      }
       reqs.push_back(std::move(j));
     }
     out["requests"] = std::move(reqs);

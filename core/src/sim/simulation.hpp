@@ -53,6 +53,13 @@ struct RequestRecord {
   std::int32_t model = 0;                // the workload's model index
   std::uint32_t prefix_id = 0;           // the shared prefix it opens with (0: none)
   std::int32_t prefix_tokens = 0;
+  // Disaggregated serving: where its prompt was computed, when its prefill engine sampled the one token
+  // (PrefillDone), when a decode replica took it and when its KV had arrived there, the transfer's
+  // length; while kv_held its prefill replica keeps its KV (until the decode side has read it).
+  std::int32_t prefill_pool = -1, prefill_replica = -1;
+  std::optional<double> prefill_done_at, decode_scheduled_at, kv_loaded_at;
+  double kv_transfer_s = 0;
+  bool kv_held = false;
 };
 
 // Every reported quantity is defined once, here.
@@ -84,6 +91,15 @@ struct Summary {
   double ttft_spike_minutes = 0;     // scrape intervals whose windowed P99 TTFT was above 10 s, in minutes
   std::int64_t ttft_breach_hours = 0;  // clock hours whose P99 TTFT (requests arriving in the hour that got a first token, nearest rank) > 10 s
   ClusterTotals cluster;             // layer 1 (all 0 with fixed-delay nodes): node-hours, node cost, GPU-hours paid and used, ...
+  // Disaggregated serving (reported when some request was handed from a prefill to a decode pool):
+  // arrival → its prefill's one token, prefill done → its KV at the decode replica (waiting for
+  // decode blocks, then the transfer), and the transfers alone.
+  struct Handoffs {
+    std::int64_t count = 0;
+    double prefill_p50_s = 0, prefill_p99_s = 0, kv_wait_p50_s = 0, kv_wait_p99_s = 0, kv_transfer_mean_s = 0;
+  } handoffs;
+  // Shared prefixes (reported when the workload has them): vllm:prefix_cache_queries / hits, tokens.
+  std::int64_t prefix_cache_queries = 0, prefix_cache_hits = 0;
 };
 
 // Columns sampled at every scrape.

@@ -10,7 +10,7 @@ std::int64_t World::breach_hours(int only_pool) const {
   const auto hours = static_cast<std::size_t>((end_ + 3600 * kMicrosPerSecond - 1) / (3600 * kMicrosPerSecond));
   std::vector<std::vector<double>> per_hour(hours);
   for (const auto& q : result_.requests) {
-    if (!q.first_token_at || (only_pool >= 0 && q.pool != only_pool)) continue;
+    if (!q.first_token_at || (only_pool >= 0 && q.pool != only_pool && q.prefill_pool != only_pool)) continue;
     const auto h = static_cast<std::size_t>(q.arrived_at / 3600.0);
     if (h < hours) per_hour[h].push_back(*q.first_token_at - q.arrived_at);
   }
@@ -23,13 +23,22 @@ std::int64_t World::breach_hours(int only_pool) const {
 
 // The summary of `pools`' requests (only_pool >= 0: that pool's; -1: every request) and replicas.
 void World::summarize(Summary& sum, const std::vector<const Pool*>& pools, int only_pool) const {
-  std::vector<double> ttft, e2e;
+  std::vector<double> ttft, e2e, prefill, kv_wait;
+  double transfer_sum = 0;
   double itl_sum = 0;
   std::int64_t itl_n = 0, good = 0;
   for (const auto& rec : result_.requests) {
-    if (only_pool >= 0 && rec.pool != only_pool) continue;
+    // A pool's requests: those it serves, and (a prefill pool) those whose prompts it computed.
+    if (only_pool >= 0 && rec.pool != only_pool && rec.prefill_pool != only_pool) continue;
     ++sum.num_requests;
     if (rec.first_token_at) ttft.push_back(*rec.first_token_at - rec.arrived_at);
+    if (rec.prefill_done_at) {
+      prefill.push_back(*rec.prefill_done_at - rec.arrived_at);
+      if (rec.kv_loaded_at) {
+        kv_wait.push_back(*rec.kv_loaded_at - *rec.prefill_done_at);
+        transfer_sum += rec.kv_transfer_s;
+      }
+    }
     if (rec.completed_at) {
       ++sum.num_completed;
       e2e.push_back(*rec.completed_at - rec.arrived_at);
@@ -55,6 +64,12 @@ void World::summarize(Summary& sum, const std::vector<const Pool*>& pools, int o
   sum.itl_mean_s = itl_n ? itl_sum / static_cast<double>(itl_n) : 0.0;
   sum.slo_attainment = sum.num_requests ? static_cast<double>(good) / static_cast<double>(sum.num_requests) : 1.0;
   sum.goodput_rps = static_cast<double>(good) / s_.duration_s;
+  sum.handoffs.count = static_cast<std::int64_t>(prefill.size());
+  sum.handoffs.prefill_p50_s = percentile(prefill, 0.50);
+  sum.handoffs.prefill_p99_s = percentile(prefill, 0.99);
+  sum.handoffs.kv_wait_p50_s = percentile(kv_wait, 0.50);
+  sum.handoffs.kv_wait_p99_s = percentile(kv_wait, 0.99);
+  sum.handoffs.kv_transfer_mean_s = kv_wait.empty() ? 0.0 : transfer_sum / static_cast<double>(kv_wait.size());
   double replica_seconds = 0;
   std::int64_t started = 0;
   Micros start_micros = 0, max_start = 0;
@@ -67,9 +82,14 @@ void World::summarize(Summary& sum, const std::vector<const Pool*>& pools, int o
     sum.gpu_hours = i == 0 ? gpu_hours : sum.gpu_hours + gpu_hours;
     sum.idle_gpu_minutes = i == 0 ? idle : sum.idle_gpu_minutes + idle;
     for (const auto& r : p.replicas) {
-      if (r.engine) sum.num_preemptions += r.engine->num_preemptions();
+      if (!r.engine || r.state == ReplicaState::Gone) continue;
+      sum.num_preemptions += r.engine->num_preemptions();
+      sum.prefix_cache_queries += r.engine->num_prefix_cache_queries();
+      sum.prefix_cache_hits += r.engine->num_prefix_cache_hits();
     }
     sum.num_preemptions += p.retired_preemptions;  // from replicas already gone
+    sum.prefix_cache_queries += p.retired_prefix_queries;
+    sum.prefix_cache_hits += p.retired_prefix_hits;
     sum.num_scale_events += p.num_scale_events;
     sum.num_replica_evictions += p.num_replica_evictions;
     sum.partial_group_gpu_hours += p.partial_group_gpu_micros / (3600.0 * kMicrosPerSecond);

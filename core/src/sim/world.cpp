@@ -179,7 +179,8 @@ RunResult World::run() {
 WorkMeter::Kind World::meter_kind(EventKind k) {
   switch (k) {
     case EventKind::Arrival: return WorkMeter::Arrival;
-    case EventKind::StepEnd: return WorkMeter::EngineStep;
+    case EventKind::StepEnd:
+    case EventKind::KvLoaded: return WorkMeter::EngineStep;
     case EventKind::Timeout: return WorkMeter::Timeout;
     case EventKind::DcgmWindowStart:
     case EventKind::Scrape:
@@ -244,6 +245,7 @@ void World::dispatch(const Payload& e) {
     case EventKind::DcgmCollect: on_dcgm_collect(p, p.replicas[e.index]); break;
     case EventKind::ScalerSync: on_scaler_sync(p, e.sub); break;
     case EventKind::ServiceSync: on_service_sync(e.index); break;
+    case EventKind::KvLoaded: on_kv_loaded(e.index); break;
     case EventKind::Cluster:
       cluster_->on_event(ClusterEvent{static_cast<ClusterEvent::Kind>(e.sub), e.index, e.gen}, now_);
       // The instant's cluster events are followed by one settlement, after all of them.
@@ -385,15 +387,23 @@ void World::route(std::uint32_t request_id) {
     rec.pool = chosen;
   }
   Pool& p = pools_[static_cast<std::size_t>(chosen)];
-  rec.scheduled_at = micros_to_seconds(now_);
+  if (role == PoolRole::Decode) rec.decode_scheduled_at = micros_to_seconds(now_);
+  else rec.scheduled_at = micros_to_seconds(now_);
   rec.replica = static_cast<std::int32_t>(best->id);
-  if (!best->engine->add_request(request_id, rec.prompt_tokens, rec.output_tokens, now_)) {
+  // Disaggregated, vLLM's proxy sends the prefill engine max_tokens=1 with do_remote_decode and the
+  // decode engine the request with do_remote_prefill (the NIXL connector's kv_transfer_params).
+  RequestOptions options;
+  options.prefix_id = rec.prefix_id;
+  options.prefix_tokens = rec.prefix_tokens;
+  options.role = role == PoolRole::Prefill ? RequestRole::PrefillOnly : role == PoolRole::Decode ? RequestRole::DecodeOnly : RequestRole::Whole;
+  if (!best->engine->add_request(request_id, rec.prompt_tokens, rec.output_tokens, now_, options)) {
     // vLLM's server validates the length before the engine sees the request: prompt + max_tokens
     // over max_model_len is answered at once with HTTP 400 (vllm/v1/engine/processor.py,
     // _validate_model_input; vllm/entrypoints/openai/serving_engine.py, _validate_input: "This
     // model's maximum context length is ... tokens"). The client has its answer: no timeout follows.
     rec.rejected_at = micros_to_seconds(now_);
     ++p.rejected;
+    release_prefill_kv(rec, true);  // a decode engine with a smaller max_model_len than its prefill's
     client_done(rec);  // a closed-loop client sends its next request on the 400
     return;
   }
@@ -417,12 +427,28 @@ void World::cut_step(Pool& p, Replica& r) {
 }
 
 void World::start_step_if_idle(Pool& p, Replica& r) {
+  if (r.stepping) return;
+  // A decode engine's scheduler allocates blocks for remote KV even with nothing to run (vLLM's engine
+  // core keeps scheduling while requests wait for it), and its step's scheduler may start more loads.
+  const bool decode = p.config->role == PoolRole::Decode;
+  if (decode) {
+    kv_events_.clear();
+    r.engine->start_kv_loads(now_, kv_events_);
+    on_kv_loads(p, r, kv_events_);
+  }
   if (r.stepping || !r.engine->has_work()) return;
-  Micros d = r.engine->begin_step(now_);
+  Micros d;
+  if (decode) {
+    kv_events_.clear();
+    d = r.engine->begin_step(now_, kv_events_);
+  } else {
+    d = r.engine->begin_step(now_);
+  }
   r.stepping = true;
   r.step_end = now_ + d;
   ++r.step_gen;
   queue_.push(r.step_end, EventClass::Completion, {EventKind::StepEnd, 0, static_cast<std::uint16_t>(p.index), r.id, r.step_gen});
+  if (decode) on_kv_loads(p, r, kv_events_);
 }
 
 void World::on_step_end(Pool& p, Replica& r) {
@@ -434,7 +460,12 @@ void World::on_step_end(Pool& p, Replica& r) {
   for (const auto& e : engine_events_) {
     RequestRecord& rec = result_.requests[e.request_id];
     if (rec.dropped_at) continue;
-    if (e.kind == EngineEvent::FirstToken && !rec.first_token_at) {
+    if (e.kind == EngineEvent::PrefillDone) {
+      hand_off(p, r, rec, e.time);
+    } else if (e.kind == EngineEvent::KvLoadStarted) {
+      kv_events_.assign(1, e);
+      on_kv_loads(p, r, kv_events_);
+    } else if (e.kind == EngineEvent::FirstToken && !rec.first_token_at) {
       rec.first_token_at = micros_to_seconds(e.time);
       const double ttft = *rec.first_token_at - rec.arrived_at;
       ttft_window_.push(e.time, ttft);
@@ -443,7 +474,7 @@ void World::on_step_end(Pool& p, Replica& r) {
       f.ttft_sum += ttft;
       ++f.ttft_count;
       // vLLM's own histogram: from the request reaching this server to its first token.
-      if (p.rule_ttft) p.server_ttft_1m.push(e.time, *rec.first_token_at - *rec.scheduled_at);
+      if (p.rule_ttft) p.server_ttft_1m.push(e.time, *rec.first_token_at - (rec.decode_scheduled_at ? *rec.decode_scheduled_at : *rec.scheduled_at));
     } else if (e.kind == EngineEvent::Finished) {
       rec.completed_at = micros_to_seconds(e.time);
       ++p.completed;
@@ -477,6 +508,7 @@ void World::on_timeout(std::uint32_t request_id) {
   RequestRecord& rec = result_.requests[request_id];
   if (rec.first_token_at || rec.completed_at || rec.dropped_at || rec.rejected_at) return;
   drop(rec, FailureCause::ClientTimeout);
+  release_prefill_kv(rec, true);  // handed off, its KV still held by the prefill replica
   if (rec.replica >= 0) {
     Pool& p = pools_[static_cast<std::size_t>(rec.pool)];
     Replica& r = p.replicas[static_cast<std::size_t>(rec.replica)];
@@ -513,6 +545,98 @@ void World::drop(RequestRecord& rec, FailureCause cause) {
 void World::client_done(const RequestRecord& rec) {
   if (!s_.workload.closed_loop()) return;
   queue_.push(now_, EventClass::Arrival, {EventKind::Arrival, 0, 0, client_of_[rec.id]});
+}
+
+// ---- disaggregated serving: prefill → KV transfer → decode ---------------------------------------
+
+// The prefill engine sampled the request's one token and keeps its KV: the request goes to its model's
+// decode pools (as the disaggregated proxy then sends it to a decode engine), arriving there now.
+void World::hand_off(Pool& p, Replica& r, RequestRecord& rec, Micros at) {
+  rec.prefill_done_at = micros_to_seconds(at);
+  if (p.rule_ttft) p.server_ttft_1m.push(at, *rec.prefill_done_at - *rec.scheduled_at);  // the prefill server's own TTFT
+  rec.prefill_pool = p.index;
+  rec.prefill_replica = static_cast<std::int32_t>(r.id);
+  rec.kv_held = true;
+  ++p.completed;  // its part of the request is done
+  const ModelGroup& g = groups_[static_cast<std::size_t>(rec.model)];
+  rec.pool = g.pools[static_cast<int>(PoolRole::Decode)].front();
+  rec.replica = -1;
+  Pool& d = pools_[static_cast<std::size_t>(rec.pool)];
+  ++d.arrivals;
+  ++d.arrivals_since_scrape;
+  route(rec.id);
+}
+
+// KV transfers start (KvLoadStarted): each arrives after its link's time; with nothing to load (the
+// decode engine's own prefix cache held it all) the prefill's KV is released at once.
+void World::on_kv_loads(Pool& p, Replica& r, const std::vector<EngineEvent>& events) {
+  for (const EngineEvent& e : events) {
+    if (e.kind != EngineEvent::KvLoadStarted) continue;
+    RequestRecord& rec = result_.requests[e.request_id];
+    if (rec.dropped_at) continue;
+    if (e.tokens == 0) {
+      rec.kv_loaded_at = micros_to_seconds(e.time);
+      release_prefill_kv(rec, false);
+      continue;
+    }
+    double seconds = s_.kv_transfer.latency_s;
+    if (rec.prefill_pool >= 0) {
+      const Pool& from = pools_[static_cast<std::size_t>(rec.prefill_pool)];
+      seconds = kv_transfer_seconds(from, from.replicas[static_cast<std::size_t>(rec.prefill_replica)], p, r, e.tokens);
+    }
+    rec.kv_transfer_s = seconds;
+    queue_.push(std::max(now_, e.time + seconds_to_micros(seconds)), EventClass::Completion, {EventKind::KvLoaded, 0, static_cast<std::uint16_t>(p.index), e.request_id});
+  }
+}
+
+// NIXL's read: the decode engine has the KV, the prefill engine frees it (request_finished's delayed free).
+void World::on_kv_loaded(std::uint32_t request_id) {
+  RequestRecord& rec = result_.requests[request_id];
+  if (rec.dropped_at || rec.replica < 0) return;
+  Pool& p = pools_[static_cast<std::size_t>(rec.pool)];
+  Replica& r = p.replicas[static_cast<std::size_t>(rec.replica)];
+  if (r.state == ReplicaState::Gone) return;
+  rec.kv_loaded_at = micros_to_seconds(now_);
+  r.engine->kv_loaded(request_id, now_);
+  if (r.stepping) cut_step(p, r);
+  else start_step_if_idle(p, r);
+  release_prefill_kv(rec, false);
+}
+
+// The prefill replica lets go of the request's KV: read by the decode side, or (abort) not wanted
+// any more (the request failed or was dropped).
+void World::release_prefill_kv(RequestRecord& rec, bool abort) {
+  if (!rec.kv_held) return;
+  rec.kv_held = false;
+  Pool& p = pools_[static_cast<std::size_t>(rec.prefill_pool)];
+  Replica& r = p.replicas[static_cast<std::size_t>(rec.prefill_replica)];
+  if (r.state == ReplicaState::Gone) return;
+  if (abort) r.engine->abort_request(rec.id);
+  else r.engine->release_kv(rec.id);
+  if (r.stepping) cut_step(p, r);
+  else start_step_if_idle(p, r);
+  after_abort(p, r);
+}
+
+// Bytes over the link: each of the sender's GPUs sends its shard of the KV (TP shards the KV heads,
+// PP the layers) over its own link at once: NVLink inside a node, the node's network share across
+// nodes (RDMA; EFA on AWS); plus the fixed latency of the transfer's request and notification.
+double World::kv_transfer_seconds(const Pool& from, const Replica& sender, const Pool& to, const Replica& receiver, int tokens) const {
+  const double bytes = static_cast<double>(tokens) * to.engine.profile.kv_bytes_per_token;
+  const KvTransferConfig& k = s_.kv_transfer;
+  double per_gpu = k.network_gb_per_s > 0 ? k.network_gb_per_s : 50.0;  // 50: a p5.48xlarge's 3,200 Gbps EFA over 8 GPUs
+  if (cluster_ && sender.pod >= 0 && receiver.pod >= 0) {
+    const ClusterState& cs = cluster_->state();
+    const std::int32_t a = cs.pods[static_cast<std::size_t>(sender.pod)].node, b = cs.pods[static_cast<std::size_t>(receiver.pod)].node;
+    if (a >= 0 && a == b) {
+      per_gpu = k.nvlink_gb_per_s;
+    } else if (a >= 0 && k.network_gb_per_s <= 0) {
+      const InstanceType& t = cs.types[static_cast<std::size_t>(cs.nodes[static_cast<std::size_t>(a)].type_index)];
+      if (t.network_bandwidth_mbps > 0 && t.gpus > 0) per_gpu = static_cast<double>(t.network_bandwidth_mbps) / 8e3 / t.gpus;
+    }
+  }
+  const double lanes = static_cast<double>(std::max(1, from.gpus_per_replica));
+  return k.latency_s + bytes / (per_gpu * 1e9 * lanes);
 }
 
 // ---- what the cluster reported ------------------------------------------------------------------

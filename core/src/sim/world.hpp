@@ -83,6 +83,7 @@ struct Pool {
   std::int32_t spec_replicas = 0, ready_replicas = 0;
   std::int64_t live_replicas = 0, idle_replicas = 0, peak_replicas = 0;
   std::int64_t num_scale_events = 0, num_replica_evictions = 0, retired_preemptions = 0;
+  std::int64_t retired_prefix_queries = 0, retired_prefix_hits = 0;  // vllm:prefix_cache_* of replicas gone
   std::int64_t evictions_by_reason[kNumRemovalReasons] = {};
   std::int64_t arrivals = 0, completed = 0, dropped = 0, rejected = 0, arrivals_since_scrape = 0;
   Micros replica_micros = 0, idle_replica_micros = 0;  // replica-µs existing / Ready and idle
@@ -133,6 +134,7 @@ struct ServiceRun {
 enum class EventKind : std::uint8_t {
   Arrival, StepEnd, NodeReady, LoadDone, WarmupDone, Sigterm, StopDeadline, Timeout, DcgmWindowStart, Scrape, ScalerSync, Cluster,
   ServiceSync,
+  KvLoaded,  // a request's KV reached its decode replica (index: the request)
   ClusterSettle,
   // metrics.pipeline "realistic", per replica: Prometheus scrapes its vLLM server; its dcgm-exporter's
   // sample window opens; the exporter collects.
@@ -174,6 +176,13 @@ class World : public ClusterEvents {
   void start_step_if_idle(Pool& p, Replica& r);
   void on_step_end(Pool& p, Replica& r);
   void on_timeout(std::uint32_t request_id);
+  // Disaggregated serving: the prefill is done, the decode replica allocated blocks for the KV, the
+  // KV has arrived; the transfer's seconds over the two replicas' link.
+  void hand_off(Pool& p, Replica& r, RequestRecord& rec, Micros at);
+  void on_kv_loads(Pool& p, Replica& r, const std::vector<EngineEvent>& events);
+  void on_kv_loaded(std::uint32_t request_id);
+  void release_prefill_kv(RequestRecord& rec, bool abort);
+  double kv_transfer_seconds(const Pool& from, const Replica& sender, const Pool& to, const Replica& receiver, int tokens) const;
   void after_abort(Pool& p, Replica& r);
   void drop(RequestRecord& rec, FailureCause cause);
   void settle();
@@ -197,7 +206,7 @@ class World : public ClusterEvents {
   void on_sigterm(Pool& p, Replica& r, Settle settle);
   void on_stop_deadline(Pool& p, Replica& r);
   void kill_replica(Pool& p, Replica& r, FailureCause cause, const char* step, const std::string& why, Settle settle, bool pod_gone);
-  std::int64_t held(const Replica& r) const;
+  std::int64_t held(const Pool& p, const Replica& r) const;
   void evict_replica(Pool& p, Replica& r, RemovalReason reason, Micros max_grace);
   void kill_with_instance(Pool& p, Replica& r, RemovalReason reason);
   void remove_replica(Pool& p, Replica& r, const std::string& why, FailureCause cause, Settle settle = Settle::Now, bool pod_gone = false);
@@ -253,6 +262,7 @@ class World : public ClusterEvents {
   Request pending_arrival_;            // open loop: the next arrival, filed
   std::vector<std::uint32_t> client_of_;  // closed loop: request id → the client that sent it
   std::vector<EngineEvent> engine_events_;
+  std::vector<EngineEvent> kv_events_;  // a decode engine's KvLoadStarted, outside end_step
   WindowedQuantile ttft_window_;  // every pool's first tokens, for the total series
   std::int64_t live_replicas_ = 0, peak_replicas_ = 0;  // over every pool
   std::int64_t num_dropped_ = 0, arrivals_since_scrape_ = 0;
