@@ -101,27 +101,19 @@ function spanOf(data) {
  */
 const REPLICA_AUTOSCALERS = new Set(['hpa', 'keda', 'planner', 'wva']);
 
-/** The workload's phases as the core runs them (core/src/scenario/parse.cpp, effective_phases). */
-function effectivePhases(workload = {}) {
-  if (Number(workload.concurrency) > 0) return [];  // closed loop: no arrival rate
-  const preset = workload.preset ?? 'lesson_burst';
-  if (preset === 'lesson_burst') return [{ duration_s: 600, rate_rps: 0.05 }, { duration_s: 1200, rate_rps: 0.4 }, { duration_s: 1800, rate_rps: 0.12 }];
-  if (preset === 'custom' && Array.isArray(workload.phases)) {
-    return workload.phases.map((p) => ({ duration_s: Number(p?.duration_s ?? 600), rate_rps: Number(p?.rate_rps ?? 0.1) }));
-  }
-  return [];
-}
-
 /**
- * The burst windows of a scenario: the phases at the workload's peak rate, when that peak is at
- * least twice the time-weighted rate of the other phases (a daily curve has no burst). The phases
- * repeat to fill the run, so each repetition gives a band. Also the windows in which the cloud has
- * no capacity of an instance type (cluster.insufficient_capacity).
+ * The burst windows of a run: the phases at the workload's peak rate, when that peak is at least
+ * twice the time-weighted rate of the other phases (a daily curve has no burst). The phases are the
+ * ones the core ran (`result.workload.phases`: a preset's, scaled; none for a closed loop) and repeat
+ * to fill the run, so each repetition gives a band. Also the windows in which the cloud has no
+ * capacity of an instance type (cluster.insufficient_capacity).
  */
-export function burstBands(scenario) {
+export function burstBands(scenario, result) {
   const bands = [];
   const duration = Number(scenario?.duration_s ?? 3600);
-  const phases = effectivePhases(scenario?.workload);
+  const phases = (Array.isArray(result?.workload?.phases) ? result.workload.phases : [])
+    .map((p) => ({ duration_s: Number(p?.duration_s), rate_rps: Number(p?.rate_rps) }))
+    .filter((p) => p.duration_s > 0 && Number.isFinite(p.rate_rps));
   const cycle = phases.reduce((sum, p) => sum + p.duration_s, 0);
   const peak = Math.max(0, ...phases.map((p) => p.rate_rps));
   const rest = phases.filter((p) => p.rate_rps < peak);
@@ -158,9 +150,9 @@ export function scaleEvents(decisions) {
                    label: `${d.controller}${d.pool ? ` (${d.pool})` : ''}: ${d.current_replicas} → ${d.desired_replicas} replicas` }));
 }
 
-/** The marks of a run: its scenario's burst window(s) and its decisions' scale events. */
-export function runMarks(scenario, decisions) {
-  return { bands: burstBands(scenario), events: scaleEvents(decisions) };
+/** The marks of a run: its burst window(s) and its decisions' scale events. */
+export function runMarks(scenario, result) {
+  return { bands: burstBands(scenario, result), events: scaleEvents(result?.decisions) };
 }
 
 const BAND_FILL = { burst: 'rgba(253, 230, 138, 0.5)', shortage: 'rgba(203, 213, 225, 0.55)' };
@@ -617,9 +609,9 @@ export class RunCharts {
     this.charts = specs.map((spec) => new RunChart(container, spec, this.options));
   }
 
-  /** The marks of a run (burst window from its scenario, scale events from its decisions): runMarks. */
-  static marksFor(scenario, decisions) {
-    return runMarks(scenario, decisions);
+  /** The marks of a run (its burst windows and scale events): runMarks. */
+  static marksFor(scenario, result) {
+    return runMarks(scenario, result);
   }
 
   /**

@@ -135,7 +135,7 @@ export class Exercise1Panel extends ExercisePanel {
           getRun: () => this.runs[name], onError: (error) => this._status(`CSV export failed: ${error.message}`, true),
         }));
       columns.append(column);
-      new RunCharts(chartBox, { syncKey: 'ex1' }).update(run.result.series, maxima, RunCharts.marksFor(run.scenario, run.result.decisions));
+      new RunCharts(chartBox, { syncKey: 'ex1' }).update(run.result.series, maxima, RunCharts.marksFor(run.scenario, run.result));
     }
     this.logsBox.replaceChildren();
     this.logs = names.map((name) => {

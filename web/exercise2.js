@@ -199,7 +199,7 @@ export class Exercise2Panel extends ExercisePanel {
       box.replaceChildren(el('h4', { text: "Your pool's simulated day" }), tiles, charts, details);
       const specs = withNodesChart(DAY_CHARTS, [result.series]);
       const maxima = Object.fromEntries(specs.map((spec) => [spec.id, chartMax(spec, [result.series])]));
-      new RunCharts(charts, { syncKey: 'ex2', specs, height: 150 }).update(result.series, maxima, RunCharts.marksFor(scenario, decisions));
+      new RunCharts(charts, { syncKey: 'ex2', specs, height: 150 }).update(result.series, maxima, RunCharts.marksFor(scenario, result));
       box.dataset.ready = 'true';
     } catch (error) {
       if (error.name === 'Superseded') return;

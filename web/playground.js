@@ -288,7 +288,7 @@ export class PlaygroundPanel {
   _render(result, scenario) {
     renderSummaryTiles(this.summaryBox, result.summary);
     renderHeadline(this.headline, result.summary);
-    this.charts.update(result.series, {}, RunCharts.marksFor(scenario, result.decisions));
+    this.charts.update(result.series, {}, RunCharts.marksFor(scenario, result));
     this.log.render(result.decisions, result.decision_log);
     this.diagnosisBox.hidden = !hasDiagnosis(result);
     this.diagnosisResult = result;
