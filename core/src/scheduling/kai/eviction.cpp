@@ -21,6 +21,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <set>
 #include <string>
 
 #include "scheduling/kai/capacity.hpp"
@@ -343,6 +344,7 @@ bool try_units(Session& s, int j, const std::vector<Unit>& units, const std::vec
         const int node = from[k++];
         if (u.job != job) continue;
         TaskRun& run = s.tasks[static_cast<std::size_t>(job)][static_cast<std::size_t>(t)];
+        if (!pending_again && run.status != Status::Pending) continue;  // placed again (or unevicted)
         run.status = pending_again ? Status::Pending : Status::Releasing;
         run.node = pending_again ? -1 : node;
       }
@@ -417,9 +419,15 @@ bool try_units(Session& s, int j, const std::vector<Unit>& units, const std::vec
     if (v == j) {
       if (!fits) return false;
       placed = true;
-    } else if (!fits) {
+    } else {
+      // An evicted pod the victim's job did not take again (all of them when it did not fit; an elastic
+      // job takes back only what it asks) stays evicted, Releasing on its node.
       set_evicted(v, false);
-      all_moved = false;
+      if (!fits) all_moved = false;
+      for (const Unit& u : units)
+        if (u.job == v)
+          for (int t : u.tasks)
+            all_moved = all_moved && s.tasks[static_cast<std::size_t>(v)][static_cast<std::size_t>(t)].status != Status::Releasing;
     }
   }
   if (trial) *trial = {std::move(from), all_moved};
@@ -730,10 +738,35 @@ bool solve(Session& s, int j, const std::vector<int>& candidates, const Valid& v
   }
   const PendingByQueue& pending = caches.pending.by;
   const std::size_t base = s.journal.size();
-  std::vector<Unit> recorded;
+  const std::size_t n_tasks = all.size();
+  // job_solver.go failedScenarios: the fingerprints of the scenarios simulated without a solution for
+  // this job, over every probe and generator (scenario_fingerprint.go: the pending tasks, the recorded
+  // and the potential victims, each as a set). A scenario seen again is skipped: its simulation would
+  // fail again (6dceb56b); this saves time and changes no decision.
+  std::set<std::vector<int>> failed_scenarios;
+  const auto fingerprint = [&](std::size_t k, const std::vector<std::pair<int, int>>& recorded_pods,
+                               const std::vector<std::pair<int, int>>& potential_pods) {
+    std::vector<int> fp{static_cast<int>(k), -1};
+    const auto add = [&](const std::vector<std::pair<int, int>>& pods) {
+      std::vector<std::pair<int, int>> sorted = pods;
+      std::sort(sorted.begin(), sorted.end());
+      sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+      for (const auto& [job, t] : sorted) {
+        fp.push_back(job);
+        fp.push_back(t);
+      }
+      fp.push_back(-1);
+    };
+    add(recorded_pods);
+    add(potential_pods);
+    return fp;
+  };
+  // One probe (job_solver.go probeAtK / solvePartialJob) at k tasks with the generator `gen` (0:
+  // NodeLocalGreedy, plugins/nodelocalgreedy/generator.go; 1: MultiNodeGang,
+  // plugins/multinodegang/generator.go with solvers/sub_scenario_emitter.go), the recorded victims
+  // `recorded` evicted first. On success the trial stays in the statement and `last` holds it.
   Solution last;
-  bool solved = false;
-  for (std::size_t k = 1; k <= all.size(); ++k) {
+  const auto probe = [&](std::size_t k, int gen, const std::vector<Unit>& recorded) {
     s.partial_job = j;
     s.partial_tasks.assign(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(k));
     Scenario sc;
@@ -754,15 +787,55 @@ bool solve(Session& s, int j, const std::vector<int>& candidates, const Valid& v
       const int n = s.tasks[static_cast<std::size_t>(job)][static_cast<std::size_t>(t)].node;
       if (n >= 0) feasible_here[static_cast<std::size_t>(n)] = 1;
     }
-    // byPodSolver.runSimulation; `extra`: the pods whose nodes join the feasible ones (updateFeasibleNodes)
-    const auto simulate = [&](const std::vector<std::pair<int, int>>& pods, const std::vector<std::pair<int, int>>& extra) {
+    // byPodSolver.solve: the recorded victims and the scenario's potential ones evicted, the feasible
+    // nodes joined by their nodes (rolled back when the trial fails: 950d16f6), then runSimulation and
+    // the validator. `potential`: the scenario's potential victims as upstream lists them (for the
+    // fingerprint); `added`: those evicted beside the recorded ones.
+    const auto simulate = [&](const std::vector<std::pair<int, int>>& potential, const std::vector<std::pair<int, int>>& added) {
+      if (recorded_pods.empty() && added.empty()) return false;  // no victims: not solved
+      // The trial's own victims must leave room (the idle-GPUs condition again, for this trial's
+      // victims only): a trial it refuses would fail in try_units, so it is not simulated.
+      const std::vector<Unit> extra = as_units(added);
+      for (const Unit& u : extra) trial_room.add(u, +1);
+      const bool may = trial_room.may_fit();
+      for (const Unit& u : extra) trial_room.add(u, -1);
+      if (!may) return false;
+      std::vector<int> fp = fingerprint(k, recorded_pods, potential);
+      if (failed_scenarios.count(fp)) return false;
+      std::vector<std::pair<int, int>> pods = recorded_pods;
+      pods.insert(pods.end(), added.begin(), added.end());
       const std::size_t mark = s.journal.size();
       Solution sol;
       sol.units = as_units(pods);
-      const std::vector<int> nodes = nodes_with(feasible_here, extra);
+      const std::vector<int> nodes = nodes_with(feasible_here, pods);
       if (!try_units(s, j, sol.units, nodes, pending, &sol.trial) || !valid(sc)) {
         s.rollback(mark);
+        failed_scenarios.insert(std::move(fp));
         return false;
+      }
+      // by_pod_solver.go handleScenarioSolution: the victims are the pods left Releasing or Pipelined
+      // (one pipelined back onto its own node was unevicted, and is none).
+      {
+        std::vector<Unit> kept;
+        std::vector<int> from;
+        std::size_t at = 0;
+        std::vector<std::pair<int, int>> actual;
+        for (const Unit& u : sol.units) {
+          Unit v{u.job, {}};
+          for (int t : u.tasks) {
+            const Status st = s.tasks[static_cast<std::size_t>(u.job)][static_cast<std::size_t>(t)].status;
+            if (st == Status::Releasing || st == Status::Pipelined) {
+              v.tasks.push_back(t);
+              from.push_back(sol.trial.from[at]);
+              actual.push_back({u.job, t});
+            }
+            ++at;
+          }
+          if (!v.tasks.empty()) kept.push_back(std::move(v));
+        }
+        sol.units = std::move(kept);
+        sol.trial.from = std::move(from);
+        pods = std::move(actual);
       }
       for (const auto& [job, t] : pods)
         for (const Unit& g : sc.groups)
@@ -774,30 +847,131 @@ bool solve(Session& s, int j, const std::vector<int>& candidates, const Valid& v
       last = std::move(sol);
       return true;
     };
-    // byPodSolver.solve
-    const auto try_scenario = [&]() {
-      if (sc.potential.empty()) return !recorded_pods.empty() && trial_room.may_fit() && simulate(recorded_pods, {});
+    const auto active_new = [&](const std::vector<std::pair<int, int>>& pods) {
+      std::vector<std::pair<int, int>> added;
+      for (const auto& p : pods)
+        if (is_task_active(s, p.first, p.second) && !recorded_pod(p.first, p.second) &&
+            std::find(added.begin(), added.end(), p) == added.end())
+          added.push_back(p);
+      return added;
+    };
+    // nodelocalgreedy/generator.go nodeLocalScenarios: one scenario per node of the latest potential
+    // victim's job, in node-name order, each with every pod of the potential victims' jobs on that node
+    // (a victim set already tried for this accumulated scenario is not tried again).
+    const auto node_local = [&]() {
+      if (sc.potential.empty()) return simulate({}, {});
       const int latest = sc.potential.back().first;
-      std::vector<char> seen(s.nodes.size(), 0);
-      for (const TaskRun& run : s.tasks[static_cast<std::size_t>(latest)]) {
-        if (run.node < 0 || seen[static_cast<std::size_t>(run.node)]) continue;
-        seen[static_cast<std::size_t>(run.node)] = 1;
+      std::vector<int> on;
+      for (const TaskRun& run : s.tasks[static_cast<std::size_t>(latest)])
+        if (run.node >= 0 && std::find(on.begin(), on.end(), run.node) == on.end()) on.push_back(run.node);
+      std::sort(on.begin(), on.end(), [&](int a, int b) {
+        return s.snap.nodes[static_cast<std::size_t>(a)].name < s.snap.nodes[static_cast<std::size_t>(b)].name;
+      });
+      std::vector<std::vector<std::pair<int, int>>> seen;
+      for (const int n : on) {
+        std::vector<std::pair<int, int>> here = sc.from_node(n);
+        if (here.empty()) continue;
+        std::vector<std::pair<int, int>> key = here;
+        std::sort(key.begin(), key.end());
+        if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
+        seen.push_back(std::move(key));
+        if (simulate(here, active_new(here))) return true;
       }
-      for (std::size_t n = 0; n < seen.size(); ++n) {
-        if (!seen[n]) continue;
-        const std::vector<std::pair<int, int>> here = sc.from_node(static_cast<int>(n));
-        std::vector<std::pair<int, int>> pods = recorded_pods, added;
-        for (const auto& p : here)
-          if (is_task_active(s, p.first, p.second) && !recorded_pod(p.first, p.second)) added.push_back(p);
-        // The trial's own victims must leave room (the idle-GPUs condition again, for this node's
-        // victims only): a trial it refuses would fail in try_units.
-        const std::vector<Unit> extra = as_units(added);
-        for (const Unit& u : extra) trial_room.add(u, +1);
-        const bool may = trial_room.may_fit();
-        for (const Unit& u : extra) trial_room.add(u, -1);
-        if (!may) continue;
-        pods.insert(pods.end(), added.begin(), added.end());
-        if (simulate(pods, here)) return true;
+      return false;
+    };
+    // sub_scenario_emitter.go: the accumulated scenario's potential victims as batches (one per victim
+    // group), grouped by node; the nodes that could hold the smallest pending task, by the GPUs they
+    // would have (idle, releasing, recorded and potential victims') then first seen; sub-scenarios of
+    // the first K nodes' batches, K from the fewest whose GPUs cover the demand beyond the feasible
+    // nodes without batches, then K + 1, K + 3, K + 7, ... up to all of them.
+    const auto multi_node = [&]() {
+      if (sc.potential.empty()) return simulate({}, {});
+      double demand = 0, min_task = -1;
+      for (int t : s.partial_tasks) {
+        const double g = s.tasks[static_cast<std::size_t>(j)][static_cast<std::size_t>(t)].request.v[Gpu];
+        demand += g;
+        if (min_task < 0 || g < min_task) min_task = g;
+      }
+      std::vector<double> recorded_freed(s.nodes.size(), 0);
+      for (const auto& [job, t] : recorded_pods) {
+        const TaskRun& run = s.tasks[static_cast<std::size_t>(job)][static_cast<std::size_t>(t)];
+        if (run.node >= 0) recorded_freed[static_cast<std::size_t>(run.node)] += run.request.v[Gpu];
+      }
+      // the potential groups (batches), their nodes in insertion order
+      std::vector<const Unit*> batches;
+      std::vector<std::vector<int>> node_batches(s.nodes.size());
+      std::vector<long> first_seen(s.nodes.size(), -1);
+      std::vector<int> batch_nodes;  // nodes with a batch, first seen first
+      long idx = 0;
+      for (std::size_t g = sc.recorded; g < sc.groups.size(); ++g) {
+        const Unit& u = sc.groups[g];
+        const int bi = static_cast<int>(batches.size());
+        batches.push_back(&u);
+        for (int t : u.tasks) {
+          const int n = s.tasks[static_cast<std::size_t>(u.job)][static_cast<std::size_t>(t)].node;
+          if (n >= 0) {
+            const std::size_t ni = static_cast<std::size_t>(n);
+            if (first_seen[ni] < 0) {
+              first_seen[ni] = idx;
+              batch_nodes.push_back(n);
+            }
+            if (std::find(node_batches[ni].begin(), node_batches[ni].end(), bi) == node_batches[ni].end()) node_batches[ni].push_back(bi);
+          }
+          ++idx;
+        }
+      }
+      std::vector<double> cap(s.nodes.size(), 0);
+      for (const int n : batch_nodes) {
+        const std::size_t ni = static_cast<std::size_t>(n);
+        double c = recorded_freed[ni] + s.nodes[ni].idle.v[Gpu] + s.nodes[ni].releasing.v[Gpu];
+        for (const int bi : node_batches[ni])
+          for (int t : batches[static_cast<std::size_t>(bi)]->tasks) {
+            const TaskRun& run = s.tasks[static_cast<std::size_t>(batches[static_cast<std::size_t>(bi)]->job)][static_cast<std::size_t>(t)];
+            if (run.node == n) c += run.request.v[Gpu];
+          }
+        cap[ni] = c;
+      }
+      std::vector<int> sorted;
+      for (const int n : batch_nodes)
+        if (!(min_task > 0 && cap[static_cast<std::size_t>(n)] < min_task)) sorted.push_back(n);
+      std::stable_sort(sorted.begin(), sorted.end(), [&](int a, int b) {
+        const double ca = cap[static_cast<std::size_t>(a)], cb = cap[static_cast<std::size_t>(b)];
+        if (ca != cb) return ca < cb;
+        return first_seen[static_cast<std::size_t>(a)] < first_seen[static_cast<std::size_t>(b)];
+      });
+      double baseline = 0;
+      for (std::size_t n = 0; n < s.nodes.size(); ++n)
+        if (feasible_here[n] && node_batches[n].empty()) baseline += s.nodes[n].idle.v[Gpu] + s.nodes[n].releasing.v[Gpu] + recorded_freed[n];
+      const double remaining = std::max(0.0, demand - baseline);
+      std::size_t next_k = sorted.size() + 1;  // smallestKCovering
+      if (remaining <= 0) {
+        next_k = 0;
+      } else {
+        double cumulative = 0;
+        for (std::size_t i = 0; i < sorted.size(); ++i) {
+          cumulative += cap[static_cast<std::size_t>(sorted[i])];
+          if (cumulative >= remaining) {
+            next_k = i + 1;
+            break;
+          }
+        }
+      }
+      for (std::size_t dk = 1; next_k <= sorted.size();) {
+        const std::size_t kk = next_k;
+        if (kk >= sorted.size()) {
+          next_k = sorted.size() + 1;
+        } else {
+          next_k = std::min(kk + dk, sorted.size());
+          dk *= 2;
+        }
+        std::vector<char> picked(batches.size(), 0);
+        for (std::size_t i = 0; i < kk; ++i)
+          for (const int bi : node_batches[static_cast<std::size_t>(sorted[i])]) picked[static_cast<std::size_t>(bi)] = 1;
+        std::vector<std::pair<int, int>> potential;
+        for (std::size_t bi = 0; bi < batches.size(); ++bi)
+          if (picked[bi])
+            for (int t : batches[bi]->tasks) potential.push_back({batches[bi]->job, t});
+        if (simulate(potential, active_new(potential))) return true;
       }
       return false;
     };
@@ -829,24 +1003,52 @@ bool solve(Session& s, int j, const std::vector<int>& candidates, const Valid& v
         room.add(added, +1);
         sc.add(std::move(added), true);
       }
-      if (!room.may_fit()) continue;  // GetValidScenario: filtered
-      if (try_scenario()) {
+      if (!room.may_fit()) continue;  // GetValidAccumulatedScenario: filtered
+      if (gen == 0 ? node_local() : multi_node()) {
         found = true;
         break;
       }
     }
     s.partial_job = -1;
     s.partial_tasks.clear();
-    if (!found) {
+    return found;
+  };
+  // job_solver.go SolveWithResult: the generators in their registration order (the default
+  // configuration's sg-nodelocalgreedy, then sg-multinodegang: conf_util/scheduler_conf_util.go), each
+  // from no recorded victims. searchMaxSolvableK: probes at k = 1, 2, 4, ... up to the job's n tasks
+  // until one fails, then a binary search between the last success and that failure, each success's
+  // victims recorded for the next probe (every probe's trial discarded); then, if any k worked, the
+  // probe at n, whose solution is the job's. The search budgets (search_budget.go: 5 min an action,
+  // 4 min a job, 30 s NodeLocalGreedy, 2 min MultiNodeGang by default) are wall-clock deadlines far
+  // beyond what a search here takes, so the lab runs every search to its end (as unlimited).
+  bool solved = false;
+  for (int gen = 0; gen < 2 && !solved; ++gen) {
+    std::vector<Unit> recorded;
+    const auto try_probe = [&](std::size_t k) {
+      const bool ok = probe(k, gen, recorded);
+      if (ok) recorded = last.groups;
       s.rollback(base);
-      break;
+      return ok;
+    };
+    std::size_t lo = 0, hi = 0;
+    for (std::size_t k = 1;;) {
+      if (!try_probe(k)) {
+        hi = k;
+        break;
+      }
+      lo = k;
+      if (k == n_tasks) break;
+      k = std::min(k * 2, n_tasks);
     }
-    recorded = last.groups;
-    if (k < all.size()) {
-      s.rollback(base);
-    } else {
-      solved = true;
-    }
+    if (hi > 0)
+      while (hi - lo > 1) {
+        const std::size_t mid = (lo + hi) / 2;
+        if (try_probe(mid)) lo = mid;
+        else hi = mid;
+      }
+    if (lo == 0) continue;
+    if (probe(n_tasks, gen, recorded)) solved = true;
+    else s.rollback(base);
   }
   s.partial_job = -1;
   s.partial_tasks.clear();

@@ -229,6 +229,24 @@ void Session::allocate_task(int j, int t, int node, bool pipelined) {
   TaskRun& run = tasks[static_cast<std::size_t>(j)][static_cast<std::size_t>(t)];
   NodeRoom& room = nodes[static_cast<std::size_t>(node)];
   const Vec charged = charged_on(room, run.request);
+  // framework/statement.go Pipeline: a pod pipelined (in a pipeline-only simulation) back onto the node
+  // it was evicted from in this statement is unevicted (Unevict: the eviction undone, its status and
+  // room as before), not pipelined: it is then no victim at all (by_pod_solver.go counts only the
+  // victims left Releasing or Pipelined).
+  if (pipelined && run.status == Status::Pending)
+    for (auto it = journal.rbegin(); it != journal.rend(); ++it) {
+      if (it->job != j || it->task != t) continue;
+      if (it->kind == Op::Evict && it->prev_node == node && is_active_allocated(it->prev_status)) {
+        journal.push_back({Op::Unevict, j, t, run.status, run.node});
+        touched(j);
+        room.releasing -= charged;
+        run.status = it->prev_status;
+        run.node = node;
+        add_queue_usage(j, run.request, +1);
+        return;
+      }
+      break;
+    }
   journal.push_back({Op::Place, j, t, run.status, run.node});
   touched(j);
   run.status = pipelined ? Status::Pipelined : Status::Allocated;
@@ -258,9 +276,12 @@ void Session::rollback(std::size_t mark) {
     const Op op = journal.back();
     journal.pop_back();
     TaskRun& run = tasks[static_cast<std::size_t>(op.job)][static_cast<std::size_t>(op.task)];
-    NodeRoom& room = nodes[static_cast<std::size_t>(op.kind == Op::Place ? run.node : op.prev_node)];
+    NodeRoom& room = nodes[static_cast<std::size_t>(op.kind == Op::Evict ? op.prev_node : run.node)];
     const Vec charged = charged_on(room, run.request);
-    if (op.kind == Op::Place) {
+    if (op.kind == Op::Unevict) {
+      room.releasing += charged;
+      add_queue_usage(op.job, run.request, -1);
+    } else if (op.kind == Op::Place) {
       room.used -= charged;
       if (run.status == Status::Pipelined) room.releasing += charged;
       else room.idle += charged;

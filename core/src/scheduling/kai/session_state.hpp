@@ -63,7 +63,7 @@ struct JobsByQueue {
 };
 
 struct Op {
-  enum Kind : std::uint8_t { Place, Evict } kind;
+  enum Kind : std::uint8_t { Place, Evict, Unevict } kind;
   int job, task;
   Status prev_status;
   int prev_node;
