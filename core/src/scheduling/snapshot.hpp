@@ -83,6 +83,12 @@ struct SnapshotJob {
   TopologyConstraint topology;
   std::vector<SnapshotSubGroup> sub_groups;
   double stale_for_s = -1;           // seconds since it was first seen stale (-1: not before this cycle)
+  // spec.preemptionDelay in seconds (0: none) and the job's age: seconds since it was created, and
+  // since its pods were last evicted (-1: never). Within the delay (counted from the later of the two)
+  // the job may not trigger evictions (reclaim, preempt, consolidation), as input_jobs.go has it.
+  double preemption_delay_s = 0;
+  double created_s_ago = 0;
+  double last_evicted_s_ago = -1;
   std::optional<double> staleness_grace_s;  // spec.stalenessGracePeriod in seconds (negative: never evicted)
   std::vector<SnapshotTask> tasks;
 };

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -1211,6 +1212,30 @@ void for_each_pending_job(Session& s, const Body& body, bool preemptible_only = 
       jobs.erase(std::remove_if(jobs.begin(), jobs.end(), [&](int j) { return !s.snap.jobs[static_cast<std::size_t>(j)].preemptible; }), jobs.end());
       by_queue.dirty[q] = 1;
     }
+  // input_jobs.go FilterWithinPreemptionDelay: a job within its preemption delay (podgroup_info
+  // job_info.go IsWithinPreemptionDelay: less than spec.preemptionDelay since the later of its creation
+  // and its last eviction) may not trigger evictions; it keeps a PreemptionDelayNotElapsed fit error. It
+  // stays evictable as a victim.
+  for (std::size_t q = 0; q < by_queue.jobs.size(); ++q) {
+    std::vector<int>& jobs = by_queue.jobs[q];
+    const auto within = [&](int j) {
+      const SnapshotJob& job = s.snap.jobs[static_cast<std::size_t>(j)];
+      if (job.preemption_delay_s <= 0) return false;
+      const double since = job.last_evicted_s_ago >= 0 ? std::min(job.created_s_ago, job.last_evicted_s_ago) : job.created_s_ago;
+      if (since >= job.preemption_delay_s) return false;
+      FitError& e = s.fit_errors[static_cast<std::size_t>(j)];
+      if (e.reason.empty() || e.reason == "PreemptionDelayNotElapsed") {
+        char buf[160];
+        std::snprintf(buf, sizeof buf, "Workload is within its preemption delay window (%gs) and may not trigger evictions for another %gs",
+                      job.preemption_delay_s, job.preemption_delay_s - since);
+        e = {"PreemptionDelayNotElapsed", buf};
+      }
+      return true;
+    };
+    const std::size_t before = jobs.size();
+    jobs.erase(std::remove_if(jobs.begin(), jobs.end(), within), jobs.end());
+    if (jobs.size() != before) by_queue.dirty[q] = 1;
+  }
   for (int guard = 0; guard < 1000000; ++guard) {
     const int j = s.pop_next_job(by_queue);
     if (j < 0) break;
