@@ -229,7 +229,7 @@ SnapshotTask read_task(const Json& doc, const std::string& path, const std::map<
     if (it == nodes.end()) throw InputError(r.child_path("node"), shown(node) + " is not a node of the snapshot");
     t.node = it->second;
   }
-  const bool on_node = t.state == TaskState::Running || t.state == TaskState::Releasing;
+  const bool on_node = t.state == TaskState::Running || t.state == TaskState::Releasing || t.state == TaskState::StuckInReleasing;
   if (on_node && t.node < 0) throw InputError(path + "/node", "is required: a " + std::string(task_state_name(t.state)) + " pod is on a node");
   if ((t.state == TaskState::Pending || t.state == TaskState::Gated) && t.node >= 0)
     throw InputError(path + "/node", "is set on a " + std::string(task_state_name(t.state)) +

@@ -42,10 +42,14 @@ struct SnapshotNode {
 // resources are not free yet).
 // Also Gated (pending with scheduling gates: alive, never scheduled), Failed and Succeeded (finished:
 // they hold nothing; a gang with a Succeeded pod is never stale).
-enum class TaskState : std::uint8_t { Pending, Running, Releasing, Gated, Failed, Succeeded };
+// StuckInReleasing: a running pod whose deletion began longer ago than the scheduler's
+// --stuck-in-releasing-threshold (2 min by default; pod_info.go getTaskStatus): it holds its room, which
+// is not counted as releasing (nothing is pipelined onto it), and it is no victim.
+enum class TaskState : std::uint8_t { Pending, Running, Releasing, Gated, Failed, Succeeded, StuckInReleasing };
 inline constexpr Named<TaskState> kTaskStates[] = {{"pending", TaskState::Pending},     {"running", TaskState::Running},
                                                    {"releasing", TaskState::Releasing}, {"gated", TaskState::Gated},
-                                                   {"failed", TaskState::Failed},       {"succeeded", TaskState::Succeeded}};
+                                                   {"failed", TaskState::Failed},       {"succeeded", TaskState::Succeeded},
+                                                   {"stuckInReleasing", TaskState::StuckInReleasing}};
 
 struct SnapshotTask {
   std::string name;

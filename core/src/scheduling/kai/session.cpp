@@ -129,8 +129,9 @@ Session::Session(const Snapshot& s) : snap(s) {
         case TaskState::Gated: run.status = Status::Gated; break;
         case TaskState::Failed: run.status = Status::Failed; break;
         case TaskState::Succeeded: run.status = Status::Succeeded; break;
+        case TaskState::StuckInReleasing: run.status = Status::StuckInReleasing; break;
       }
-      if (run.node >= 0 && (run.status == Status::Running || run.status == Status::Releasing)) {
+      if (run.node >= 0 && (run.status == Status::Running || run.status == Status::Releasing || run.status == Status::StuckInReleasing)) {
         NodeRoom& room = nodes[static_cast<std::size_t>(run.node)];
         const Vec charged = charged_on(room, run.request);
         room.used += charged;
@@ -937,7 +938,8 @@ std::string Session::failed_task_message(int j, int t, int placed) const {
   int active_used = 0;
   for (std::size_t k = 0; k < job.tasks.size(); ++k) {
     const Status s = tasks[static_cast<std::size_t>(j)][k].status;
-    if (task_set_[static_cast<std::size_t>(j)][k] == set_index && (is_active_allocated(s) || s == Status::Releasing)) ++active_used;
+    if (task_set_[static_cast<std::size_t>(j)][k] == set_index && (is_active_allocated(s) || s == Status::Releasing || s == Status::StuckInReleasing))
+      ++active_used;
   }
   if (!gang || active_used >= min_member) return "Resources were not found for pod " + pod + " due to: " + why;
   if (job.sub_groups.empty())
@@ -1081,7 +1083,7 @@ void Session::stale_gang_eviction_action() {
     for (std::size_t t = 0; t < tasks[j].size(); ++t) {
       const Status st = tasks[j][t].status;
       succeeded = succeeded || st == Status::Succeeded;
-      if (!is_active_allocated(st) && st != Status::Releasing) continue;
+      if (!is_active_allocated(st) && st != Status::Releasing && st != Status::StuckInReleasing) continue;
       ++active;
       if (task_set_[j][t] >= 0) ++used[static_cast<std::size_t>(task_set_[j][t])];
     }
@@ -1125,6 +1127,7 @@ ScheduleOutcome Session::outcome() const {
         case Status::Pipelined: to.status = "Pipelined"; pipelined = true; break;
         case Status::Running: to.status = "Running"; running = true; break;
         case Status::Releasing: to.status = "Releasing"; releasing = true; break;
+        case Status::StuckInReleasing: to.status = "StuckInReleasing"; running = true; break;
         case Status::Gated: to.status = "Gated"; pending = true; break;
         case Status::Failed: to.status = "Failed"; break;
         case Status::Succeeded: to.status = "Succeeded"; break;

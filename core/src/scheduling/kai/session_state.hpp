@@ -28,7 +28,8 @@ struct Vec {
 
 // pod_status, as far as one cycle goes.
 // Gated: a pod with scheduling gates (alive, not ready, never allocated); Failed and Succeeded hold nothing.
-enum class Status : std::uint8_t { Pending, Allocated, Pipelined, Binding, Running, Releasing, Gated, Failed, Succeeded };
+// StuckInReleasing: deleted long ago and still running (pod_status.go): its room is used, not releasing.
+enum class Status : std::uint8_t { Pending, Allocated, Pipelined, Binding, Running, Releasing, Gated, Failed, Succeeded, StuckInReleasing };
 bool is_active_allocated(Status s);  // Allocated, Pipelined, Binding, Running
 
 struct NodeRoom {
