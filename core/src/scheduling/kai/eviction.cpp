@@ -300,6 +300,114 @@ class RoomFilter {
   std::vector<long long> slots_;          // [domain][size]
 };
 
+// The accumulated scenario filters of pod_scenario_builder.go, as upstream runs them on each
+// accumulated scenario (a scenario they refuse is not tried, even where it would have worked):
+//   - idle_gpus/topology_aware_idle_gpus.go: for each SubGroupSet of the job (the PodGroup and the
+//     sub-groups with children) with a required level, the GPUs of the partial job's pods under it (its
+//     allocated pods and the k pending ones) must be matched, largest first and first fit, to the
+//     domains of that level (nodes by their label value for the level), largest capacity first, each
+//     domain's capacity the idle and releasing GPUs of its nodes plus the scenario's victims' GPUs;
+//   - idle_gpus/idle_gpus.go: the pending tasks' GPUs, largest first, matched first fit to the k nodes
+//     (k the pending tasks) with the most idle and releasing GPUs, the victims' GPUs added to their
+//     nodes (common.go greedyMatchRequirements; a task asking no GPUs ends the match).
+// (The node-affinities filter only refuses scenarios that cannot place the job; it is left out.)
+class UpstreamFilters {
+ public:
+  UpstreamFilters(const Session& s, int j, const std::vector<int>& pending) : s_(s) {
+    for (int t : pending) required_.push_back(s.tasks[static_cast<std::size_t>(j)][static_cast<std::size_t>(t)].request.v[Gpu]);
+    std::sort(required_.begin(), required_.end(), std::greater<double>());
+    cap_.resize(s.nodes.size());
+    for (std::size_t n = 0; n < s.nodes.size(); ++n) cap_[n] = s.nodes[n].idle.v[Gpu] + s.nodes[n].releasing.v[Gpu];
+    const SnapshotJob& job = s.snap.jobs[static_cast<std::size_t>(j)];
+    // the partial job's pods: its allocated ones (GetAllAllocatedPods) and the pending ones
+    std::vector<char> in(job.tasks.size(), 0);
+    for (std::size_t t = 0; t < job.tasks.size(); ++t) {
+      const Status st = s.tasks[static_cast<std::size_t>(j)][t].status;
+      in[t] = st == Status::Allocated || st == Status::Binding || st == Status::Running;
+    }
+    for (int t : pending) in[static_cast<std::size_t>(t)] = 1;
+    const auto add_group = [&](int g, const TopologyConstraint& c) {
+      if (c.required_level.empty()) return;
+      double sum = 0;
+      for (std::size_t t = 0; t < job.tasks.size(); ++t)
+        if (in[t] && s.task_under(j, static_cast<int>(t), g)) sum += s.tasks[static_cast<std::size_t>(j)][t].request.v[Gpu];
+      const std::string key = c.topology + "\x1f" + c.required_level;
+      auto it = std::find_if(groups_.begin(), groups_.end(), [&](const Group& x) { return x.key == key; });
+      if (it == groups_.end()) {
+        groups_.push_back({key, c.required_level, {}, {}});
+        it = groups_.end() - 1;
+      }
+      it->required.push_back(sum);
+    };
+    add_group(-1, job.topology);
+    for (std::size_t g = 0; g < job.sub_groups.size(); ++g)
+      if (!job.sub_groups[g].leaf) add_group(static_cast<int>(g), job.sub_groups[g].topology);
+    for (Group& gr : groups_) {
+      std::sort(gr.required.begin(), gr.required.end(), std::greater<double>());
+      gr.domain_of.assign(s.nodes.size(), -1);
+      std::map<std::string, int> ids;
+      for (std::size_t n = 0; n < s.nodes.size(); ++n) {
+        const Labels& labels = s.snap.nodes[n].labels;
+        const auto l = labels.find(gr.level);
+        if (l == labels.end() || l->second.empty()) continue;
+        gr.domain_of[n] = ids.try_emplace(l->second, static_cast<int>(ids.size())).first->second;
+      }
+      gr.domains = static_cast<int>(ids.size());
+    }
+  }
+  // A victim's pods: their GPUs free on their nodes (each pod once).
+  void add(int job, int t) {
+    if (!seen_.insert({job, t}).second) return;
+    const TaskRun& run = s_.tasks[static_cast<std::size_t>(job)][static_cast<std::size_t>(t)];
+    if (run.node >= 0) cap_[static_cast<std::size_t>(run.node)] += run.request.v[Gpu];
+  }
+  bool pass() const {
+    for (const Group& gr : groups_) {
+      std::vector<double> dom(static_cast<std::size_t>(gr.domains), 0);
+      for (std::size_t n = 0; n < cap_.size(); ++n)
+        if (gr.domain_of[n] >= 0) dom[static_cast<std::size_t>(gr.domain_of[n])] += cap_[n];
+      std::sort(dom.begin(), dom.end(), std::greater<double>());
+      if (!greedy(gr.required, dom)) return false;
+    }
+    std::vector<double> top = cap_;
+    const std::size_t k = std::min(required_.size(), top.size());
+    std::partial_sort(top.begin(), top.begin() + static_cast<std::ptrdiff_t>(k), top.end(), std::greater<double>());
+    top.resize(k);
+    return greedy(required_, top);
+  }
+
+ private:
+  // common.go greedyMatchRequirements; `holders` by capacity, largest first
+  static bool greedy(const std::vector<double>& required, const std::vector<double>& holders) {
+    std::vector<double> used(holders.size(), 0);
+    for (const double r : required) {
+      if (r == 0) return true;
+      bool matched = false;
+      for (std::size_t h = 0; h < holders.size(); ++h) {
+        if (holders[h] < r) break;
+        if (holders[h] - used[h] >= r) {
+          used[h] += r;
+          matched = true;
+          break;
+        }
+      }
+      if (!matched) return false;
+    }
+    return true;
+  }
+  struct Group {
+    std::string key, level;
+    std::vector<double> required;  // per SubGroupSet, largest first
+    std::vector<int> domain_of;    // [node] its domain (-1: no label)
+    int domains = 0;
+  };
+  const Session& s_;
+  std::vector<double> required_;
+  std::vector<double> cap_;
+  std::vector<Group> groups_;
+  std::set<std::pair<int, int>> seen_;
+};
+
 // A trial's victims: the node each evicted pod was on (the units' tasks in order), and whether every
 // victim's job was placed again.
 struct Trial {
@@ -780,6 +888,8 @@ bool solve(Session& s, int j, const std::vector<int>& candidates, const Valid& v
     };
     RoomFilter room(s, j, s.partial_tasks);
     for (const Unit& g : recorded) room.add(g, +1);
+    UpstreamFilters filters(s, j, s.partial_tasks);
+    for (const auto& [job, t] : sc.recorded_tasks()) filters.add(job, t);
     RoomFilter trial_room = room;  // the recorded victims only, for one trial's
     VictimsQueue queue(s, victim_order(s, candidates, caches.victims));
     // The feasible nodes with the recorded victims' (solvePartialJob's feasibleNodeMap).
@@ -1002,9 +1112,12 @@ bool solve(Session& s, int j, const std::vector<int>& candidates, const Valid& v
         }
         Unit added{g.job, evict};
         room.add(added, +1);
+        for (int t : evict) filters.add(g.job, t);
         sc.add(std::move(added), true);
       }
-      if (!room.may_fit()) continue;  // GetValidAccumulatedScenario: filtered
+      // GetValidAccumulatedScenario: upstream's filters; the room filter is a necessary condition
+      // (a scenario it refuses leaves no room for the job, whatever part of it is tried).
+      if (!room.may_fit() || !filters.pass()) continue;
       if (gen == 0 ? node_local() : multi_node()) {
         found = true;
         break;
