@@ -902,7 +902,11 @@ bool solve(Session& s, int j, const std::vector<int>& candidates, const Valid& v
     // nodes joined by their nodes (rolled back when the trial fails: 950d16f6), then runSimulation and
     // the validator. `potential`: the scenario's potential victims as upstream lists them (for the
     // fingerprint); `added`: those evicted beside the recorded ones.
-    const auto simulate = [&](const std::vector<std::pair<int, int>>& potential, const std::vector<std::pair<int, int>>& added) {
+    // `groups`: the trial scenario's victim groups after the recorded ones (its job representatives,
+    // base_scenario.go victimsJobsTaskGroups); the solution's victim jobs are the groups of its victims
+    // (by_pod_solver.go getVictimJobsFromVictimTasks), recorded for the next probe.
+    const auto simulate = [&](const std::vector<std::pair<int, int>>& potential, const std::vector<std::pair<int, int>>& added,
+                              const std::vector<Unit>& groups) {
       if (recorded_pods.empty() && added.empty()) return false;  // no victims: not solved
       // The trial's own victims must leave room (the idle-GPUs condition again, for this trial's
       // victims only): a trial it refuses would fail in try_units, so it is not simulated.
@@ -948,9 +952,12 @@ bool solve(Session& s, int j, const std::vector<int>& candidates, const Valid& v
         sol.trial.from = std::move(from);
         pods = std::move(actual);
       }
+      std::vector<const Unit*> trial_groups;
+      for (std::size_t g = 0; g < sc.recorded; ++g) trial_groups.push_back(&sc.groups[g]);
+      for (const Unit& g : groups) trial_groups.push_back(&g);
       for (const auto& [job, t] : pods)
-        for (const Unit& g : sc.groups)
-          if (g.job == job && std::find(g.tasks.begin(), g.tasks.end(), t) != g.tasks.end()) {
+        for (const Unit* gp : trial_groups)
+          if (const Unit& g = *gp; g.job == job && std::find(g.tasks.begin(), g.tasks.end(), t) != g.tasks.end()) {
             if (std::none_of(sol.groups.begin(), sol.groups.end(), [&](const Unit& x) { return x.job == g.job && x.tasks == g.tasks; }))
               sol.groups.push_back(g);
             break;
@@ -970,7 +977,7 @@ bool solve(Session& s, int j, const std::vector<int>& candidates, const Valid& v
     // victim's job, in node-name order, each with every pod of the potential victims' jobs on that node
     // (a victim set already tried for this accumulated scenario is not tried again).
     const auto node_local = [&]() {
-      if (sc.potential.empty()) return simulate({}, {});
+      if (sc.potential.empty()) return simulate({}, {}, {});
       const int latest = sc.potential.back().first;
       std::vector<int> on;
       for (const TaskRun& run : s.tasks[static_cast<std::size_t>(latest)])
@@ -986,7 +993,14 @@ bool solve(Session& s, int j, const std::vector<int>& candidates, const Valid& v
         std::sort(key.begin(), key.end());
         if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
         seen.push_back(std::move(key));
-        if (simulate(here, active_new(here))) return true;
+        // addPotentialVictimsGroupedByJob: one group per job, in the order the pods come
+        std::vector<Unit> by_job;
+        for (const auto& [job, t] : here) {
+          auto it = std::find_if(by_job.begin(), by_job.end(), [job = job](const Unit& u) { return u.job == job; });
+          if (it == by_job.end()) by_job.push_back({job, {t}});
+          else it->tasks.push_back(t);
+        }
+        if (simulate(here, active_new(here), by_job)) return true;
       }
       return false;
     };
@@ -996,7 +1010,7 @@ bool solve(Session& s, int j, const std::vector<int>& candidates, const Valid& v
     // the first K nodes' batches, K from the fewest whose GPUs cover the demand beyond the feasible
     // nodes without batches, then K + 1, K + 3, K + 7, ... up to all of them.
     const auto multi_node = [&]() {
-      if (sc.potential.empty()) return simulate({}, {});
+      if (sc.potential.empty()) return simulate({}, {}, {});
       double demand = 0, min_task = -1;
       for (int t : s.partial_tasks) {
         const double g = s.tasks[static_cast<std::size_t>(j)][static_cast<std::size_t>(t)].request.v[Gpu];
@@ -1079,10 +1093,13 @@ bool solve(Session& s, int j, const std::vector<int>& candidates, const Valid& v
         for (std::size_t i = 0; i < kk; ++i)
           for (const int bi : node_batches[static_cast<std::size_t>(sorted[i])]) picked[static_cast<std::size_t>(bi)] = 1;
         std::vector<std::pair<int, int>> potential;
+        std::vector<Unit> picked_groups;
         for (std::size_t bi = 0; bi < batches.size(); ++bi)
-          if (picked[bi])
+          if (picked[bi]) {
+            picked_groups.push_back(*batches[bi]);
             for (int t : batches[bi]->tasks) potential.push_back({batches[bi]->job, t});
-        if (simulate(potential, active_new(potential))) return true;
+          }
+        if (simulate(potential, active_new(potential), picked_groups)) return true;
       }
       return false;
     };
