@@ -438,25 +438,32 @@ bool try_units(Session& s, int j, const std::vector<Unit>& units, const std::vec
                Trial* trial = nullptr) {
   std::vector<int> jobs{j};
   std::vector<int> from;
+  // [job] its place in `jobs` (-1: not involved); per involved job its evicted pods and their nodes
+  std::vector<int> place(s.snap.jobs.size(), -1);
+  place[static_cast<std::size_t>(j)] = 0;
+  std::vector<std::vector<std::pair<int, int>>> evicted_of(1);
   for (const Unit& u : units) {
+    int& at_job = place[static_cast<std::size_t>(u.job)];
+    if (at_job < 0) {
+      at_job = static_cast<int>(jobs.size());
+      jobs.push_back(u.job);
+      evicted_of.emplace_back();
+    }
     for (int t : u.tasks) {
-      from.push_back(s.tasks[static_cast<std::size_t>(u.job)][static_cast<std::size_t>(t)].node);
+      const int node = s.tasks[static_cast<std::size_t>(u.job)][static_cast<std::size_t>(t)].node;
+      from.push_back(node);
+      evicted_of[static_cast<std::size_t>(at_job)].push_back({t, node});
       s.evict_task(u.job, t);
     }
-    if (std::find(jobs.begin(), jobs.end(), u.job) == jobs.end()) jobs.push_back(u.job);
   }
   // The evicted pods are pods to place again (their Evict entries in the journal keep what they were).
   const auto set_evicted = [&](int job, bool pending_again) {
-    std::size_t k = 0;
-    for (const Unit& u : units)
-      for (int t : u.tasks) {
-        const int node = from[k++];
-        if (u.job != job) continue;
-        TaskRun& run = s.tasks[static_cast<std::size_t>(job)][static_cast<std::size_t>(t)];
-        if (!pending_again && run.status != Status::Pending) continue;  // placed again (or unevicted)
-        run.status = pending_again ? Status::Pending : Status::Releasing;
-        run.node = pending_again ? -1 : node;
-      }
+    for (const auto& [t, node] : evicted_of[static_cast<std::size_t>(place[static_cast<std::size_t>(job)])]) {
+      TaskRun& run = s.tasks[static_cast<std::size_t>(job)][static_cast<std::size_t>(t)];
+      if (!pending_again && run.status != Status::Pending) continue;  // placed again (or unevicted)
+      run.status = pending_again ? Status::Pending : Status::Releasing;
+      run.node = pending_again ? -1 : node;
+    }
     s.touched(job);
   };
   for (std::size_t k = 1; k < jobs.size(); ++k) set_evicted(jobs[k], true);
@@ -466,7 +473,7 @@ bool try_units(Session& s, int j, const std::vector<Unit>& units, const std::vec
   // JobsOrderByQueues over them: per leaf queue its jobs in job order (the involved ones among the
   // others as they are now); at each level of the queue tree the child first by queue order, judged by
   // its first job and that job's request.
-  const auto involved = [&](int x) { return std::find(jobs.begin(), jobs.end(), x) != jobs.end(); };
+  const auto involved = [&](int x) { return place[static_cast<std::size_t>(x)] >= 0; };
   const std::size_t nq = s.queues.size();
   std::vector<std::vector<int>> list(nq);
   std::vector<std::size_t> at(nq, 0);
@@ -533,10 +540,8 @@ bool try_units(Session& s, int j, const std::vector<Unit>& units, const std::vec
       // job takes back only what it asks) stays evicted, Releasing on its node.
       set_evicted(v, false);
       if (!fits) all_moved = false;
-      for (const Unit& u : units)
-        if (u.job == v)
-          for (int t : u.tasks)
-            all_moved = all_moved && s.tasks[static_cast<std::size_t>(v)][static_cast<std::size_t>(t)].status != Status::Releasing;
+      for (const auto& [t, node] : evicted_of[static_cast<std::size_t>(place[static_cast<std::size_t>(v)])])
+        all_moved = all_moved && s.tasks[static_cast<std::size_t>(v)][static_cast<std::size_t>(t)].status != Status::Releasing;
     }
   }
   if (trial) *trial = {std::move(from), all_moved};
