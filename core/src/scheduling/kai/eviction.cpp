@@ -8,8 +8,10 @@
 //   an elastic victim gives its tasks above minMember one by one, its core as one
 //     (proportion.go getVictimResources / splitVictimTasks).
 //
-// The search is upstream's JobSolver (actions/common/solvers: job_solver.go, pod_scenario_builder.go,
-// by_pod_solver.go, scenario/base_scenario.go, scenario/by_node_scenario.go; see `solve` below), fed
+// The search is upstream's JobSolver (actions/common/solvers: job_solver.go, scenario_generator.go,
+// pod_scenario_builder.go, sub_scenario_emitter.go, by_pod_solver.go, scenario/base_scenario.go,
+// scenario/by_node_scenario.go, accumulated_scenario_filters/; the generators of
+// plugins/nodelocalgreedy and plugins/multinodegang; see `solve` below), fed
 // by the victims queue of actions/utils/job_order_by_queue.go (VictimQueue) and
 // podgroup_info/eviction_info.go GetTasksToEvict; docs/schedule.md says it in words.
 #include "scheduling/kai/eviction.hpp"
@@ -229,10 +231,9 @@ struct ReclaimCheck {
 // node with f GPUs idle or releasing has floor(f / g) of them; with a required topology level, one
 // domain must have them all. The victims' GPUs are added to their nodes as units join the trial. A
 // trial it refuses cannot place the job (each task needs its GPUs on one node, `fits`), so skipping it
-// changes no decision: it is upstream's accumulated idle-GPUs filter
-// (actions/common/solvers/accumulated_scenario_filters/idle_gpus/idle_gpus.go, which greedily matches
-// the tasks to the nodes with the most idle and releasing GPUs) in a form that never refuses a trial
-// that would work. GPU counts are whole numbers, so the floors are exact. Off (lets everything
+// changes no decision (upstream's own filters, which can refuse a trial that would work, are
+// UpstreamFilters below; this one only saves simulations). GPU counts are whole numbers, so the floors
+// are exact. Off (lets everything
 // through) for a job without GPU tasks, or in a cluster with a node without GPUs (charged_on charges
 // a pod nothing there).
 class RoomFilter {
@@ -808,18 +809,22 @@ struct Solution {
   Trial trial;
 };
 
-// The JobSolver of actions/common/solvers (job_solver.go, pod_scenario_builder.go, by_pod_solver.go),
-// for the victims of `candidates` (the action's filter) judged by `valid(scenario)`:
-//   - the job's tasks to allocate are solved one more at a time (the partial job asks the first k);
-//     the victims of the solution for k are recorded and evicted first for k + 1;
-//   - for each k, a scenario builder pops victim jobs from a new VictimsQueue, adding the pods
+// The JobSolver of actions/common/solvers as of upstream's 2026-08 tree (job_solver.go,
+// scenario_generator.go, pod_scenario_builder.go, sub_scenario_emitter.go, by_pod_solver.go,
+// scenario_fingerprint.go), for the victims of `candidates` (the action's filter) judged by
+// `valid(scenario)`:
+//   - the default generators in order, NodeLocalGreedy then MultiNodeGang, each from scratch; for each,
+//     probes at k = 1, 2, 4, ... tasks of the job, then a binary search, each success's victims
+//     recorded and evicted first in the next probe, then the probe at all of them (searchMaxSolvableK);
+//   - in a probe, a scenario builder pops victim jobs from a new VictimsQueue, adding the pods
 //     GetTasksToEvict gives (a job with more to give pushed back as a clone of the rest; a job holding
-//     a recorded victim skipped, its other pods pushed back); a scenario the idle-GPUs filter refuses
-//     is not tried (RoomFilter: a necessary condition);
-//   - a scenario is tried node by node over the nodes of its latest victim's job: the recorded victims
-//     and every pod of the potential victims' jobs on that node evicted, then try_units on the feasible
-//     nodes (FeasibleNodesForJob: idle or releasing GPUs, plus the victims' nodes); it works when the
-//     job fits and the validator accepts the scenario as the trial left it.
+//     a recorded victim skipped, its other pods pushed back); an accumulated scenario upstream's filters
+//     refuse is not tried (UpstreamFilters; RoomFilter, a necessary condition, as well);
+//   - NodeLocalGreedy tries an accumulated scenario node by node (the nodes of its latest victim's job,
+//     by name), MultiNodeGang over the first K nodes of the sub-scenario emitter; each trial evicts the
+//     recorded victims and its own, then try_units on the feasible nodes (FeasibleNodesForJob: idle or
+//     releasing GPUs, plus the victims' nodes); it works when the job fits and the validator accepts
+//     the scenario as the trial left it. A trial that failed is not simulated again for the job.
 struct SolveCaches {
   VictimOrder victims;
   PendingCache pending;
