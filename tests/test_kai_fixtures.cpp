@@ -23,6 +23,8 @@ Json cycle(Json snapshot, const Json& fixture) {
   // fixtures say so).
   if (!snapshot["kai"].contains("useSchedulingSignatures")) snapshot["kai"]["useSchedulingSignatures"] = false;
   if (!snapshot["kai"].contains("stalenessGracePeriodSeconds")) snapshot["kai"]["stalenessGracePeriodSeconds"] = 0;
+  // test_utils CreateFakeSession: OverrideMaxNumberConsolidationPreemptees(-1), no restriction.
+  if (!snapshot["kai"].contains("maxConsolidationPreemptees")) snapshot["kai"]["maxConsolidationPreemptees"] = -1;
   return api::schedule(snapshot.dump());
 }
 

@@ -419,7 +419,8 @@ void read_kai_settings(ObjectReader& kr, KaiSettings& out) {
   out.k_value = kr.get_number("kValue", 1.0, 0, 100);
   out.spread = kr.get_enum("placementStrategy", "binpack", {"binpack", "spread"}) == "spread";
   out.staleness_grace_s = kr.get_number("stalenessGracePeriodSeconds", 60, 0, 1e7);
-  out.max_consolidation_preemptees = static_cast<int>(kr.get_int("maxConsolidationPreemptees", 16, 0, 1000));
+  // -1: no restriction (the scheduler's noConsolidationPreempteesRestrcition, as upstream's tests set it)
+  out.max_consolidation_preemptees = static_cast<int>(kr.get_int("maxConsolidationPreemptees", 16, -1, 1000));
   out.use_scheduling_signatures = kr.get_bool("useSchedulingSignatures", true);
 }
 
