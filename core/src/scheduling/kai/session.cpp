@@ -687,12 +687,6 @@ bool Session::passes_predicates(int j, int t, int node, std::string* why) const 
   return true;
 }
 
-bool Session::fits(const Vec& request, const Vec& room) {
-  for (int r = 0; r < 3; ++r)
-    if (request.v[r] > room.v[r] + 1e-9) return false;
-  return true;
-}
-
 // The node a task goes to among `candidates`: the first, by node order, with room in its idle and
 // releasing resources that passes the predicates. Node order is the plugins' score, highest first;
 // upstream's order among equal scores follows a Go map, here the node's name, then the candidates'
@@ -718,8 +712,10 @@ int Session::best_node(int j, int t, const std::vector<int>& candidates) const {
   }
   int best = -1;
   double best_score = 0;
+  const double gpus = run.request.v[0];
   for (int n : candidates) {
     const NodeRoom& room = nodes[static_cast<std::size_t>(n)];
+    if (gpus > room.idle.v[0] + room.releasing.v[0] + 1e-9) continue;  // fits' first test, before the rest
     const Vec need = charged_on(room, run.request);
     Vec room_free = room.idle;
     room_free += room.releasing;
@@ -852,7 +848,7 @@ namespace {
 // level's while it places, else its nearest ancestor's (node_scoring.go getRelevantNodeScores).
 template <class Place>
 bool in_domains(Session& s, int j, int sub_group, const std::vector<int>& which, const std::vector<int>& candidates, bool record, Place place) {
-  TopologyPlan plan = topology_plan(s, j, sub_group, which, candidates);
+  TopologyPlan plan = topology_plan(s, j, sub_group, which, candidates, record);
   if (plan.domains.empty()) {
     if (record) s.fit_errors[static_cast<std::size_t>(j)] = plan.error;
     return false;
