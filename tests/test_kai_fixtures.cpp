@@ -23,12 +23,14 @@ Json cycle(Json snapshot, const Json& fixture) {
   // fixtures say so).
   if (!snapshot["kai"].contains("useSchedulingSignatures")) snapshot["kai"]["useSchedulingSignatures"] = false;
   if (!snapshot["kai"].contains("stalenessGracePeriodSeconds")) snapshot["kai"]["stalenessGracePeriodSeconds"] = 0;
+  // test_utils CreateFakeSession: OverrideMaxNumberConsolidationPreemptees(-1), no restriction.
+  if (!snapshot["kai"].contains("maxConsolidationPreemptees")) snapshot["kai"]["maxConsolidationPreemptees"] = -1;
   return api::schedule(snapshot.dump());
 }
 
 // integration_tests_utils.RunTests between rounds: a Releasing or Pipelined pod is re-created Pending
 // (no node), a Binding one is Running on its node; any other keeps its status and node (Failed,
-// Succeeded and Gated pods stay as they are).
+// Succeeded, Gated and StuckInReleasing pods stay as they are).
 Json next_round(Json snapshot, const Json& out) {
   std::map<std::string, Json> by_task;
   for (const Json& job : out.at("jobs"))
@@ -40,8 +42,8 @@ Json next_round(Json snapshot, const Json& out) {
       if (st == "Releasing" || st == "Pipelined" || st == "Pending") {
         t["state"] = "pending";
         t.erase("node");
-      } else if (st == "Failed" || st == "Succeeded" || st == "Gated") {
-        t["state"] = st == "Failed" ? "failed" : st == "Succeeded" ? "succeeded" : "gated";
+      } else if (st == "Failed" || st == "Succeeded" || st == "Gated" || st == "StuckInReleasing") {
+        t["state"] = st == "Failed" ? "failed" : st == "Succeeded" ? "succeeded" : st == "Gated" ? "gated" : "stuckInReleasing";
         if (o.at("node").is_null()) t.erase("node");
         else t["node"] = o.at("node");
       } else {

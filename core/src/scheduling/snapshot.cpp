@@ -229,7 +229,7 @@ SnapshotTask read_task(const Json& doc, const std::string& path, const std::map<
     if (it == nodes.end()) throw InputError(r.child_path("node"), shown(node) + " is not a node of the snapshot");
     t.node = it->second;
   }
-  const bool on_node = t.state == TaskState::Running || t.state == TaskState::Releasing;
+  const bool on_node = t.state == TaskState::Running || t.state == TaskState::Releasing || t.state == TaskState::StuckInReleasing;
   if (on_node && t.node < 0) throw InputError(path + "/node", "is required: a " + std::string(task_state_name(t.state)) + " pod is on a node");
   if ((t.state == TaskState::Pending || t.state == TaskState::Gated) && t.node >= 0)
     throw InputError(path + "/node", "is set on a " + std::string(task_state_name(t.state)) +
@@ -320,7 +320,22 @@ SnapshotJob read_job(const Json& doc, const std::string& path, std::int64_t inde
   j.stale_for_s = r.get_number("staleForSeconds", -1, -1, 1e9);
   r.raw("markUnschedulable");
   r.raw("schedulingBackoff");
-  if (const Json* v = r.raw("preemptionDelay")) expect_string(*v, r.child_path("preemptionDelay"), 64);
+  // spec.preemptionDelay (a metav1.Duration; podgroup_types.go): how long after its creation, or its
+  // pods' last eviction, the PodGroup may first trigger evictions. createdSecondsAgo and
+  // lastEvictedSecondsAgo give the job's times as the cycle sees them (default: created now, never evicted).
+  if (const Json* v = r.raw("preemptionDelay"); v && !v->is_null()) {
+    const std::string text = expect_string(*v, r.child_path("preemptionDelay"), 64);
+    std::string why;
+    const std::optional<std::int64_t> ns = go_duration_ns(text, why);
+    if (!ns) throw InputError(r.child_path("preemptionDelay"), shown(text) + " is not a valid duration: " + why + "; " + kGoDurationHelp);
+    j.preemption_delay_s = std::max(0.0, static_cast<double>(*ns) / 1e9);
+  }
+  j.created_s_ago = r.get_number("createdSecondsAgo", 0, 0, 1e10);
+  j.last_evicted_s_ago = r.get_number("lastEvictedSecondsAgo", -1, -1, 1e10);
+  if (j.last_evicted_s_ago > j.created_s_ago)
+    throw InputError(r.child_path("lastEvictedSecondsAgo"), "is " + std::to_string(static_cast<long long>(j.last_evicted_s_ago)) +
+                                                                 " s, before the PodGroup was created (createdSecondsAgo " +
+                                                                 std::to_string(static_cast<long long>(j.created_s_ago)) + " s)");
   // spec.stalenessGracePeriod (a metav1.Duration): overrides the scheduler's; negative turns eviction off.
   if (const Json* v = r.raw("stalenessGracePeriod"); v && !v->is_null()) {
     const std::string text = expect_string(*v, r.child_path("stalenessGracePeriod"), 64);
@@ -404,7 +419,8 @@ void read_kai_settings(ObjectReader& kr, KaiSettings& out) {
   out.k_value = kr.get_number("kValue", 1.0, 0, 100);
   out.spread = kr.get_enum("placementStrategy", "binpack", {"binpack", "spread"}) == "spread";
   out.staleness_grace_s = kr.get_number("stalenessGracePeriodSeconds", 60, 0, 1e7);
-  out.max_consolidation_preemptees = static_cast<int>(kr.get_int("maxConsolidationPreemptees", 16, 0, 1000));
+  // -1: no restriction (the scheduler's noConsolidationPreempteesRestrcition, as upstream's tests set it)
+  out.max_consolidation_preemptees = static_cast<int>(kr.get_int("maxConsolidationPreemptees", 16, -1, 1000));
   out.use_scheduling_signatures = kr.get_bool("useSchedulingSignatures", true);
 }
 

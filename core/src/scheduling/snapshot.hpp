@@ -42,10 +42,14 @@ struct SnapshotNode {
 // resources are not free yet).
 // Also Gated (pending with scheduling gates: alive, never scheduled), Failed and Succeeded (finished:
 // they hold nothing; a gang with a Succeeded pod is never stale).
-enum class TaskState : std::uint8_t { Pending, Running, Releasing, Gated, Failed, Succeeded };
+// StuckInReleasing: a running pod whose deletion began longer ago than the scheduler's
+// --stuck-in-releasing-threshold (2 min by default; pod_info.go getTaskStatus): it holds its room, which
+// is not counted as releasing (nothing is pipelined onto it), and it is no victim.
+enum class TaskState : std::uint8_t { Pending, Running, Releasing, Gated, Failed, Succeeded, StuckInReleasing };
 inline constexpr Named<TaskState> kTaskStates[] = {{"pending", TaskState::Pending},     {"running", TaskState::Running},
                                                    {"releasing", TaskState::Releasing}, {"gated", TaskState::Gated},
-                                                   {"failed", TaskState::Failed},       {"succeeded", TaskState::Succeeded}};
+                                                   {"failed", TaskState::Failed},       {"succeeded", TaskState::Succeeded},
+                                                   {"stuckInReleasing", TaskState::StuckInReleasing}};
 
 struct SnapshotTask {
   std::string name;
@@ -83,6 +87,12 @@ struct SnapshotJob {
   TopologyConstraint topology;
   std::vector<SnapshotSubGroup> sub_groups;
   double stale_for_s = -1;           // seconds since it was first seen stale (-1: not before this cycle)
+  // spec.preemptionDelay in seconds (0: none) and the job's age: seconds since it was created, and
+  // since its pods were last evicted (-1: never). Within the delay (counted from the later of the two)
+  // the job may not trigger evictions (reclaim, preempt, consolidation), as input_jobs.go has it.
+  double preemption_delay_s = 0;
+  double created_s_ago = 0;
+  double last_evicted_s_ago = -1;
   std::optional<double> staleness_grace_s;  // spec.stalenessGracePeriod in seconds (negative: never evicted)
   std::vector<SnapshotTask> tasks;
 };

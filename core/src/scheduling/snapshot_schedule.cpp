@@ -33,7 +33,8 @@ ClusterState cluster_of(const Snapshot& s) {
   }
   for (const SnapshotJob& j : s.jobs)
     for (const SnapshotTask& t : j.tasks) {
-      if (t.node < 0 || (t.state != TaskState::Running && t.state != TaskState::Releasing)) continue;  // finished pods hold nothing
+      if (t.node < 0 || (t.state != TaskState::Running && t.state != TaskState::Releasing && t.state != TaskState::StuckInReleasing))
+        continue;  // finished pods hold nothing
       Node& node = c.nodes[static_cast<std::size_t>(t.node)];
       node.gpus_requested += t.pod.gpus;
       node.cpu_requested_milli += t.pod.cpu_milli;
@@ -47,6 +48,7 @@ const char* task_status_name(TaskState s) {
   switch (s) {
     case TaskState::Running: return "Running";
     case TaskState::Releasing: return "Releasing";
+    case TaskState::StuckInReleasing: return "StuckInReleasing";
     case TaskState::Gated: return "Gated";
     case TaskState::Failed: return "Failed";
     case TaskState::Succeeded: return "Succeeded";

@@ -8,19 +8,23 @@
 //   an elastic victim gives its tasks above minMember one by one, its core as one
 //     (proportion.go getVictimResources / splitVictimTasks).
 //
-// The search is upstream's JobSolver (actions/common/solvers: job_solver.go, pod_scenario_builder.go,
-// by_pod_solver.go, scenario/base_scenario.go, scenario/by_node_scenario.go; see `solve` below), fed
+// The search is upstream's JobSolver (actions/common/solvers: job_solver.go, scenario_generator.go,
+// pod_scenario_builder.go, sub_scenario_emitter.go, by_pod_solver.go, scenario/base_scenario.go,
+// scenario/by_node_scenario.go, accumulated_scenario_filters/; the generators of
+// plugins/nodelocalgreedy and plugins/multinodegang; see `solve` below), fed
 // by the victims queue of actions/utils/job_order_by_queue.go (VictimQueue) and
 // podgroup_info/eviction_info.go GetTasksToEvict; docs/schedule.md says it in words.
 #include "scheduling/kai/eviction.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <array>
 #include <cstdint>
 #include <functional>
 #include <limits>
 #include <map>
+#include <set>
 #include <string>
 
 #include "scheduling/kai/capacity.hpp"
@@ -227,10 +231,9 @@ struct ReclaimCheck {
 // node with f GPUs idle or releasing has floor(f / g) of them; with a required topology level, one
 // domain must have them all. The victims' GPUs are added to their nodes as units join the trial. A
 // trial it refuses cannot place the job (each task needs its GPUs on one node, `fits`), so skipping it
-// changes no decision: it is upstream's accumulated idle-GPUs filter
-// (actions/common/solvers/accumulated_scenario_filters/idle_gpus/idle_gpus.go, which greedily matches
-// the tasks to the nodes with the most idle and releasing GPUs) in a form that never refuses a trial
-// that would work. GPU counts are whole numbers, so the floors are exact. Off (lets everything
+// changes no decision (upstream's own filters, which can refuse a trial that would work, are
+// UpstreamFilters below; this one only saves simulations). GPU counts are whole numbers, so the floors
+// are exact. Off (lets everything
 // through) for a job without GPU tasks, or in a cluster with a node without GPUs (charged_on charges
 // a pod nothing there).
 class RoomFilter {
@@ -298,6 +301,114 @@ class RoomFilter {
   std::vector<long long> slots_;          // [domain][size]
 };
 
+// The accumulated scenario filters of pod_scenario_builder.go, as upstream runs them on each
+// accumulated scenario (a scenario they refuse is not tried, even where it would have worked):
+//   - idle_gpus/topology_aware_idle_gpus.go: for each SubGroupSet of the job (the PodGroup and the
+//     sub-groups with children) with a required level, the GPUs of the partial job's pods under it (its
+//     allocated pods and the k pending ones) must be matched, largest first and first fit, to the
+//     domains of that level (nodes by their label value for the level), largest capacity first, each
+//     domain's capacity the idle and releasing GPUs of its nodes plus the scenario's victims' GPUs;
+//   - idle_gpus/idle_gpus.go: the pending tasks' GPUs, largest first, matched first fit to the k nodes
+//     (k the pending tasks) with the most idle and releasing GPUs, the victims' GPUs added to their
+//     nodes (common.go greedyMatchRequirements; a task asking no GPUs ends the match).
+// (The node-affinities filter only refuses scenarios that cannot place the job; it is left out.)
+class UpstreamFilters {
+ public:
+  UpstreamFilters(const Session& s, int j, const std::vector<int>& pending) : s_(s) {
+    for (int t : pending) required_.push_back(s.tasks[static_cast<std::size_t>(j)][static_cast<std::size_t>(t)].request.v[Gpu]);
+    std::sort(required_.begin(), required_.end(), std::greater<double>());
+    cap_.resize(s.nodes.size());
+    for (std::size_t n = 0; n < s.nodes.size(); ++n) cap_[n] = s.nodes[n].idle.v[Gpu] + s.nodes[n].releasing.v[Gpu];
+    const SnapshotJob& job = s.snap.jobs[static_cast<std::size_t>(j)];
+    // the partial job's pods: its allocated ones (GetAllAllocatedPods) and the pending ones
+    std::vector<char> in(job.tasks.size(), 0);
+    for (std::size_t t = 0; t < job.tasks.size(); ++t) {
+      const Status st = s.tasks[static_cast<std::size_t>(j)][t].status;
+      in[t] = st == Status::Allocated || st == Status::Binding || st == Status::Running;
+    }
+    for (int t : pending) in[static_cast<std::size_t>(t)] = 1;
+    const auto add_group = [&](int g, const TopologyConstraint& c) {
+      if (c.required_level.empty()) return;
+      double sum = 0;
+      for (std::size_t t = 0; t < job.tasks.size(); ++t)
+        if (in[t] && s.task_under(j, static_cast<int>(t), g)) sum += s.tasks[static_cast<std::size_t>(j)][t].request.v[Gpu];
+      const std::string key = c.topology + "\x1f" + c.required_level;
+      auto it = std::find_if(groups_.begin(), groups_.end(), [&](const Group& x) { return x.key == key; });
+      if (it == groups_.end()) {
+        groups_.push_back({key, c.required_level, {}, {}});
+        it = groups_.end() - 1;
+      }
+      it->required.push_back(sum);
+    };
+    add_group(-1, job.topology);
+    for (std::size_t g = 0; g < job.sub_groups.size(); ++g)
+      if (!job.sub_groups[g].leaf) add_group(static_cast<int>(g), job.sub_groups[g].topology);
+    for (Group& gr : groups_) {
+      std::sort(gr.required.begin(), gr.required.end(), std::greater<double>());
+      gr.domain_of.assign(s.nodes.size(), -1);
+      std::map<std::string, int> ids;
+      for (std::size_t n = 0; n < s.nodes.size(); ++n) {
+        const Labels& labels = s.snap.nodes[n].labels;
+        const auto l = labels.find(gr.level);
+        if (l == labels.end() || l->second.empty()) continue;
+        gr.domain_of[n] = ids.try_emplace(l->second, static_cast<int>(ids.size())).first->second;
+      }
+      gr.domains = static_cast<int>(ids.size());
+    }
+  }
+  // A victim's pods: their GPUs free on their nodes (each pod once).
+  void add(int job, int t) {
+    if (!seen_.insert({job, t}).second) return;
+    const TaskRun& run = s_.tasks[static_cast<std::size_t>(job)][static_cast<std::size_t>(t)];
+    if (run.node >= 0) cap_[static_cast<std::size_t>(run.node)] += run.request.v[Gpu];
+  }
+  bool pass() const {
+    for (const Group& gr : groups_) {
+      std::vector<double> dom(static_cast<std::size_t>(gr.domains), 0);
+      for (std::size_t n = 0; n < cap_.size(); ++n)
+        if (gr.domain_of[n] >= 0) dom[static_cast<std::size_t>(gr.domain_of[n])] += cap_[n];
+      std::sort(dom.begin(), dom.end(), std::greater<double>());
+      if (!greedy(gr.required, dom)) return false;
+    }
+    std::vector<double> top = cap_;
+    const std::size_t k = std::min(required_.size(), top.size());
+    std::partial_sort(top.begin(), top.begin() + static_cast<std::ptrdiff_t>(k), top.end(), std::greater<double>());
+    top.resize(k);
+    return greedy(required_, top);
+  }
+
+ private:
+  // common.go greedyMatchRequirements; `holders` by capacity, largest first
+  static bool greedy(const std::vector<double>& required, const std::vector<double>& holders) {
+    std::vector<double> used(holders.size(), 0);
+    for (const double r : required) {
+      if (r == 0) return true;
+      bool matched = false;
+      for (std::size_t h = 0; h < holders.size(); ++h) {
+        if (holders[h] < r) break;
+        if (holders[h] - used[h] >= r) {
+          used[h] += r;
+          matched = true;
+          break;
+        }
+      }
+      if (!matched) return false;
+    }
+    return true;
+  }
+  struct Group {
+    std::string key, level;
+    std::vector<double> required;  // per SubGroupSet, largest first
+    std::vector<int> domain_of;    // [node] its domain (-1: no label)
+    int domains = 0;
+  };
+  const Session& s_;
+  std::vector<double> required_;
+  std::vector<double> cap_;
+  std::vector<Group> groups_;
+  std::set<std::pair<int, int>> seen_;
+};
+
 // A trial's victims: the node each evicted pod was on (the units' tasks in order), and whether every
 // victim's job was placed again.
 struct Trial {
@@ -328,24 +439,32 @@ bool try_units(Session& s, int j, const std::vector<Unit>& units, const std::vec
                Trial* trial = nullptr) {
   std::vector<int> jobs{j};
   std::vector<int> from;
+  // [job] its place in `jobs` (-1: not involved); per involved job its evicted pods and their nodes
+  std::vector<int> place(s.snap.jobs.size(), -1);
+  place[static_cast<std::size_t>(j)] = 0;
+  std::vector<std::vector<std::pair<int, int>>> evicted_of(1);
   for (const Unit& u : units) {
+    int& at_job = place[static_cast<std::size_t>(u.job)];
+    if (at_job < 0) {
+      at_job = static_cast<int>(jobs.size());
+      jobs.push_back(u.job);
+      evicted_of.emplace_back();
+    }
     for (int t : u.tasks) {
-      from.push_back(s.tasks[static_cast<std::size_t>(u.job)][static_cast<std::size_t>(t)].node);
+      const int node = s.tasks[static_cast<std::size_t>(u.job)][static_cast<std::size_t>(t)].node;
+      from.push_back(node);
+      evicted_of[static_cast<std::size_t>(at_job)].push_back({t, node});
       s.evict_task(u.job, t);
     }
-    if (std::find(jobs.begin(), jobs.end(), u.job) == jobs.end()) jobs.push_back(u.job);
   }
   // The evicted pods are pods to place again (their Evict entries in the journal keep what they were).
   const auto set_evicted = [&](int job, bool pending_again) {
-    std::size_t k = 0;
-    for (const Unit& u : units)
-      for (int t : u.tasks) {
-        const int node = from[k++];
-        if (u.job != job) continue;
-        TaskRun& run = s.tasks[static_cast<std::size_t>(job)][static_cast<std::size_t>(t)];
-        run.status = pending_again ? Status::Pending : Status::Releasing;
-        run.node = pending_again ? -1 : node;
-      }
+    for (const auto& [t, node] : evicted_of[static_cast<std::size_t>(place[static_cast<std::size_t>(job)])]) {
+      TaskRun& run = s.tasks[static_cast<std::size_t>(job)][static_cast<std::size_t>(t)];
+      if (!pending_again && run.status != Status::Pending) continue;  // placed again (or unevicted)
+      run.status = pending_again ? Status::Pending : Status::Releasing;
+      run.node = pending_again ? -1 : node;
+    }
     s.touched(job);
   };
   for (std::size_t k = 1; k < jobs.size(); ++k) set_evicted(jobs[k], true);
@@ -355,7 +474,7 @@ bool try_units(Session& s, int j, const std::vector<Unit>& units, const std::vec
   // JobsOrderByQueues over them: per leaf queue its jobs in job order (the involved ones among the
   // others as they are now); at each level of the queue tree the child first by queue order, judged by
   // its first job and that job's request.
-  const auto involved = [&](int x) { return std::find(jobs.begin(), jobs.end(), x) != jobs.end(); };
+  const auto involved = [&](int x) { return place[static_cast<std::size_t>(x)] >= 0; };
   const std::size_t nq = s.queues.size();
   std::vector<std::vector<int>> list(nq);
   std::vector<std::size_t> at(nq, 0);
@@ -417,9 +536,13 @@ bool try_units(Session& s, int j, const std::vector<Unit>& units, const std::vec
     if (v == j) {
       if (!fits) return false;
       placed = true;
-    } else if (!fits) {
+    } else {
+      // An evicted pod the victim's job did not take again (all of them when it did not fit; an elastic
+      // job takes back only what it asks) stays evicted, Releasing on its node.
       set_evicted(v, false);
-      all_moved = false;
+      if (!fits) all_moved = false;
+      for (const auto& [t, node] : evicted_of[static_cast<std::size_t>(place[static_cast<std::size_t>(v)])])
+        all_moved = all_moved && s.tasks[static_cast<std::size_t>(v)][static_cast<std::size_t>(t)].status != Status::Releasing;
     }
   }
   if (trial) *trial = {std::move(from), all_moved};
@@ -686,18 +809,22 @@ struct Solution {
   Trial trial;
 };
 
-// The JobSolver of actions/common/solvers (job_solver.go, pod_scenario_builder.go, by_pod_solver.go),
-// for the victims of `candidates` (the action's filter) judged by `valid(scenario)`:
-//   - the job's tasks to allocate are solved one more at a time (the partial job asks the first k);
-//     the victims of the solution for k are recorded and evicted first for k + 1;
-//   - for each k, a scenario builder pops victim jobs from a new VictimsQueue, adding the pods
+// The JobSolver of actions/common/solvers as of upstream's 2026-08 tree (job_solver.go,
+// scenario_generator.go, pod_scenario_builder.go, sub_scenario_emitter.go, by_pod_solver.go,
+// scenario_fingerprint.go), for the victims of `candidates` (the action's filter) judged by
+// `valid(scenario)`:
+//   - the default generators in order, NodeLocalGreedy then MultiNodeGang, each from scratch; for each,
+//     probes at k = 1, 2, 4, ... tasks of the job, then a binary search, each success's victims
+//     recorded and evicted first in the next probe, then the probe at all of them (searchMaxSolvableK);
+//   - in a probe, a scenario builder pops victim jobs from a new VictimsQueue, adding the pods
 //     GetTasksToEvict gives (a job with more to give pushed back as a clone of the rest; a job holding
-//     a recorded victim skipped, its other pods pushed back); a scenario the idle-GPUs filter refuses
-//     is not tried (RoomFilter: a necessary condition);
-//   - a scenario is tried node by node over the nodes of its latest victim's job: the recorded victims
-//     and every pod of the potential victims' jobs on that node evicted, then try_units on the feasible
-//     nodes (FeasibleNodesForJob: idle or releasing GPUs, plus the victims' nodes); it works when the
-//     job fits and the validator accepts the scenario as the trial left it.
+//     a recorded victim skipped, its other pods pushed back); an accumulated scenario upstream's filters
+//     refuse is not tried (UpstreamFilters; RoomFilter, a necessary condition, as well);
+//   - NodeLocalGreedy tries an accumulated scenario node by node (the nodes of its latest victim's job,
+//     by name), MultiNodeGang over the first K nodes of the sub-scenario emitter; each trial evicts the
+//     recorded victims and its own, then try_units on the feasible nodes (FeasibleNodesForJob: idle or
+//     releasing GPUs, plus the victims' nodes); it works when the job fits and the validator accepts
+//     the scenario as the trial left it. A trial that failed is not simulated again for the job.
 struct SolveCaches {
   VictimOrder victims;
   PendingCache pending;
@@ -730,10 +857,35 @@ bool solve(Session& s, int j, const std::vector<int>& candidates, const Valid& v
   }
   const PendingByQueue& pending = caches.pending.by;
   const std::size_t base = s.journal.size();
-  std::vector<Unit> recorded;
+  const std::size_t n_tasks = all.size();
+  // job_solver.go failedScenarios: the fingerprints of the scenarios simulated without a solution for
+  // this job, over every probe and generator (scenario_fingerprint.go: the pending tasks, the recorded
+  // and the potential victims, each as a set). A scenario seen again is skipped: its simulation would
+  // fail again (6dceb56b); this saves time and changes no decision.
+  std::set<std::vector<int>> failed_scenarios;
+  const auto fingerprint = [&](std::size_t k, const std::vector<std::pair<int, int>>& recorded_pods,
+                               const std::vector<std::pair<int, int>>& potential_pods) {
+    std::vector<int> fp{static_cast<int>(k), -1};
+    const auto add = [&](const std::vector<std::pair<int, int>>& pods) {
+      std::vector<std::pair<int, int>> sorted = pods;
+      std::sort(sorted.begin(), sorted.end());
+      sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+      for (const auto& [job, t] : sorted) {
+        fp.push_back(job);
+        fp.push_back(t);
+      }
+      fp.push_back(-1);
+    };
+    add(recorded_pods);
+    add(potential_pods);
+    return fp;
+  };
+  // One probe (job_solver.go probeAtK / solvePartialJob) at k tasks with the generator `gen` (0:
+  // NodeLocalGreedy, plugins/nodelocalgreedy/generator.go; 1: MultiNodeGang,
+  // plugins/multinodegang/generator.go with solvers/sub_scenario_emitter.go), the recorded victims
+  // `recorded` evicted first. On success the trial stays in the statement and `last` holds it.
   Solution last;
-  bool solved = false;
-  for (std::size_t k = 1; k <= all.size(); ++k) {
+  const auto probe = [&](std::size_t k, int gen, const std::vector<Unit>& recorded) {
     s.partial_job = j;
     s.partial_tasks.assign(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(k));
     Scenario sc;
@@ -746,6 +898,8 @@ bool solve(Session& s, int j, const std::vector<int>& candidates, const Valid& v
     };
     RoomFilter room(s, j, s.partial_tasks);
     for (const Unit& g : recorded) room.add(g, +1);
+    UpstreamFilters filters(s, j, s.partial_tasks);
+    for (const auto& [job, t] : sc.recorded_tasks()) filters.add(job, t);
     RoomFilter trial_room = room;  // the recorded victims only, for one trial's
     VictimsQueue queue(s, victim_order(s, candidates, caches.victims));
     // The feasible nodes with the recorded victims' (solvePartialJob's feasibleNodeMap).
@@ -754,19 +908,66 @@ bool solve(Session& s, int j, const std::vector<int>& candidates, const Valid& v
       const int n = s.tasks[static_cast<std::size_t>(job)][static_cast<std::size_t>(t)].node;
       if (n >= 0) feasible_here[static_cast<std::size_t>(n)] = 1;
     }
-    // byPodSolver.runSimulation; `extra`: the pods whose nodes join the feasible ones (updateFeasibleNodes)
-    const auto simulate = [&](const std::vector<std::pair<int, int>>& pods, const std::vector<std::pair<int, int>>& extra) {
+    // byPodSolver.solve: the recorded victims and the scenario's potential ones evicted, the feasible
+    // nodes joined by their nodes (rolled back when the trial fails: 950d16f6), then runSimulation and
+    // the validator. `potential`: the scenario's potential victims as upstream lists them (for the
+    // fingerprint); `added`: those evicted beside the recorded ones.
+    // `groups`: the trial scenario's victim groups after the recorded ones (its job representatives,
+    // base_scenario.go victimsJobsTaskGroups); the solution's victim jobs are the groups of its victims
+    // (by_pod_solver.go getVictimJobsFromVictimTasks), recorded for the next probe.
+    const auto simulate = [&](const std::vector<std::pair<int, int>>& potential, const std::vector<std::pair<int, int>>& added,
+                              const std::vector<Unit>& groups) {
+      if (recorded_pods.empty() && added.empty()) return false;  // no victims: not solved
+      // The trial's own victims must leave room (the idle-GPUs condition again, for this trial's
+      // victims only): a trial it refuses would fail in try_units, so it is not simulated.
+      const std::vector<Unit> extra = as_units(added);
+      for (const Unit& u : extra) trial_room.add(u, +1);
+      const bool may = trial_room.may_fit();
+      for (const Unit& u : extra) trial_room.add(u, -1);
+      if (!may) return false;
+      std::vector<int> fp = fingerprint(k, recorded_pods, potential);
+      if (failed_scenarios.count(fp)) return false;
+      std::vector<std::pair<int, int>> pods = recorded_pods;
+      pods.insert(pods.end(), added.begin(), added.end());
       const std::size_t mark = s.journal.size();
       Solution sol;
       sol.units = as_units(pods);
-      const std::vector<int> nodes = nodes_with(feasible_here, extra);
+      const std::vector<int> nodes = nodes_with(feasible_here, pods);
       if (!try_units(s, j, sol.units, nodes, pending, &sol.trial) || !valid(sc)) {
         s.rollback(mark);
+        failed_scenarios.insert(std::move(fp));
         return false;
       }
+      // by_pod_solver.go handleScenarioSolution: the victims are the pods left Releasing or Pipelined
+      // (one pipelined back onto its own node was unevicted, and is none).
+      {
+        std::vector<Unit> kept;
+        std::vector<int> from;
+        std::size_t at = 0;
+        std::vector<std::pair<int, int>> actual;
+        for (const Unit& u : sol.units) {
+          Unit v{u.job, {}};
+          for (int t : u.tasks) {
+            const Status st = s.tasks[static_cast<std::size_t>(u.job)][static_cast<std::size_t>(t)].status;
+            if (st == Status::Releasing || st == Status::Pipelined) {
+              v.tasks.push_back(t);
+              from.push_back(sol.trial.from[at]);
+              actual.push_back({u.job, t});
+            }
+            ++at;
+          }
+          if (!v.tasks.empty()) kept.push_back(std::move(v));
+        }
+        sol.units = std::move(kept);
+        sol.trial.from = std::move(from);
+        pods = std::move(actual);
+      }
+      std::vector<const Unit*> trial_groups;
+      for (std::size_t g = 0; g < sc.recorded; ++g) trial_groups.push_back(&sc.groups[g]);
+      for (const Unit& g : groups) trial_groups.push_back(&g);
       for (const auto& [job, t] : pods)
-        for (const Unit& g : sc.groups)
-          if (g.job == job && std::find(g.tasks.begin(), g.tasks.end(), t) != g.tasks.end()) {
+        for (const Unit* gp : trial_groups)
+          if (const Unit& g = *gp; g.job == job && std::find(g.tasks.begin(), g.tasks.end(), t) != g.tasks.end()) {
             if (std::none_of(sol.groups.begin(), sol.groups.end(), [&](const Unit& x) { return x.job == g.job && x.tasks == g.tasks; }))
               sol.groups.push_back(g);
             break;
@@ -774,30 +975,141 @@ bool solve(Session& s, int j, const std::vector<int>& candidates, const Valid& v
       last = std::move(sol);
       return true;
     };
-    // byPodSolver.solve
-    const auto try_scenario = [&]() {
-      if (sc.potential.empty()) return !recorded_pods.empty() && trial_room.may_fit() && simulate(recorded_pods, {});
+    const auto active_new = [&](const std::vector<std::pair<int, int>>& pods) {
+      std::vector<std::pair<int, int>> added;
+      for (const auto& p : pods)
+        if (is_task_active(s, p.first, p.second) && !recorded_pod(p.first, p.second) &&
+            std::find(added.begin(), added.end(), p) == added.end())
+          added.push_back(p);
+      return added;
+    };
+    // nodelocalgreedy/generator.go nodeLocalScenarios: one scenario per node of the latest potential
+    // victim's job, in node-name order, each with every pod of the potential victims' jobs on that node
+    // (a victim set already tried for this accumulated scenario is not tried again).
+    const auto node_local = [&]() {
+      if (sc.potential.empty()) return simulate({}, {}, {});
       const int latest = sc.potential.back().first;
-      std::vector<char> seen(s.nodes.size(), 0);
-      for (const TaskRun& run : s.tasks[static_cast<std::size_t>(latest)]) {
-        if (run.node < 0 || seen[static_cast<std::size_t>(run.node)]) continue;
-        seen[static_cast<std::size_t>(run.node)] = 1;
+      std::vector<int> on;
+      for (const TaskRun& run : s.tasks[static_cast<std::size_t>(latest)])
+        if (run.node >= 0 && std::find(on.begin(), on.end(), run.node) == on.end()) on.push_back(run.node);
+      std::sort(on.begin(), on.end(), [&](int a, int b) {
+        return s.snap.nodes[static_cast<std::size_t>(a)].name < s.snap.nodes[static_cast<std::size_t>(b)].name;
+      });
+      std::vector<std::vector<std::pair<int, int>>> seen;
+      for (const int n : on) {
+        std::vector<std::pair<int, int>> here = sc.from_node(n);
+        if (here.empty()) continue;
+        std::vector<std::pair<int, int>> key = here;
+        std::sort(key.begin(), key.end());
+        if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
+        seen.push_back(std::move(key));
+        // addPotentialVictimsGroupedByJob: one group per job, in the order the pods come
+        std::vector<Unit> by_job;
+        for (const auto& [job, t] : here) {
+          auto it = std::find_if(by_job.begin(), by_job.end(), [job = job](const Unit& u) { return u.job == job; });
+          if (it == by_job.end()) by_job.push_back({job, {t}});
+          else it->tasks.push_back(t);
+        }
+        if (simulate(here, active_new(here), by_job)) return true;
       }
-      for (std::size_t n = 0; n < seen.size(); ++n) {
-        if (!seen[n]) continue;
-        const std::vector<std::pair<int, int>> here = sc.from_node(static_cast<int>(n));
-        std::vector<std::pair<int, int>> pods = recorded_pods, added;
-        for (const auto& p : here)
-          if (is_task_active(s, p.first, p.second) && !recorded_pod(p.first, p.second)) added.push_back(p);
-        // The trial's own victims must leave room (the idle-GPUs condition again, for this node's
-        // victims only): a trial it refuses would fail in try_units.
-        const std::vector<Unit> extra = as_units(added);
-        for (const Unit& u : extra) trial_room.add(u, +1);
-        const bool may = trial_room.may_fit();
-        for (const Unit& u : extra) trial_room.add(u, -1);
-        if (!may) continue;
-        pods.insert(pods.end(), added.begin(), added.end());
-        if (simulate(pods, here)) return true;
+      return false;
+    };
+    // sub_scenario_emitter.go: the accumulated scenario's potential victims as batches (one per victim
+    // group), grouped by node; the nodes that could hold the smallest pending task, by the GPUs they
+    // would have (idle, releasing, recorded and potential victims') then first seen; sub-scenarios of
+    // the first K nodes' batches, K from the fewest whose GPUs cover the demand beyond the feasible
+    // nodes without batches, then K + 1, K + 3, K + 7, ... up to all of them.
+    const auto multi_node = [&]() {
+      if (sc.potential.empty()) return simulate({}, {}, {});
+      double demand = 0, min_task = -1;
+      for (int t : s.partial_tasks) {
+        const double g = s.tasks[static_cast<std::size_t>(j)][static_cast<std::size_t>(t)].request.v[Gpu];
+        demand += g;
+        if (min_task < 0 || g < min_task) min_task = g;
+      }
+      std::vector<double> recorded_freed(s.nodes.size(), 0);
+      for (const auto& [job, t] : recorded_pods) {
+        const TaskRun& run = s.tasks[static_cast<std::size_t>(job)][static_cast<std::size_t>(t)];
+        if (run.node >= 0) recorded_freed[static_cast<std::size_t>(run.node)] += run.request.v[Gpu];
+      }
+      // the potential groups (batches), their nodes in insertion order
+      std::vector<const Unit*> batches;
+      std::vector<std::vector<int>> node_batches(s.nodes.size());
+      std::vector<long> first_seen(s.nodes.size(), -1);
+      std::vector<int> batch_nodes;  // nodes with a batch, first seen first
+      long idx = 0;
+      for (std::size_t g = sc.recorded; g < sc.groups.size(); ++g) {
+        const Unit& u = sc.groups[g];
+        const int bi = static_cast<int>(batches.size());
+        batches.push_back(&u);
+        for (int t : u.tasks) {
+          const int n = s.tasks[static_cast<std::size_t>(u.job)][static_cast<std::size_t>(t)].node;
+          if (n >= 0) {
+            const std::size_t ni = static_cast<std::size_t>(n);
+            if (first_seen[ni] < 0) {
+              first_seen[ni] = idx;
+              batch_nodes.push_back(n);
+            }
+            if (std::find(node_batches[ni].begin(), node_batches[ni].end(), bi) == node_batches[ni].end()) node_batches[ni].push_back(bi);
+          }
+          ++idx;
+        }
+      }
+      std::vector<double> cap(s.nodes.size(), 0);
+      for (const int n : batch_nodes) {
+        const std::size_t ni = static_cast<std::size_t>(n);
+        double c = recorded_freed[ni] + s.nodes[ni].idle.v[Gpu] + s.nodes[ni].releasing.v[Gpu];
+        for (const int bi : node_batches[ni])
+          for (int t : batches[static_cast<std::size_t>(bi)]->tasks) {
+            const TaskRun& run = s.tasks[static_cast<std::size_t>(batches[static_cast<std::size_t>(bi)]->job)][static_cast<std::size_t>(t)];
+            if (run.node == n) c += run.request.v[Gpu];
+          }
+        cap[ni] = c;
+      }
+      std::vector<int> sorted;
+      for (const int n : batch_nodes)
+        if (!(min_task > 0 && cap[static_cast<std::size_t>(n)] < min_task)) sorted.push_back(n);
+      std::stable_sort(sorted.begin(), sorted.end(), [&](int a, int b) {
+        const double ca = cap[static_cast<std::size_t>(a)], cb = cap[static_cast<std::size_t>(b)];
+        if (ca != cb) return ca < cb;
+        return first_seen[static_cast<std::size_t>(a)] < first_seen[static_cast<std::size_t>(b)];
+      });
+      double baseline = 0;
+      for (std::size_t n = 0; n < s.nodes.size(); ++n)
+        if (feasible_here[n] && node_batches[n].empty()) baseline += s.nodes[n].idle.v[Gpu] + s.nodes[n].releasing.v[Gpu] + recorded_freed[n];
+      const double remaining = std::max(0.0, demand - baseline);
+      std::size_t next_k = sorted.size() + 1;  // smallestKCovering
+      if (remaining <= 0) {
+        next_k = 0;
+      } else {
+        double cumulative = 0;
+        for (std::size_t i = 0; i < sorted.size(); ++i) {
+          cumulative += cap[static_cast<std::size_t>(sorted[i])];
+          if (cumulative >= remaining) {
+            next_k = i + 1;
+            break;
+          }
+        }
+      }
+      for (std::size_t dk = 1; next_k <= sorted.size();) {
+        const std::size_t kk = next_k;
+        if (kk >= sorted.size()) {
+          next_k = sorted.size() + 1;
+        } else {
+          next_k = std::min(kk + dk, sorted.size());
+          dk *= 2;
+        }
+        std::vector<char> picked(batches.size(), 0);
+        for (std::size_t i = 0; i < kk; ++i)
+          for (const int bi : node_batches[static_cast<std::size_t>(sorted[i])]) picked[static_cast<std::size_t>(bi)] = 1;
+        std::vector<std::pair<int, int>> potential;
+        std::vector<Unit> picked_groups;
+        for (std::size_t bi = 0; bi < batches.size(); ++bi)
+          if (picked[bi]) {
+            picked_groups.push_back(*batches[bi]);
+            for (int t : batches[bi]->tasks) potential.push_back({batches[bi]->job, t});
+          }
+        if (simulate(potential, active_new(potential), picked_groups)) return true;
       }
       return false;
     };
@@ -827,26 +1139,57 @@ bool solve(Session& s, int j, const std::vector<int>& candidates, const Valid& v
         }
         Unit added{g.job, evict};
         room.add(added, +1);
+        for (int t : evict) filters.add(g.job, t);
         sc.add(std::move(added), true);
       }
-      if (!room.may_fit()) continue;  // GetValidScenario: filtered
-      if (try_scenario()) {
+      // GetValidAccumulatedScenario: upstream's filters; the room filter is a necessary condition
+      // (a scenario it refuses leaves no room for the job, whatever part of it is tried).
+      if (!room.may_fit() || !filters.pass()) continue;
+      if (gen == 0 ? node_local() : multi_node()) {
         found = true;
         break;
       }
     }
     s.partial_job = -1;
     s.partial_tasks.clear();
-    if (!found) {
+    return found;
+  };
+  // job_solver.go SolveWithResult: the generators in their registration order (the default
+  // configuration's sg-nodelocalgreedy, then sg-multinodegang: conf_util/scheduler_conf_util.go), each
+  // from no recorded victims. searchMaxSolvableK: probes at k = 1, 2, 4, ... up to the job's n tasks
+  // until one fails, then a binary search between the last success and that failure, each success's
+  // victims recorded for the next probe (every probe's trial discarded); then, if any k worked, the
+  // probe at n, whose solution is the job's. The search budgets (search_budget.go: 5 min an action,
+  // 4 min a job, 30 s NodeLocalGreedy, 2 min MultiNodeGang by default) are wall-clock deadlines far
+  // beyond what a search here takes, so the lab runs every search to its end (as unlimited).
+  bool solved = false;
+  for (int gen = 0; gen < 2 && !solved; ++gen) {
+    std::vector<Unit> recorded;
+    const auto try_probe = [&](std::size_t k) {
+      const bool ok = probe(k, gen, recorded);
+      if (ok) recorded = last.groups;
       s.rollback(base);
-      break;
+      return ok;
+    };
+    std::size_t lo = 0, hi = 0;
+    for (std::size_t k = 1;;) {
+      if (!try_probe(k)) {
+        hi = k;
+        break;
+      }
+      lo = k;
+      if (k == n_tasks) break;
+      k = std::min(k * 2, n_tasks);
     }
-    recorded = last.groups;
-    if (k < all.size()) {
-      s.rollback(base);
-    } else {
-      solved = true;
-    }
+    if (hi > 0)
+      while (hi - lo > 1) {
+        const std::size_t mid = (lo + hi) / 2;
+        if (try_probe(mid)) lo = mid;
+        else hi = mid;
+      }
+    if (lo == 0) continue;
+    if (probe(n_tasks, gen, recorded)) solved = true;
+    else s.rollback(base);
   }
   s.partial_job = -1;
   s.partial_tasks.clear();
@@ -1009,6 +1352,30 @@ void for_each_pending_job(Session& s, const Body& body, bool preemptible_only = 
       jobs.erase(std::remove_if(jobs.begin(), jobs.end(), [&](int j) { return !s.snap.jobs[static_cast<std::size_t>(j)].preemptible; }), jobs.end());
       by_queue.dirty[q] = 1;
     }
+  // input_jobs.go FilterWithinPreemptionDelay: a job within its preemption delay (podgroup_info
+  // job_info.go IsWithinPreemptionDelay: less than spec.preemptionDelay since the later of its creation
+  // and its last eviction) may not trigger evictions; it keeps a PreemptionDelayNotElapsed fit error. It
+  // stays evictable as a victim.
+  for (std::size_t q = 0; q < by_queue.jobs.size(); ++q) {
+    std::vector<int>& jobs = by_queue.jobs[q];
+    const auto within = [&](int j) {
+      const SnapshotJob& job = s.snap.jobs[static_cast<std::size_t>(j)];
+      if (job.preemption_delay_s <= 0) return false;
+      const double since = job.last_evicted_s_ago >= 0 ? std::min(job.created_s_ago, job.last_evicted_s_ago) : job.created_s_ago;
+      if (since >= job.preemption_delay_s) return false;
+      FitError& e = s.fit_errors[static_cast<std::size_t>(j)];
+      if (e.reason.empty() || e.reason == "PreemptionDelayNotElapsed") {
+        char buf[160];
+        std::snprintf(buf, sizeof buf, "Workload is within its preemption delay window (%gs) and may not trigger evictions for another %gs",
+                      job.preemption_delay_s, job.preemption_delay_s - since);
+        e = {"PreemptionDelayNotElapsed", buf};
+      }
+      return true;
+    };
+    const std::size_t before = jobs.size();
+    jobs.erase(std::remove_if(jobs.begin(), jobs.end(), within), jobs.end());
+    if (jobs.size() != before) by_queue.dirty[q] = 1;
+  }
   for (int guard = 0; guard < 1000000; ++guard) {
     const int j = s.pop_next_job(by_queue);
     if (j < 0) break;

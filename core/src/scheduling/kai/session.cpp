@@ -129,8 +129,9 @@ Session::Session(const Snapshot& s) : snap(s) {
         case TaskState::Gated: run.status = Status::Gated; break;
         case TaskState::Failed: run.status = Status::Failed; break;
         case TaskState::Succeeded: run.status = Status::Succeeded; break;
+        case TaskState::StuckInReleasing: run.status = Status::StuckInReleasing; break;
       }
-      if (run.node >= 0 && (run.status == Status::Running || run.status == Status::Releasing)) {
+      if (run.node >= 0 && (run.status == Status::Running || run.status == Status::Releasing || run.status == Status::StuckInReleasing)) {
         NodeRoom& room = nodes[static_cast<std::size_t>(run.node)];
         const Vec charged = charged_on(room, run.request);
         room.used += charged;
@@ -229,6 +230,24 @@ void Session::allocate_task(int j, int t, int node, bool pipelined) {
   TaskRun& run = tasks[static_cast<std::size_t>(j)][static_cast<std::size_t>(t)];
   NodeRoom& room = nodes[static_cast<std::size_t>(node)];
   const Vec charged = charged_on(room, run.request);
+  // framework/statement.go Pipeline: a pod pipelined (in a pipeline-only simulation) back onto the node
+  // it was evicted from in this statement is unevicted (Unevict: the eviction undone, its status and
+  // room as before), not pipelined: it is then no victim at all (by_pod_solver.go counts only the
+  // victims left Releasing or Pipelined).
+  if (pipelined && run.status == Status::Pending)
+    for (auto it = journal.rbegin(); it != journal.rend(); ++it) {
+      if (it->job != j || it->task != t) continue;
+      if (it->kind == Op::Evict && it->prev_node == node && is_active_allocated(it->prev_status)) {
+        journal.push_back({Op::Unevict, j, t, run.status, run.node});
+        touched(j);
+        room.releasing -= charged;
+        run.status = it->prev_status;
+        run.node = node;
+        add_queue_usage(j, run.request, +1);
+        return;
+      }
+      break;
+    }
   journal.push_back({Op::Place, j, t, run.status, run.node});
   touched(j);
   run.status = pipelined ? Status::Pipelined : Status::Allocated;
@@ -258,9 +277,12 @@ void Session::rollback(std::size_t mark) {
     const Op op = journal.back();
     journal.pop_back();
     TaskRun& run = tasks[static_cast<std::size_t>(op.job)][static_cast<std::size_t>(op.task)];
-    NodeRoom& room = nodes[static_cast<std::size_t>(op.kind == Op::Place ? run.node : op.prev_node)];
+    NodeRoom& room = nodes[static_cast<std::size_t>(op.kind == Op::Evict ? op.prev_node : run.node)];
     const Vec charged = charged_on(room, run.request);
-    if (op.kind == Op::Place) {
+    if (op.kind == Op::Unevict) {
+      room.releasing += charged;
+      add_queue_usage(op.job, run.request, -1);
+    } else if (op.kind == Op::Place) {
       room.used -= charged;
       if (run.status == Status::Pipelined) room.releasing += charged;
       else room.idle += charged;
@@ -665,12 +687,6 @@ bool Session::passes_predicates(int j, int t, int node, std::string* why) const 
   return true;
 }
 
-bool Session::fits(const Vec& request, const Vec& room) {
-  for (int r = 0; r < 3; ++r)
-    if (request.v[r] > room.v[r] + 1e-9) return false;
-  return true;
-}
-
 // The node a task goes to among `candidates`: the first, by node order, with room in its idle and
 // releasing resources that passes the predicates. Node order is the plugins' score, highest first;
 // upstream's order among equal scores follows a Go map, here the node's name, then the candidates'
@@ -696,8 +712,10 @@ int Session::best_node(int j, int t, const std::vector<int>& candidates) const {
   }
   int best = -1;
   double best_score = 0;
+  const double gpus = run.request.v[0];
   for (int n : candidates) {
     const NodeRoom& room = nodes[static_cast<std::size_t>(n)];
+    if (gpus > room.idle.v[0] + room.releasing.v[0] + 1e-9) continue;  // fits' first test, before the rest
     const Vec need = charged_on(room, run.request);
     Vec room_free = room.idle;
     room_free += room.releasing;
@@ -830,7 +848,7 @@ namespace {
 // level's while it places, else its nearest ancestor's (node_scoring.go getRelevantNodeScores).
 template <class Place>
 bool in_domains(Session& s, int j, int sub_group, const std::vector<int>& which, const std::vector<int>& candidates, bool record, Place place) {
-  TopologyPlan plan = topology_plan(s, j, sub_group, which, candidates);
+  TopologyPlan plan = topology_plan(s, j, sub_group, which, candidates, record);
   if (plan.domains.empty()) {
     if (record) s.fit_errors[static_cast<std::size_t>(j)] = plan.error;
     return false;
@@ -916,7 +934,8 @@ std::string Session::failed_task_message(int j, int t, int placed) const {
   int active_used = 0;
   for (std::size_t k = 0; k < job.tasks.size(); ++k) {
     const Status s = tasks[static_cast<std::size_t>(j)][k].status;
-    if (task_set_[static_cast<std::size_t>(j)][k] == set_index && (is_active_allocated(s) || s == Status::Releasing)) ++active_used;
+    if (task_set_[static_cast<std::size_t>(j)][k] == set_index && (is_active_allocated(s) || s == Status::Releasing || s == Status::StuckInReleasing))
+      ++active_used;
   }
   if (!gang || active_used >= min_member) return "Resources were not found for pod " + pod + " due to: " + why;
   if (job.sub_groups.empty())
@@ -1060,7 +1079,7 @@ void Session::stale_gang_eviction_action() {
     for (std::size_t t = 0; t < tasks[j].size(); ++t) {
       const Status st = tasks[j][t].status;
       succeeded = succeeded || st == Status::Succeeded;
-      if (!is_active_allocated(st) && st != Status::Releasing) continue;
+      if (!is_active_allocated(st) && st != Status::Releasing && st != Status::StuckInReleasing) continue;
       ++active;
       if (task_set_[j][t] >= 0) ++used[static_cast<std::size_t>(task_set_[j][t])];
     }
@@ -1104,6 +1123,7 @@ ScheduleOutcome Session::outcome() const {
         case Status::Pipelined: to.status = "Pipelined"; pipelined = true; break;
         case Status::Running: to.status = "Running"; running = true; break;
         case Status::Releasing: to.status = "Releasing"; releasing = true; break;
+        case Status::StuckInReleasing: to.status = "StuckInReleasing"; running = true; break;
         case Status::Gated: to.status = "Gated"; pending = true; break;
         case Status::Failed: to.status = "Failed"; break;
         case Status::Succeeded: to.status = "Succeeded"; break;

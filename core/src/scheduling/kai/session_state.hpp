@@ -28,7 +28,8 @@ struct Vec {
 
 // pod_status, as far as one cycle goes.
 // Gated: a pod with scheduling gates (alive, not ready, never allocated); Failed and Succeeded hold nothing.
-enum class Status : std::uint8_t { Pending, Allocated, Pipelined, Binding, Running, Releasing, Gated, Failed, Succeeded };
+// StuckInReleasing: deleted long ago and still running (pod_status.go): its room is used, not releasing.
+enum class Status : std::uint8_t { Pending, Allocated, Pipelined, Binding, Running, Releasing, Gated, Failed, Succeeded, StuckInReleasing };
 bool is_active_allocated(Status s);  // Allocated, Pipelined, Binding, Running
 
 struct NodeRoom {
@@ -63,7 +64,7 @@ struct JobsByQueue {
 };
 
 struct Op {
-  enum Kind : std::uint8_t { Place, Evict } kind;
+  enum Kind : std::uint8_t { Place, Evict, Unevict } kind;
   int job, task;
   Status prev_status;
   int prev_node;
@@ -148,7 +149,11 @@ class Session {
 
   // Nodes.
   static Vec charged_on(const NodeRoom& room, const Vec& request);
-  static bool fits(const Vec& request, const Vec& room);
+  static bool fits(const Vec& request, const Vec& room) {
+    for (int r = 0; r < 3; ++r)
+      if (request.v[r] > room.v[r] + 1e-9) return false;
+    return true;
+  }
   bool passes_predicates(int j, int t, int node, std::string* why) const;
   int best_node(int j, int t, const std::vector<int>& candidates) const;
   std::vector<int> all_nodes() const;
@@ -240,7 +245,9 @@ struct TopologyPlan {
   std::vector<double> node_score;  // [node]; empty: no preferred level
 };
 // `set`: a sub-group (an index into the job's sub_groups) with its own constraint; -1: the job's.
-TopologyPlan topology_plan(const Session& s, int j, int set, const std::vector<int>& which, const std::vector<int>& candidates);
+// `explain`: write the fit error's text when no domain holds the job (a trial placement needs none).
+TopologyPlan topology_plan(const Session& s, int j, int set, const std::vector<int>& which, const std::vector<int>& candidates,
+                           bool explain = true);
 // Each node's domain at one level of a topology; the domains of a job's required level (nullptr:
 // it has none).
 const Session::DomainIndex& domain_index(const Session& s, std::size_t topology, std::size_t level);

@@ -184,17 +184,22 @@ struct JobView {
 
   std::string prefix() const { return sub_group.empty() ? "" : "subgroup " + sub_group + ": "; }
 
-  // checkJobDomainFit: "" when the domain can hold the job, else its TopologyFitError's detailed message.
+  // checkJobDomainFit: whether the domain can hold the job.
+  bool holds(int d) const {
+    if (pods[static_cast<std::size_t>(d)] != kNotSet) return pods[static_cast<std::size_t>(d)] >= count;
+    return ratio_to_free(request, free[static_cast<std::size_t>(d)]) <= 1;
+  }
+
+  // "" when the domain can hold the job, else its TopologyFitError's detailed message.
   std::string misfit(int d) const {
+    if (holds(d)) return "";
     const Session::TopologyDomain& dom = tree.domains[static_cast<std::size_t>(d)];
     const std::string id = dom.level < 0 ? "root" : dom.id;
     if (pods[static_cast<std::size_t>(d)] != kNotSet) {
-      if (pods[static_cast<std::size_t>(d)] >= count) return "";
       return "<" + id + ">: " + prefix() + "node-group " + id + " can allocate only " + std::to_string(pods[static_cast<std::size_t>(d)]) + " of " +
              std::to_string(count) + " required pods";
     }
     const Vec& have = free[static_cast<std::size_t>(d)];
-    if (ratio_to_free(request, have) <= 1) return "";
     // NewTopologyInsufficientResourcesError.
     std::vector<std::string> parts;
     if (request.v[0] > have.v[0])
@@ -212,8 +217,12 @@ struct JobView {
 
   // sortTree: the children of every domain from `d` down to the level `deepest`, fullest first, then
   // by id (siblings share a level, whose domains are numbered in id order). In the tree itself, as
-  // upstream sorts it: what lies outside the sorted part keeps an earlier job's order.
+  // upstream sorts it: what lies outside the sorted part keeps an earlier job's order. Upstream also
+  // sorts the children of the `deepest` level's domains before it stops; nothing reads their order
+  // (the plan's domains and scores are of `deepest` and above, and a job that reaches deeper sorts
+  // them again first), so that last sort is left out.
   void sort_below(int d, int deepest) {
+    if (tree.domains[static_cast<std::size_t>(d)].level == deepest) return;
     std::vector<int>& kids = tree.domains[static_cast<std::size_t>(d)].children;
     keyed.clear();
     for (const int c : kids) keyed.push_back({ratio_to_free(request, free[static_cast<std::size_t>(c)]), c});
@@ -222,7 +231,6 @@ struct JobView {
       return a.second < b.second;
     });
     for (std::size_t i = 0; i < kids.size(); ++i) kids[i] = keyed[i].second;
-    if (tree.domains[static_cast<std::size_t>(d)].level == deepest) return;
     for (const int c : kids) sort_below(c, deepest);
   }
 
@@ -300,7 +308,7 @@ const Session::DomainIndex* required_domains(const Session& s, int j) {
   return &domain_index(s, topology_number(s, *t), level_index(*t, c.required_level));
 }
 
-TopologyPlan topology_plan(const Session& s, int j, int set, const std::vector<int>& which, const std::vector<int>& candidates) {
+TopologyPlan topology_plan(const Session& s, int j, int set, const std::vector<int>& which, const std::vector<int>& candidates, bool explain) {
   const SnapshotJob& job = s.snap.jobs[static_cast<std::size_t>(j)];
   const TopologyConstraint& c = set < 0 ? job.topology : job.sub_groups[static_cast<std::size_t>(set)].topology;
   // A sub-group's messages name it (job_errors.go DetailedMessage, getNoTopologyMatchError).
@@ -316,8 +324,10 @@ TopologyPlan topology_plan(const Session& s, int j, int set, const std::vector<i
   const int levels = static_cast<int>(t->levels.size());
   const int required = c.required_level.empty() ? -2 : static_cast<int>(level_index(*t, c.required_level));
   const int preferred = c.preferred_level.empty() ? -2 : static_cast<int>(level_index(*t, c.preferred_level));
-  const std::string failure = "topology " + t->name + ", requirement " + c.required_level + " couldn't be satisfied for job <" +
-                              job.namespace_ + "/" + job.name + ">" + (sub_group.empty() ? "" : ", subgroup " + sub_group);
+  const auto failure = [&]() {
+    return "topology " + t->name + ", requirement " + c.required_level + " couldn't be satisfied for job <" + job.namespace_ + "/" + job.name +
+           ">" + (sub_group.empty() ? "" : ", subgroup " + sub_group);
+  };
 
   // lowestCommonDomainID: the candidates inside the topology, and the deepest domain holding them
   // all, looking no deeper than the preferred level.
@@ -353,10 +363,9 @@ TopologyPlan topology_plan(const Session& s, int j, int set, const std::vector<i
   view.representor = with_gpu == 0 || with_gpu == view.count;
   view.measure(lcd);
 
-  const std::string lcd_misfit = view.misfit(lcd);
-  if (!lcd_misfit.empty()) {
+  if (!view.holds(lcd)) {
     const std::string where = lcd == 0 ? "the cluster" : tree.domains[static_cast<std::size_t>(lcd)].id;
-    plan.error = {"PodSchedulingErrors", failure + ": not enough resources in " + where + " to allocate the job"};
+    if (explain) plan.error = {"PodSchedulingErrors", failure() + ": not enough resources in " + where + " to allocate the job"};
     return plan;
   }
 
@@ -406,17 +415,16 @@ TopologyPlan topology_plan(const Session& s, int j, int set, const std::vector<i
   for (std::size_t i = 0; i < relevant.size(); ++i)
     for (const int d : tree.at_level[static_cast<std::size_t>(relevant[i] + 1)]) {
       if (!allowed[static_cast<std::size_t>(d)]) continue;
-      std::string why = view.misfit(d);
-      if (why.empty()) {
+      if (view.holds(d)) {
         fits[static_cast<std::size_t>(d)] = 1;
         any = true;
-      } else if (i + 1 == relevant.size()) {
-        top_misfits.push_back(std::move(why));
+      } else if (explain && i + 1 == relevant.size()) {
+        top_misfits.push_back(view.misfit(d));
       }
     }
   if (!any) {
-    top_misfits.push_back(failure);
-    plan.error = fit_error(std::move(top_misfits), "PodSchedulingErrors");
+    top_misfits.push_back(failure());
+    if (explain) plan.error = fit_error(std::move(top_misfits), "PodSchedulingErrors");
     plan.node_score.clear();
     return plan;
   }
