@@ -1408,3 +1408,96 @@ TEST_CASE("abort frees what a request holds in every state of disaggregated serv
   CHECK(e.cached_prefix_tokens(5, 64) == 64);
   CHECK_FALSE(e.has_work());
 }
+
+TEST_CASE("ForwardPassMetrics: each iteration's scheduled and queued requests, a macro step's sub-steps, the idle heartbeat", "[engine][fpm]") {
+  for (const bool lazy : {false, true}) {
+    CAPTURE(lazy);
+    EngineConfig c = toy_config(10);  // 10 blocks of 16 tokens; every step 10 ms
+    c.max_num_batched_tokens = 32;
+    c.max_decode_substeps = 64;
+    c.lazy_decode = lazy;
+    c.record_forward_passes = true;
+    Engine e(c);
+    std::vector<EngineEvent> ev;
+    ForwardPass f;
+    CHECK_FALSE(e.forward_pass(0, f));  // nothing has run
+    REQUIRE(e.add_request(1, 40, 10, 0));
+    REQUIRE(e.add_request(2, 20, 6, 0));
+    // Step 1 (0-10 ms): request 1's first 32-token chunk; request 2 waits (the budget is spent).
+    REQUIRE(e.begin_step(0) == 10000);
+    CHECK_FALSE(e.forward_pass(5000, f));  // the first iteration has not ended
+    e.end_step(10000, ev);
+    // Step 2 (10-20 ms): request 1's last 8 prompt tokens and request 2's 20, both prefill.
+    REQUIRE(e.begin_step(10000) == 10000);
+    REQUIRE(e.forward_pass(15000, f));  // the newest is step 1
+    CHECK(f.wall == 10000);
+    CHECK(f.prefill_requests == 1);
+    CHECK(f.prefill_tokens == 32);
+    CHECK(f.decode_requests == 0);
+    CHECK(f.queued_prefill_requests == 1);
+    CHECK(f.queued_prefill_tokens == 20);
+    CHECK(f.queued_decode_requests == 0);
+    e.end_step(20000, ev);
+    // Step 3: both decode, unchanged until request 2 samples its 6th token: a macro step of 5
+    // sub-steps (20-70 ms). Its contexts at the first: 40 and 20 computed tokens.
+    REQUIRE(e.begin_step(20000) == 50000);
+    REQUIRE(e.forward_pass(25000, f));  // still step 2
+    CHECK(f.prefill_requests == 2);
+    CHECK(f.prefill_tokens == 28);
+    CHECK(f.queued_prefill_requests == 0);
+    REQUIRE(e.forward_pass(45000, f));  // sub-steps 0 and 1 have ended: the newest is sub-step 1
+    CHECK(f.wall == 10000);
+    CHECK(f.prefill_requests == 0);
+    CHECK(f.decode_requests == 2);
+    CHECK(f.decode_kv_tokens == 62);
+    REQUIRE(e.forward_pass(50000, f));  // sub-step 2 ends at 50 ms exactly
+    CHECK(f.decode_kv_tokens == 64);
+    e.end_step(70000, ev);
+    // Request 1 decodes alone, 4 more tokens (70-110 ms); the newest iteration is the macro step's
+    // last sub-step, contexts 44 and 24.
+    REQUIRE(e.has_work());
+    REQUIRE(e.begin_step(70000) == 40000);
+    REQUIRE(e.forward_pass(70000, f));
+    CHECK(f.wall == 10000);
+    CHECK(f.decode_requests == 2);
+    CHECK(f.decode_kv_tokens == 68);
+    e.end_step(110000, ev);
+    CHECK_FALSE(e.has_work());
+    REQUIRE(e.forward_pass(150000, f));  // idle: the heartbeat, all zeros
+    CHECK(f.wall == 0);
+    CHECK(f.decode_requests == 0);
+    CHECK(f.decode_kv_tokens == 0);
+    // A request after the idle gap: until its first iteration ends, the newest is still the heartbeat.
+    REQUIRE(e.add_request(3, 16, 1, 200000));
+    REQUIRE(e.begin_step(200000) == 10000);
+    REQUIRE(e.forward_pass(205000, f));
+    CHECK(f.wall == 0);
+    e.end_step(210000, ev);
+    REQUIRE(e.forward_pass(210000, f));
+    CHECK(f.wall == 0);  // idle again
+  }
+}
+
+TEST_CASE("ForwardPassMetrics: remote KV loading and preempted requests queue as decode", "[engine][fpm][pd]") {
+  EngineConfig c = compute_toy_config(100);
+  c.record_forward_passes = true;
+  Engine e(c);
+  std::vector<EngineEvent> ev;
+  // A DecodeOnly request's blocks are allocated while the engine is idle; it waits for its KV.
+  REQUIRE(e.add_request(1, 100, 3, 0, as(RequestRole::DecodeOnly)));
+  e.start_kv_loads(0, ev);
+  REQUIRE(e.num_kv_loading() == 1);
+  // An ordinary request runs meanwhile (64 tokens, 1 ms + 6.4 ms).
+  REQUIRE(e.add_request(2, 64, 2, 0));
+  const Micros d = e.begin_step(0, ev);
+  REQUIRE(d == 7400);
+  e.end_step(d, ev);
+  REQUIRE(e.begin_step(d, ev) > 0);
+  ForwardPass f;
+  REQUIRE(e.forward_pass(d + 1, f));
+  CHECK(f.prefill_requests == 1);
+  CHECK(f.prefill_tokens == 64);
+  CHECK(f.queued_prefill_requests == 0);
+  CHECK(f.queued_decode_requests == 1);     // WAITING_FOR_REMOTE_KVS
+  CHECK(f.queued_decode_kv_tokens == 99);   // the prompt less its last token, loaded from the prefill side
+}

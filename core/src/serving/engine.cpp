@@ -935,7 +935,72 @@ Micros Engine::begin_step(Micros now, std::vector<EngineEvent>& out) {
     duration = macro_elapsed(substeps_);
   }
   step_end_ = now + duration;
+  if (config_.record_forward_passes) record_pass(now, load.tokens);
   return duration;
+}
+
+void Engine::record_pass(Micros now, std::int64_t tokens) {
+  // An idle gap before this step: the instrumented scheduler published the heartbeat when the
+  // engine went idle.
+  if (has_last_pass_ && now > last_step_end_) last_pass_ = ForwardPass{};
+  pass_valid_ = tokens > 0;
+  if (!pass_valid_) return;
+  ForwardPass p;
+  for (const Scheduled& b : batch_) {
+    const Request& r = slots_[b.slot];
+    if (r.num_computed < r.prompt_tokens) {  // cached.is_context_phase / a new request
+      ++p.prefill_requests;
+      p.prefill_tokens += b.num_tokens;
+    } else {
+      ++p.decode_requests;
+      p.decode_kv_tokens += r.num_computed;
+    }
+  }
+  if (lazy_step_) {  // the decoders, as aggregates: each context is its base plus the decode clock
+    p.decode_requests += decoders_;
+    p.decode_kv_tokens += decoder_base_sum_ + decoders_ * decode_clock_;
+  }
+  for (std::size_t i = 0; i < waiting_.size(); ++i) {
+    const Request& r = slots_[waiting_.at(i)];
+    if (r.aborted) continue;
+    if (r.phase == Phase::Loading) {  // WAITING_FOR_REMOTE_KVS: num_computed_tokens preset to the KV it loads
+      ++p.queued_decode_requests;
+      p.queued_decode_kv_tokens += r.prompt_tokens - 1;
+    } else if (r.preempted_before) {  // PREEMPTED
+      ++p.queued_decode_requests;
+      p.queued_decode_kv_tokens += r.num_computed;
+    } else {  // WAITING: request.num_tokens
+      ++p.queued_prefill_requests;
+      p.queued_prefill_tokens += r.prompt_tokens + r.num_output;
+    }
+  }
+  p.wall = substeps_ > 1 ? substep_micros(0) : step_end_ - step_start_;
+  pass_ = p;
+}
+
+// Sub-step `substep` of the step under way: a macro step's batch decodes unchanged, each sequence one
+// token further per sub-step, each sub-step timed on its own.
+ForwardPass Engine::pass_at(int substep) const {
+  ForwardPass p = pass_;
+  if (substeps_ > 1) {
+    p.decode_kv_tokens += static_cast<std::int64_t>(substep) * macro_batch_;
+    p.wall = substep_micros(substep);
+  }
+  return p;
+}
+
+bool Engine::forward_pass(Micros now, ForwardPass& out) const {
+  if (!config_.record_forward_passes) return false;
+  if (in_step_ && pass_valid_ && substeps_ > 1) {
+    const int ended = substeps_ending_by(now);
+    if (ended >= 1) {
+      out = pass_at(ended - 1);
+      return true;
+    }
+  }
+  if (!has_last_pass_) return false;
+  out = in_step_ ? last_pass_ : ForwardPass{};  // idle: the heartbeat
+  return true;
 }
 
 std::int64_t Engine::step_ps(std::int64_t tokens, std::int64_t kv_tokens, std::int64_t pairs) const {
@@ -1094,6 +1159,13 @@ Micros Engine::truncate_step(Micros now) {
 }
 
 void Engine::end_step(Micros now, std::vector<EngineEvent>& out) {
+  if (config_.record_forward_passes) {
+    if (pass_valid_) {
+      last_pass_ = pass_at(substeps_ - 1);
+      has_last_pass_ = true;
+    }
+    last_step_end_ = now;
+  }
   if (end_step_extras_) flush_extras(now, out);
   if (!preempted_.empty()) {
     out.insert(out.end(), preempted_.begin(), preempted_.end());

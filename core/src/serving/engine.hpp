@@ -111,6 +111,26 @@ struct EngineConfig {
   // Results are identical either way (tests/test_engine.cpp proves it). Off for block sizes above
   // kMaxLazyBlockSize, where the per-offset counts would cost more than the batch.
   bool lazy_decode = true;
+  // Keep each step's ForwardPassMetrics (forward_pass): Dynamo's instrumented scheduler publishes
+  // them for its planner. Off unless a planner reads the pool (it costs a pass over the batch and
+  // the waiting queue per step).
+  bool record_forward_passes = false;
+};
+
+// One iteration as Dynamo's instrumented vLLM scheduler reports it (ai-dynamo/dynamo
+// components/src/dynamo/vllm/instrumented_scheduler.py _extract_scheduled and _compute_queued;
+// components/src/dynamo/common/forward_pass_metrics.py). An idle heartbeat is all zeros.
+struct ForwardPass {
+  Micros wall = 0;  // the iteration's time (schedule to output); 0: the idle heartbeat
+  // scheduled_requests: a prefill is a request still computing its prompt (a new one or a chunked
+  // continuation), with the tokens this iteration computes for it; a decode one counts its context
+  // (num_computed_tokens at schedule time)
+  std::int64_t prefill_requests = 0, prefill_tokens = 0;
+  std::int64_t decode_requests = 0, decode_kv_tokens = 0;
+  // queued_requests, what waits unscheduled: WAITING ones count as prefill (their tokens so far);
+  // PREEMPTED ones and those loading remote KV as decode (their computed context)
+  std::int64_t queued_prefill_requests = 0, queued_prefill_tokens = 0;
+  std::int64_t queued_decode_requests = 0, queued_decode_kv_tokens = 0;
 };
 
 // What a request is to this engine in disaggregated serving (vLLM's kv_transfer_params with the NIXL
@@ -357,6 +377,10 @@ class Engine {
   int total_kv_blocks() const { return total_blocks_; }
   int free_kv_blocks() const { return free_blocks_; }
   int max_model_len() const { return max_model_len_; }  // tokens, after lowering to the KV capacity
+  // The newest ForwardPassMetrics at `now` (EngineConfig::record_forward_passes): the last iteration
+  // that ended by then (a macro step's sub-steps each count), or the idle heartbeat once the engine
+  // has gone idle after running. Empty before the first iteration or when not recording.
+  bool forward_pass(Micros now, ForwardPass& out) const;
   const EngineConfig& config() const { return config_; }
 
  private:
@@ -583,6 +607,14 @@ class Engine {
 
   bool in_step_ = false;
   Micros step_start_ = 0;
+  // ForwardPassMetrics (record_forward_passes): the step under way's first iteration (pass_valid_:
+  // it schedules tokens; vLLM skips an empty one), the last one published, and when the last step
+  // ended (a later begin_step means the engine went idle between: the heartbeat).
+  ForwardPass pass_, last_pass_;
+  bool pass_valid_ = false, has_last_pass_ = false;
+  Micros last_step_end_ = -1;
+  void record_pass(Micros now, std::int64_t tokens);
+  ForwardPass pass_at(int substep) const;
   Micros busy_before_ = 0;  // busy µs of finished steps
   // The macro step under way: sub-steps of pure decode after the first (planned by begin_step).
   int substeps_ = 1;                 // sub-steps in the step under way (1 = an ordinary step)

@@ -294,9 +294,15 @@ ScalerSnapshot World::snapshot(Pool& p) {
   return snap;
 }
 
-void World::note_slo_miss(std::int32_t pool) {
-  Pool& p = pools_[static_cast<std::size_t>(pool)];
-  if (p.rule_slo) p.slo_misses.push_back(now_);
+// A request that missed its SLO (or was dropped) counts for the pool that served it and, in a
+// disaggregated pair, for the prefill pool that computed its prompt: each role's goodput rule sees it.
+void World::note_slo_miss(const RequestRecord& rec) {
+  const auto note = [&](std::int32_t pool) {
+    Pool& p = pools_[static_cast<std::size_t>(pool)];
+    if (p.rule_slo) p.slo_misses.push_back(now_);
+  };
+  note(rec.pool);
+  if (rec.prefill_pool >= 0 && rec.prefill_pool != rec.pool) note(rec.prefill_pool);
 }
 
 // A vLLM scrape a WVA's max_over_time(...[1m]) may read: the last minute's (and the query delay's).
@@ -340,7 +346,24 @@ ServiceSnapshot World::service_snapshot(ServiceRun& run) {
         sp.kv_max_1m.push_back({r.id, kv});
         sp.queue_max_1m.push_back({r.id, static_cast<double>(queue)});
       }
+      // The newest iteration each serving worker published (FpmEventSubscriber.get_recent_stats).
+      ForwardPass f;
+      if (r.state == ReplicaState::Ready && r.engine && r.engine->forward_pass(now_, f)) {
+        ForwardPassMetrics m;
+        m.replica = r.id;
+        m.wall_time_s = micros_to_seconds(f.wall);
+        m.num_prefill_requests = f.prefill_requests;
+        m.sum_prefill_tokens = f.prefill_tokens;
+        m.num_decode_requests = f.decode_requests;
+        m.sum_decode_kv_tokens = f.decode_kv_tokens;
+        m.queued_prefill_requests = f.queued_prefill_requests;
+        m.queued_prefill_tokens = f.queued_prefill_tokens;
+        m.queued_decode_requests = f.queued_decode_requests;
+        m.queued_decode_kv_tokens = f.queued_decode_kv_tokens;
+        sp.fpm.push_back(m);
+      }
     }
+    std::sort(sp.fpm.begin(), sp.fpm.end(), [](const ForwardPassMetrics& a, const ForwardPassMetrics& b) { return a.replica < b.replica; });
     snap.pools.push_back(std::move(sp));
   }
   // increase() of the frontend's counters over the window: now against the newest sample at or

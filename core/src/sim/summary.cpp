@@ -23,6 +23,11 @@ std::int64_t World::breach_hours(int only_pool) const {
 
 // The summary of `pools`' requests (only_pool >= 0: that pool's; -1: every request) and replicas.
 void World::summarize(Summary& sum, const std::vector<const Pool*>& pools, int only_pool) const {
+  // A disaggregated pool's TTFT is its servers' own (vllm:time_to_first_token_seconds on its pods):
+  // a prefill pool's from the request reaching it to its one token, a decode pool's from the
+  // hand-off to the first token. A prefill pool decodes nothing: no ITL. The run's summary keeps the
+  // request's TTFT, from its arrival at the gateway.
+  const PoolRole role = only_pool >= 0 ? pools_[static_cast<std::size_t>(only_pool)].config->role : PoolRole::Aggregated;
   std::vector<double> ttft, e2e, prefill, kv_wait;
   double transfer_sum = 0;
   double itl_sum = 0;
@@ -31,7 +36,13 @@ void World::summarize(Summary& sum, const std::vector<const Pool*>& pools, int o
     // A pool's requests: those it serves, and (a prefill pool) those whose prompts it computed.
     if (only_pool >= 0 && rec.pool != only_pool && rec.prefill_pool != only_pool) continue;
     ++sum.num_requests;
-    if (rec.first_token_at) ttft.push_back(*rec.first_token_at - rec.arrived_at);
+    if (role == PoolRole::Prefill) {
+      if (rec.prefill_done_at) ttft.push_back(*rec.prefill_done_at - *rec.scheduled_at);
+    } else if (role == PoolRole::Decode && rec.decode_scheduled_at) {
+      if (rec.first_token_at) ttft.push_back(*rec.first_token_at - *rec.decode_scheduled_at);
+    } else if (rec.first_token_at) {
+      ttft.push_back(*rec.first_token_at - rec.arrived_at);
+    }
     if (rec.prefill_done_at) {
       prefill.push_back(*rec.prefill_done_at - rec.arrived_at);
       if (rec.kv_loaded_at) {
@@ -43,8 +54,10 @@ void World::summarize(Summary& sum, const std::vector<const Pool*>& pools, int o
       ++sum.num_completed;
       e2e.push_back(*rec.completed_at - rec.arrived_at);
       double itl = rec.output_tokens > 1 ? (*rec.completed_at - *rec.first_token_at) / (rec.output_tokens - 1) : 0.0;
-      itl_sum += itl;
-      ++itl_n;
+      if (role != PoolRole::Prefill) {
+        itl_sum += itl;
+        ++itl_n;
+      }
       if (*rec.first_token_at - rec.arrived_at <= s_.slo.ttft_s && itl <= s_.slo.itl_s) ++good;
     } else if (rec.dropped_at) {
       ++sum.num_dropped;

@@ -83,6 +83,9 @@ World::World(const Scenario& s, const WorkLimits& limits)
     const int first = g.pools.front();
     run.model = group_of_pool_[static_cast<std::size_t>(first)];
     keep_vllm_history_ = keep_vllm_history_ || std::holds_alternative<wva::WvaConfig>(g.config);
+    // A planner reads its workers' ForwardPassMetrics: their engines keep them.
+    if (std::holds_alternative<dynamo::PlannerConfig>(g.config))
+      for (const int i : g.pools) pools_[static_cast<std::size_t>(i)].engine.record_forward_passes = true;
     services_.push_back(std::move(run));
   }
   scrape_every_ = seconds_to_micros(s.metrics.scrape_interval_s);
@@ -469,7 +472,9 @@ void World::on_step_end(Pool& p, Replica& r) {
       rec.first_token_at = micros_to_seconds(e.time);
       const double ttft = *rec.first_token_at - rec.arrived_at;
       ttft_window_.push(e.time, ttft);
-      if (s_.pools_declared) p.ttft_window.push(e.time, ttft);
+      // A pool's series shows its servers' TTFT: a decode pool's from the hand-off (the request's
+      // own TTFT is the run's series).
+      if (s_.pools_declared) p.ttft_window.push(e.time, rec.decode_scheduled_at ? *rec.first_token_at - *rec.decode_scheduled_at : ttft);
       FrontendCounters& f = frontend_[static_cast<std::size_t>(rec.model)];
       f.ttft_sum += ttft;
       ++f.ttft_count;
@@ -489,7 +494,7 @@ void World::on_step_end(Pool& p, Replica& r) {
         f.itl_count += rec.output_tokens - 1;
       }
       const double itl = rec.output_tokens > 1 ? (*rec.completed_at - *rec.first_token_at) / (rec.output_tokens - 1) : 0.0;
-      if (*rec.first_token_at - rec.arrived_at > s_.slo.ttft_s || itl > s_.slo.itl_s) note_slo_miss(rec.pool);
+      if (*rec.first_token_at - rec.arrived_at > s_.slo.ttft_s || itl > s_.slo.itl_s) note_slo_miss(rec);
       client_done(rec);
     }
   }
@@ -535,7 +540,7 @@ void World::drop(RequestRecord& rec, FailureCause cause) {
   rec.failed_by = cause;
   ++num_dropped_;
   ++pools_[static_cast<std::size_t>(rec.pool)].dropped;
-  note_slo_miss(rec.pool);
+  note_slo_miss(rec);
   client_done(rec);
 }
 
@@ -553,7 +558,9 @@ void World::client_done(const RequestRecord& rec) {
 // decode pools (as the disaggregated proxy then sends it to a decode engine), arriving there now.
 void World::hand_off(Pool& p, Replica& r, RequestRecord& rec, Micros at) {
   rec.prefill_done_at = micros_to_seconds(at);
-  if (p.rule_ttft) p.server_ttft_1m.push(at, *rec.prefill_done_at - *rec.scheduled_at);  // the prefill server's own TTFT
+  // The prefill server's own TTFT (its one token), in its pool's series and its P99 TTFT rule.
+  p.ttft_window.push(at, *rec.prefill_done_at - *rec.scheduled_at);
+  if (p.rule_ttft) p.server_ttft_1m.push(at, *rec.prefill_done_at - *rec.scheduled_at);
   rec.prefill_pool = p.index;
   rec.prefill_replica = static_cast<std::int32_t>(r.id);
   rec.kv_held = true;

@@ -224,7 +224,7 @@ class World : public ClusterEvents {
   void on_service_sync(std::size_t service);
   ServiceSnapshot service_snapshot(ServiceRun& run);
   void note_vllm_sample(Replica& r, Micros at, double kv_usage, std::int32_t waiting);
-  void note_slo_miss(std::int32_t pool);  // a request it served missed the SLO or was dropped
+  void note_slo_miss(const RequestRecord& rec);
   // metrics.pipeline "realistic"
   void start_metric_targets(Pool& p, Replica& r);
   void on_vllm_scrape(Pool& p, Replica& r);
