@@ -192,6 +192,12 @@ TEST_CASE("cross-field rules name the field to fix", "[scenario]") {
                 "/metrics/dcgm_sample_period_s", "scrape_interval_s");
     CHECK_NOTHROW(parse_scenario({{"metrics", {{"scrape_interval_s", 5}, {"dcgm_sample_period_s", 5}}}}));
   }
+  SECTION("nodes, interruptions and schedulers need the cluster model, not the fixed-delay provisioner") {
+    check_error({{"cluster", {{"initial_nodes", {{{"count", 1}}}}}}}, "/cluster/initial_nodes", "provisioner");
+    check_error({{"cluster", {{"provisioner", "fixed"}, {"spot_interruptions_per_node_hour", 2}}}}, "/cluster/spot_interruptions_per_node_hour",
+                "needs the cluster model");
+    CHECK_NOTHROW(parse_scenario({{"cluster", {{"preset", "karpenter_when_empty"}, {"spot_interruptions_per_node_hour", 2}}}}));
+  }
 }
 
 TEST_CASE("preset custom needs phases and phases need preset custom", "[scenario]") {

@@ -614,6 +614,17 @@ void parse_cluster(const Json& j, Scenario& s) {
     }
   }
 
+  // The fixed-delay provisioner has no nodes to start with, interrupt or fill: these would be ignored.
+  if (c.provisioner == ProvisionerKind::FixedDelay) {
+    for (const char* key : {"initial_nodes", "workloads", "spot_interruptions_per_node_hour", "spot_reclaims", "insufficient_capacity",
+                            "node_startup", "kai", "kube_scheduler"}) {
+      if (j.contains(key)) {
+        throw InputError(std::string("/cluster/") + key,
+                         "needs the cluster model: set provisioner to \"karpenter\" or \"cluster_autoscaler\" (or a preset); with "
+                         "\"fixed\" each replica gets a node of its own after cold_start.node_provisioning_s and there are no nodes to describe");
+      }
+    }
+  }
   if (initial) {
     expect_array(*initial, "/cluster/initial_nodes", 64);
     for (std::size_t i = 0; i < initial->size(); ++i) {

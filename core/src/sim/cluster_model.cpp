@@ -229,6 +229,11 @@ void ClusterModel::launch(const NodeLaunch& l, Micros now, bool initialized) {
     n.phase = NodePhase::Initialized;
     n.registered_at = n.ready_at = n.initialized_at = now;
     n.gpus_allocatable = type.gpus;
+    // A spot node that exists at the start is as exposed as one launched later.
+    if (n.capacity_type == CapacityType::Spot && scenario_.cluster.spot_interruptions_per_node_hour > 0) {
+      const double after_s = rng_.exponential(scenario_.cluster.spot_interruptions_per_node_hour / 3600.0);
+      events_.file(now + seconds_to_micros(after_s), EventClass::NodeLifecycle, ClusterEvent{ClusterEvent::Kind::SpotNotice, n.id, 0});
+    }
   } else {
     n.taints.insert(n.taints.end(), l.startup_taints.begin(), l.startup_taints.end());
     n.startup_taints = static_cast<int>(l.startup_taints.size());
