@@ -155,6 +155,23 @@ Json explain(const Json& definition, std::uint64_t seed, const GradeContext& con
 Json solve(const Json& definition, std::uint64_t seed);
 }  // namespace exercise3
 
+// Exercise 4: a signal for the prefill pool and one for the decode pool of a disaggregated server,
+// graded per role against every pair run on the learner's variant (goodput per dollar).
+namespace exercise4 {
+// The learner's answer: a signal id of the definition per role, and a justification (free text, shown
+// back for self-assessment beside the model explanation; not graded).
+struct Answer {
+  std::optional<std::string> prefill, decode;
+  std::optional<std::string> justification;
+};
+// Reads {"prefill"?, "decode"?, "justification"?}; throws InputError (with the path) for anything else.
+Answer parse_answer(const Json& definition, const Json& answer);
+Json variant(const Json& definition, std::uint64_t seed);
+Json grade(const Json& definition, std::uint64_t seed, const Json& answer, const GradeContext& context = {});
+Json explain(const Json& definition, std::uint64_t seed, const GradeContext& context = {});
+Json solve(const Json& definition, std::uint64_t seed);
+}  // namespace exercise4
+
 // Exercise 5: a week under WhenEmptyOrUnderutilized/0s vs WhenEmpty/1h; the daily and monthly cost.
 namespace exercise5 {
 // The learner's answer: what the trap costs, in dollars.
