@@ -14,5 +14,13 @@ for _ in $(seq "${1:-3}"); do
   echo "native: one scheduling cycle, 1,000 nodes, 10,000 pods (gpuscale schedule): $(( ($(date +%s%N) - start) / 1000000 )) ms"
 done
 rm -f "$snapshot"
+# Exercise 4's grid: its first grade of a variant runs all 36 pairs (seed 1 prefill-heavy, 3 decode-heavy).
+for seed in 1 3; do
+  for _ in $(seq "${1:-3}"); do
+    start=$(date +%s%N)
+    echo '{"prefill": "queue_depth", "decode": "kv_cache"}' | build/cli/gpuscale grade 4 - --seed "$seed" > /dev/null
+    echo "native: exercise-4 grid, seed $seed (gpuscale grade, 36 runs): $(( ($(date +%s%N) - start) / 1000000 )) ms"
+  done
+done
 node scripts/bench-wasm.mjs build-wasm/site "${1:-3}"
 node scripts/bench-browser.mjs build-wasm/site "${1:-3}"
