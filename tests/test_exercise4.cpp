@@ -210,7 +210,13 @@ TEST_CASE("exercise 4: malformed answers name the field and what is allowed", "[
   CHECK(unknown.path() == "/prefill");
   CHECK(std::string(unknown.what()).find("\"queue_depth\"") != std::string::npos);
   CHECK(testing::input_error([&] { exercise4::parse_answer(def, {{"decode", 3}}); }).path() == "/decode");
-  CHECK(testing::input_error([&] { exercise4::parse_answer(def, {{"justification", std::string(5000, 'x')}}); }).path() == "/justification");
+  CHECK(testing::input_error([&] { exercise4::parse_answer(def, {{"justification", std::string(4001, 'x')}}); }).path() == "/justification");
+  // Characters, not bytes: 4,000 two-byte letters are allowed.
+  std::string accents;
+  for (int i = 0; i < 4000; ++i) accents += "\xc3\xa9";
+  CHECK(exercise4::parse_answer(def, {{"justification", accents}}).justification->size() == 8000);
+  CHECK(testing::input_error([&] { exercise4::parse_answer(def, {{"justification", accents + "x"}}); }).path() == "/justification");
+  CHECK(testing::input_error([&] { exercise4::parse_answer(def, {{"justification", 12}}); }).path() == "/justification");
   CHECK(testing::input_error([&] { exercise4::parse_answer(def, {{"prefil", "gpu_util"}}); }).path() == "/prefil");
   CHECK_NOTHROW(exercise4::parse_answer(def, Json::object()));
 }

@@ -137,6 +137,29 @@ export class ExercisePanel {
    * meanwhile, the call was superseded, or it failed (then said in `this.scoreBox`).
    * @param {{onProgress?: (fraction: number, label: string) => void}} [options]
    */
+  /**
+   * `_callGrader` with `bar` (a progressBar) showing the grader's simulation, which only the first
+   * check of a variant runs (its figures are kept afterwards); `busyText` goes to `scoreBox` while
+   * it runs and `label` names it when the core gives no label. Records how long the module took and
+   * whether it simulated (`data-grade-ms`, `data-grade-simulated`: the tests read them).
+   */
+  async _gradeShowingProgress(answer, note, { scoreBox, bar, busyText, label }) {
+    const result = await this._callGrader(answer, {
+      onProgress: (fraction, text) => {
+        scoreBox.textContent = busyText;
+        bar.show(fraction, text || label);
+        note.progress(fraction, text || label);
+      },
+    });
+    bar.hide();
+    const timing = this.client.timings.get(`${this.prefix}-grade`);
+    if (timing) {
+      this.root.dataset.gradeMs = String(Math.round(timing.ms));
+      this.root.dataset.gradeSimulated = String(timing.progressed > 0);
+    }
+    return result;
+  }
+
   async _callGrader(answer, { onProgress } = {}) {
     const seed = this.seed;
     const history = this.history;
@@ -576,4 +599,27 @@ export async function whileBusy(button, work, { client = null } = {}) {
     button.disabled = false;
     button.removeAttribute('aria-busy');
   }
+}
+
+/**
+ * A progress bar with its label (the core's "trap week: day 3 of 7"), hidden until shown:
+ * {root, show(fraction, label), hide()}. The bar is named by its label.
+ */
+export function progressBar(id) {
+  const label = el('span', { class: 'progress-label', id: `${id}-label` });
+  const bar = el('progress', { id, max: 1, value: 0, 'aria-labelledby': `${id}-label` });
+  const root = el('div', { class: 'progress-row', hidden: true, 'data-part': id }, bar, label);
+  return {
+    root,
+    show(fraction, text) {
+      root.hidden = false;
+      bar.value = Math.max(0, Math.min(1, Number(fraction) || 0));
+      label.textContent = `${text} (${Math.round(bar.value * 100)} %)`;
+      root.dataset.fraction = String(bar.value);
+      root.dataset.updates = String(Number(root.dataset.updates ?? 0) + 1);
+    },
+    hide() {
+      root.hidden = true;
+    },
+  };
 }

@@ -7,7 +7,7 @@
 // and, across reloads, in IndexedDB), so a check after the first one simulates nothing.
 import { RUN_CHARTS, RunChart, chartMax, withNodesChart } from './charts.js';
 import {
-  ExercisePanel, collectAnswers, markStale, parametersTable, questionField, renderVerdict, renderVerdicts,
+  ExercisePanel, collectAnswers, markStale, parametersTable, progressBar, questionField, renderVerdict, renderVerdicts,
   variantBar, usd, whileBusy,
 } from './exercise-kit.js';
 import { formatNumber } from './summary.js';
@@ -231,20 +231,11 @@ export class Exercise5Panel extends ExercisePanel {
       this.scoreBox.classList.remove('error');
       this.scoreBox.textContent = 'Checking…';
       // Only the first check of a variant simulates (the grader's weeks are kept afterwards): then the bar shows it.
-      const result = await this._callGrader(answer, {
-        onProgress: (fraction, label) => {
-          this.scoreBox.textContent = 'Checking: the grader simulates both weeks once for this variant (kept for every later check)…';
-          this.gradeProgress.show(fraction, label || 'the grader simulates the weeks');
-          note.progress(fraction, label || 'the grader simulates the weeks');
-        },
+      const result = await this._gradeShowingProgress(answer, note, {
+        scoreBox: this.scoreBox, bar: this.gradeProgress,
+        busyText: 'Checking: the grader simulates both weeks once for this variant (kept for every later check)…',
+        label: 'the grader simulates the weeks',
       });
-      this.gradeProgress.hide();
-      const timing = this.client.timings.get('ex5-grade');
-      if (timing) {
-        // How long the module took, and whether it simulated (sent progress): the tests read these.
-        this.root.dataset.gradeMs = String(Math.round(timing.ms));
-        this.root.dataset.gradeSimulated = String(timing.progressed > 0);
-      }
       if (!result) return;
       this.progress.data.graded = { answers: typed, result };
       this.progress.save();
@@ -303,27 +294,4 @@ function chartSeries(series = {}) {
   const kept = Object.fromEntries(CHART_KEYS.filter((k) => Array.isArray(series[k])).map((k) => [k, series[k]]));
   kept.breach_level_s = (series.t_s ?? []).map(() => BREACH_TTFT_S);
   return kept;
-}
-
-/**
- * A progress bar with its label (the core's "trap week: day 3 of 7"), hidden until shown:
- * {root, show(fraction, label), hide()}. The bar is named by its label.
- */
-function progressBar(id) {
-  const label = el('span', { class: 'progress-label', id: `${id}-label` });
-  const bar = el('progress', { id, max: 1, value: 0, 'aria-labelledby': `${id}-label` });
-  const root = el('div', { class: 'progress-row', hidden: true, 'data-part': id }, bar, label);
-  return {
-    root,
-    show(fraction, text) {
-      root.hidden = false;
-      bar.value = Math.max(0, Math.min(1, Number(fraction) || 0));
-      label.textContent = `${text} (${Math.round(bar.value * 100)} %)`;
-      root.dataset.fraction = String(bar.value);
-      root.dataset.updates = String(Number(root.dataset.updates ?? 0) + 1);
-    },
-    hide() {
-      root.hidden = true;
-    },
-  };
 }

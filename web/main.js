@@ -3,6 +3,7 @@
 import { Exercise1Panel } from './exercise1.js';
 import { Exercise2Panel } from './exercise2.js';
 import { Exercise3Panel } from './exercise3.js';
+import { Exercise4Panel } from './exercise4.js';
 import { Exercise5Panel } from './exercise5.js';
 import { loadCatalogue, renderComing, renderHome } from './home.js';
 import { PlaygroundPanel } from './playground.js';
@@ -12,7 +13,7 @@ import { SimClient } from './sim-client.js';
 import { exerciseVariant, parseVariant, rememberVariant } from './state.js';
 import { el } from './text.js';
 
-const PANELS = { 1: Exercise1Panel, 2: Exercise2Panel, 3: Exercise3Panel, 5: Exercise5Panel };
+const PANELS = { 1: Exercise1Panel, 2: Exercise2Panel, 3: Exercise3Panel, 4: Exercise4Panel, 5: Exercise5Panel };
 const views = new Map([...document.querySelectorAll('main > .view')].map((section) => [section.dataset.view, section]));
 const status = document.getElementById('status');
 

@@ -388,8 +388,17 @@ Answer read_answer(const Json& def, const Json& answer) {
     }
     (role == 0 ? out.prefill : out.decode) = v->get<std::string>();
   }
+  // Counted in characters (UTF-8 code points), as the page's text box counts them, not in bytes.
   const auto max_chars = def.value("justification_max_chars", 4000);
-  if (r.has("justification")) out.justification = r.get_string("justification", "", static_cast<std::size_t>(max_chars));
+  if (const Json* v = r.raw("justification")) {
+    if (!v->is_string()) throw InputError("/justification", "expected a string, found " + type_name(*v));
+    const std::string& text = v->get_ref<const std::string&>();
+    const auto chars = std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; });
+    if (chars > max_chars) {
+      throw InputError("/justification", "is " + std::to_string(chars) + " characters; at most " + std::to_string(max_chars));
+    }
+    out.justification = text;
+  }
   r.finish();
   return out;
 }
