@@ -30,8 +30,8 @@
 //   }
 // What the input is, per surface: run a scenario (`gpuscale run FILE.json`, run()); hpa an HPA document
 // (`gpuscale hpa` on stdin, hpa()); nodepool a NodePool as JSON (`gpuscale nodepool check FILE.json`,
-// nodepool_check()); nodepool-yaml the same as YAML (`... check FILE.yaml`, CLI only: the module takes
-// JSON); grade an answer (`gpuscale grade ID FILE --seed S`, grade()); exercise and explain an exercise
+// nodepool_check()); nodepool-yaml the same as YAML (`... check FILE.yaml`; the module takes JSON, so
+// the page's own YAML reader is checked instead, see checkPage); grade an answer (`gpuscale grade ID FILE --seed S`, grade()); exercise and explain an exercise
 // definition in place of the file's (`--exercises DIR`, exercise() / explain()); seed the seed text
 // (`--seed TEXT`, the seed argument); schedule a cluster snapshot (`gpuscale schedule FILE.json`, schedule()).
 //
@@ -306,6 +306,41 @@ async function checkWasm(e) {
   verdict(e, 'wasm', problems, `${seconds.toFixed(2)} s, ${observed}`);
 }
 
+// The page reads a NodePool's YAML itself (web/nodepool-editor.js readNodePoolText, the `yaml` package
+// read as kubectl reads it) and gives the module JSON. Each nodepool-yaml entry must be refused there too:
+// by the reader, with a message (on the line the CLI names, when it names one), or by nodepool_check on
+// what the reader made of it, at the entry's path. The page's words differ from the CLI's (its own
+// advice), so the fragments are the CLI's alone. Bytes reach the editor as text (a paste or a file read
+// as UTF-8: an invalid sequence becomes U+FFFD).
+async function checkPage(e, readNodePoolText) {
+  const { bytes } = materialize(e);
+  const text = new TextDecoder('utf-8').decode(bytes);
+  const problems = [];
+  const t0 = performance.now();
+  const read = readNodePoolText(text);
+  let observed;
+  if (!read.ok) {
+    const message = read.error?.message ?? '';
+    observed = `reader: line ${read.error?.line}, ${JSON.stringify(message.slice(0, 300))}`;
+    if (!message) problems.push('the reader refused without a message');
+    if (CONTROL.test(message)) problems.push('message holds an unescaped control character');
+    if (Buffer.byteLength(message) >= MAX_STDERR_BYTES) problems.push(`message is ${Buffer.byteLength(message)} bytes`);
+    const line = e.expect.message.map((f) => /^line (\d+)/.exec(f)?.[1]).find(Boolean);
+    if (line && read.error?.line !== Number(line)) problems.push(`the reader points at line ${read.error?.line}, the CLI at line ${line}`);
+  } else {
+    const reply = await sim.call('nodepool_check', [JSON.stringify(read.value)], 20_000);
+    observed = `module: ${reply.text !== undefined ? JSON.stringify(reply.text.slice(0, 300)) : reply.timedOut ? 'timed out' : `threw ${reply.threw}`}`;
+    if (reply.timedOut) problems.push('no answer in 20 s');
+    if (reply.threw) problems.push(`the call threw (${reply.threw})`);
+    const out = typeof reply.text === 'string' ? JSON.parse(reply.text) : null;
+    if (out && out.ok !== false) problems.push('the page accepted it: the reader read it and nodepool_check found nothing wrong');
+    else if (out && e.expect.path && out.error.path !== e.expect.path) problems.push(`path ${JSON.stringify(out.error.path)}, expected ${JSON.stringify(e.expect.path)}`);
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  if (seconds > MAX_SECONDS) problems.push(`took ${seconds.toFixed(1)} s (at most ${MAX_SECONDS} s)`);
+  if (problems.length) assert.fail(`${problems.join('; ')}\n  observed: ${observed}\n  why: ${e.why}`);
+}
+
 test('the catalogue: at least 100 entries, unique kebab-case ids, every surface, one input each', () => {
   assert.ok(catalogue.length >= 100, `${catalogue.length} entries`);
   const ids = new Set();
@@ -334,12 +369,23 @@ test('CLI: each bad input is exit 2 with `gpuscale: <path>: <message>`', async (
   }
 });
 
+test('Page: each NodePool YAML mistake is refused by the editor\'s reader or by nodepool_check on what it read', async (t) => {
+  const { readNodePoolText } = await import(new URL('../web/nodepool-editor.js', import.meta.url));
+  sim = new SimWorker();
+  try {
+    await sim.start();
+    for (const e of selected.filter((x) => x.surface === 'nodepool-yaml')) await t.test(e.id, () => checkPage(e, readNodePoolText));
+  } finally {
+    await sim.stop();
+  }
+});
+
 test('WASM: each bad input is {"ok": false, "error": {path, message}}, and the module keeps working', async (t) => {
   sim = new SimWorker();
   try {
     await sim.start();
     for (const e of selected) {
-      const skip = !fronts(e).includes('wasm') && (e.surface === 'nodepool-yaml' ? 'YAML is read by the CLI only' : 'not a WASM input');
+      const skip = !fronts(e).includes('wasm') && (e.surface === 'nodepool-yaml' ? 'YAML: the module takes JSON (the page\'s reader is checked above)' : 'not a WASM input');
       await t.test(e.id, { skip }, () => checkWasm(e));
     }
     await t.test('after the whole catalogue, a small run still succeeds', async () => {

@@ -31,8 +31,29 @@ const YAML_ADVICE = {
   RESOURCE_EXHAUSTION: 'The text expands to too much (aliases inside aliases): write the values out.',
 };
 
+const indentOf = (line) => /^ */.exec(line)[0].length;
+
+/**
+ * A key indented further than the keys beside it ("  name: gpu" then "   labels: {}") reads to the
+ * package as the value running on into a second line that is a key: it reports the line before.
+ * The line to fix is the one indented more, as the CLI's reader says.
+ */
+function overIndented(error, lines) {
+  if (error.code !== 'BLOCK_AS_IMPLICIT_KEY' && error.code !== 'MULTILINE_IMPLICIT_KEY') return null;
+  const at = error.linePos?.[0]?.line;
+  const here = lines[at - 1], next = lines[at];
+  if (here === undefined || next === undefined || next.trim() === '' || !/^\s*[^\s#][^:]*:(\s|$)/.test(here)) return null;
+  if (indentOf(next) <= indentOf(here)) return null;
+  return {
+    message: `This line is indented more than the keys above it (${indentOf(next)} spaces against ${indentOf(here)}): line it up with its siblings, or put it under a key that ends with a colon. The line reads: "${next.trim().slice(0, 80)}".`,
+    line: at + 1, col: indentOf(here) + 1, code: error.code,
+  };
+}
+
 /** A YAML error in plain words, with the line the learner must fix quoted. */
 export function plainYamlError(error, text) {
+  const shifted = overIndented(error, String(text).split(/\r?\n/));
+  if (shifted) return shifted;
   const at = error.linePos?.[0];
   const own = error.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '');
   const unclosed = /end with a ([\]}])/.exec(own)?.[1];
@@ -57,11 +78,39 @@ export function readYamlDocuments(text) {
     // The package appends "at line L, column C:" and a code excerpt; the position is shown apart.
     if (error) return { ok: false, error: plainYamlError(error, text) };
   }
+  for (const doc of docs) {
+    const error = noJsonForm(doc, lineCounter);
+    if (error) return { ok: false, error };
+  }
   try {
     return { ok: true, docs: docs.map((doc) => ({ doc, value: doc.toJS({ maxAliasCount: 100 }) })), lineCounter };
   } catch (e) {
     return { ok: false, error: { message: e.message } };
   }
+}
+
+/**
+ * What YAML can say and JSON (so the API server, and the core) cannot: an infinite or NaN number
+ * (.inf, 1e400) and an alias inside the value its anchor names (a value that contains itself). The
+ * first such node, with its line; null when there is none.
+ */
+function noJsonForm(doc, lineCounter) {
+  let found = null;
+  const where = (node) => lineCounter.linePos(node.range?.[0] ?? 0);
+  visit(doc, {
+    Scalar(_, node) {
+      if (typeof node.value !== 'number' || Number.isFinite(node.value)) return undefined;
+      const written = String(node.source ?? node.value);
+      found = { message: `The number ${written} has no JSON form (JSON holds finite numbers only, and so does the API server): write a finite number.`, ...where(node) };
+      return visit.BREAK;
+    },
+    Alias(_, node, path) {
+      if (!path.some((outer) => outer?.anchor === node.source)) return undefined;
+      found = { message: `The alias *${node.source} stands inside the value it names (&${node.source}): that value would contain itself. Write the value out instead.`, ...where(node) };
+      return visit.BREAK;
+    },
+  });
+  return found;
 }
 
 /** A value as JSON holds it: a YAML 1.1 timestamp becomes its ISO text, as sigs.k8s.io/yaml makes it. */

@@ -238,10 +238,11 @@ void Session::allocate_task(int j, int t, int node, bool pipelined) {
     for (auto it = journal.rbegin(); it != journal.rend(); ++it) {
       if (it->job != j || it->task != t) continue;
       if (it->kind == Op::Evict && it->prev_node == node && is_active_allocated(it->prev_status)) {
+        const Status before = it->prev_status;  // (the push below may move the journal)
         journal.push_back({Op::Unevict, j, t, run.status, run.node});
         touched(j);
         room.releasing -= charged;
-        run.status = it->prev_status;
+        run.status = before;
         run.node = node;
         add_queue_usage(j, run.request, +1);
         return;
