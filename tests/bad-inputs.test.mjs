@@ -353,7 +353,7 @@ test('the catalogue: at least 100 entries, unique kebab-case ids, every surface,
     assert.ok(e.expect && Array.isArray(e.expect.message) && e.expect.message.length > 0, `${e.id}: expect.message fragments`);
     assert.equal(['path', 'path_prefix'].filter((k) => k in e.expect).length, 1, `${e.id}: expect.path or expect.path_prefix`);
     assert.ok(typeof e.why === 'string' && e.why.length >= 10, `${e.id}: why (a sentence: the mistake a learner made)`);
-    if (['grade', 'exercise', 'explain', 'seed'].includes(e.surface)) assert.ok(['1', '2', '3', '5'].includes(e.exercise), `${e.id}: exercise`);
+    if (['grade', 'exercise', 'explain', 'seed'].includes(e.surface)) assert.ok(['1', '2', '3', '4', '5'].includes(e.exercise), `${e.id}: exercise`);
     if (e.surface === 'seed') assert.ok(!('input_hex' in e), `${e.id}: a seed is text`);
   }
   for (const s of SURFACES) assert.ok(catalogue.some((e) => e.surface === s), `surface ${s} has entries`);

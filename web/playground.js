@@ -92,7 +92,8 @@ export class PlaygroundPanel {
     const spec = el('details', { class: 'hpa-spec' },
       el('summary', { text: 'The autoscaler this run used (the strategy expanded to an HPA spec)' }), this.specBox);
     // The alternative to the knobs: a whole scenario as YAML, run on demand into the same results.
-    this.yaml = new ScenarioYaml({ onRun: (scenario, source) => this._run({ scenario, source }) });
+    // A knob run still waiting for its debounce was asked for before this one: it must not replace it.
+    this.yaml = new ScenarioYaml({ onRun: (scenario, source) => { clearTimeout(this.timer); return this._run({ scenario, source }); } });
     this.sourceBox = el('p', { class: 'run-source', 'data-part': 'source', 'aria-live': 'polite' });
     this.body.replaceChildren(el('div', { class: 'playground-grid' },
       this.headline,

@@ -11,7 +11,7 @@ namespace {
 
 const std::string& definition(int k) {
   static const std::string defs[] = {gpuscale::fuzz::read_exercise("ex1-"), gpuscale::fuzz::read_exercise("ex2-"),
-                                     gpuscale::fuzz::read_exercise("ex5-")};
+                                     gpuscale::fuzz::read_exercise("ex5-"), gpuscale::fuzz::read_exercise("ex4-")};
   return defs[k];
 }
 
@@ -31,7 +31,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     gpuscale::fuzz::check_input_error(e);
     return 0;
   }
-  for (int k = 0; k < 3; ++k) {
+  for (int k = 0; k < 4; ++k) {
     try {
       const gpuscale::Json variant = gpuscale::api::exercise(definition(k), seed);
       if (gpuscale::dump_json(variant).empty()) __builtin_trap();
