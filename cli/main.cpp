@@ -27,6 +27,8 @@ const char* kUsage =
     "                                        ('-' reads stdin; docs/nodepool.md)\n"
     "  gpuscale schedule SNAPSHOT            one scheduling cycle (KAI Scheduler or kube-scheduler) over a\n"
     "                                        cluster snapshot, YAML or JSON ('-' reads stdin; docs/schedule.md)\n"
+    "  gpuscale plan INPUT                   a three-layer plan (NodePool, autoscaler, KAI queues, warm pool)\n"
+    "                                        simulated on the described workload, YAML or JSON (docs/plan.md)\n"
     "  gpuscale exercise ID --seed N         print the learner's variant of exercise ID\n"
     "  gpuscale grade ID ANSWER.json --seed N [--context FILE]\n"
     "                                        grade an answer ('-' reads stdin); FILE: {history, simulated}\n"
@@ -218,6 +220,9 @@ int main(int argc, char** argv) {
     } else if (cmd == "schedule") {
       need(2);
       out = with_yaml_context(args[1], snapshot_json_text, api::schedule);
+    } else if (cmd == "plan") {
+      need(2);
+      out = with_yaml_context(args[1], snapshot_json_text, [](const std::string& json) { return api::plan(json); });
     } else if (cmd == "exercise" || cmd == "explain" || cmd == "solve") {
       need(2);
       std::string def = exercise_definition(exercises_dir(ex_flag, argv[0]), args[1]);

@@ -95,6 +95,10 @@ EMSCRIPTEN_KEEPALIVE const char* gs_schedule(TEXT(doc)) {
   return respond([&] { return api::schedule(ARG(doc)); });
 }
 
+EMSCRIPTEN_KEEPALIVE const char* gs_plan(TEXT(input), int progress) {
+  return respond([&] { return api::plan(ARG(input), progress_of(progress)); });
+}
+
 // kind "unreachable": a wasm trap (WebAssembly.RuntimeError: unreachable); "stack_overflow": the
 // engine's call stack runs out (RangeError: Maximum call stack size exceeded; the recursion keeps
 // no locals in linear memory, so it is the engine's stack, not the module's, that overflows);

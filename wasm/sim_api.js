@@ -85,4 +85,5 @@ simDefine('explain', 3, 2, true);   // explain(definition, seed[, context[, prog
 simDefine('schema', 0, 0, false);
 simDefine('nodepool_check', 1, 1, false);
 simDefine('schedule', 1, 1, false);
+simDefine('plan', 1, 1, true);      // plan(input[, progress])
 simDefine('debug_trap', 1, 1, false);

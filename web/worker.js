@@ -46,7 +46,7 @@
 // "unreachable", "stack_overflow" or "abort"). Without debug mode it is an unknown op.
 import createSim from './sim.mjs';
 
-const OPS = new Set(['version', 'run', 'hpa', 'exercise', 'grade', 'explain', 'schema', 'nodepool_check', 'schedule']);
+const OPS = new Set(['version', 'run', 'hpa', 'exercise', 'grade', 'explain', 'schema', 'nodepool_check', 'schedule', 'plan']);
 if (new URL(self.location.href).searchParams.get('debug') === '1') OPS.add('debug_trap');
 
 // Context argument index per op: grade(definition, seed, answer, context), explain(definition, seed, context).

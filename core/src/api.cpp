@@ -6,6 +6,7 @@
 
 #include "exercises/exercise.hpp"
 #include "autoscaling/hpa_json.hpp"
+#include "plan/plan.hpp"
 #include "provisioning/karpenter/nodepool.hpp"
 #include "scheduling/snapshot_schedule.hpp"
 #include "sim/simulation.hpp"
@@ -30,6 +31,10 @@ Json nodepool_check(const std::string& json_text) { return check_nodepool_docume
 Json schedule(const std::string& snapshot_json) {
   const Snapshot snapshot = parse_snapshot(parse_json_text(snapshot_json));
   return schedule_outcome_json(snapshot, schedule_snapshot(snapshot));
+}
+
+Json plan(const std::string& input_json, const Progress& progress) {
+  return plan::make_plan(plan::parse_plan_input(parse_json_text(input_json)), progress);
 }
 
 struct PreparedScenario {

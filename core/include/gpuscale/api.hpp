@@ -42,6 +42,9 @@ Json nodepool_check(const std::string& json_text);
 // Scheduler's actions; per job its status, reason and message and the node of each pod, the victims
 // with the action that chose them, per queue deserved / fair share / allocated (docs/schedule.md).
 Json schedule(const std::string& snapshot_json);
+// The three-layer plan designer (docs/plan.md): topology, workload and SLO (JSON text) → candidate plans
+// simulated on that workload, the cheapest that meets the SLO written out as the objects that deploy it.
+Json plan(const std::string& input_json, const Progress& progress = {});
 
 // Wraps an operation in the {"ok":true,"result":...} / {"ok":false,"error":{"path","message"}}
 // envelope, catching every exception so no error escapes to the caller.

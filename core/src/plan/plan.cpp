@@ -1,0 +1,650 @@
+// The plan designer: a staged search over candidate plans, each simulated on the described workload.
+// Stage 1 picks the replica autoscaler and the warm pool on the cheapest compatible instance type,
+// stage 2 prices that choice on every compatible instance and capacity type, and a last run tries the
+// winner against a larger burst. The lesson's rules (docs/plan.md) are enforced with their reasons;
+// where a rejected choice did better in the simulation, the plan says so with the run that shows it.
+#include "plan/plan.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "autoscaling/hpa_json.hpp"
+#include "cluster/instance_types.hpp"
+#include "gpuscale/errors.hpp"
+#include "io/json_reader.hpp"
+#include "provisioning/karpenter/nodepool.hpp"
+#include "scenario/scenario.hpp"
+#include "scheduling/snapshot.hpp"
+#include "serving/engine_profiles.hpp"
+#include "sim/simulation.hpp"
+
+namespace gpuscale::plan {
+
+namespace {
+
+constexpr const char* kPoolName = "gpu";
+constexpr const char* kDeployment = "vllm";
+
+// The replica autoscalers a plan may use and the targets it tries for each (the P99 TTFT rule's target
+// is a share of the SLO, so that it acts before the SLO is missed). The duty cycle is simulated only to
+// check the rule that rejects it.
+struct Signal {
+  const char* id;
+  std::vector<double> targets;
+  bool target_is_slo_share = false;
+};
+const std::vector<Signal>& signals() {
+  static const std::vector<Signal> s = {{"queue_depth", {2, 5}}, {"kv_cache", {0.5, 0.7}}, {"ttft_p99", {0.5}, true}, {"gpu_util", {80}}};
+  return s;
+}
+
+std::string num(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+std::vector<std::string> read_strings(ObjectReader& r, const char* key, std::vector<std::string> fallback, std::size_t max_items) {
+  const Json* v = r.raw(key);
+  if (!v) return fallback;
+  const std::string path = r.child_path(key);
+  if (!v->is_array() || v->empty()) throw InputError(path, "expected a non-empty array of strings");
+  if (v->size() > max_items) throw InputError(path, "at most " + std::to_string(max_items) + " entries");
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < v->size(); ++i) {
+    const Json& s = (*v)[i];
+    if (!s.is_string() || s.get_ref<const std::string&>().empty() || s.get_ref<const std::string&>().size() > 64) {
+      throw InputError(path + "/" + std::to_string(i), "expected a non-empty string of at most 64 characters");
+    }
+    if (std::find(out.begin(), out.end(), s.get<std::string>()) != out.end()) {
+      throw InputError(path + "/" + std::to_string(i), "\"" + s.get<std::string>() + "\" is listed twice");
+    }
+    out.push_back(s.get<std::string>());
+  }
+  return out;
+}
+
+// One candidate plan and what its run showed.
+struct Candidate {
+  std::string instance_type, capacity_type, signal;
+  double target = 0;  // the autoscaler's target (its metric's unit)
+  int warm = 1;
+  int max_replicas = 1;
+  bool simulated = false;
+  double slo_attainment = 0, ttft_p99_s = 0, cost_usd = 0, node_cost_usd_per_hour = 0, time_to_ready_s = 0;
+  std::int64_t num_requests = 0, num_dropped = 0, peak_replicas = 0, nodes_launched = 0;
+  bool meets_slo = false;
+  std::vector<std::string> rejected;  // why it is not the plan (empty: acceptable)
+};
+
+struct Shape {
+  const InstanceType* type = nullptr;
+  int gpus_per_replica = 0;
+  int pods_per_replica = 1;  // > 1: a LeaderWorkerSet of that size (PP across nodes)
+  int gpus_per_pod = 0;
+  int replicas_per_node = 0;
+};
+
+Shape shape_of(const PlanInput& in, const InstanceType& type) {
+  Shape s;
+  s.type = &type;
+  const EngineProfile p = engine_profile(in.engine_profile);
+  s.gpus_per_replica = p.gpus();
+  if (s.gpus_per_replica <= type.gpus) {
+    s.gpus_per_pod = s.gpus_per_replica;
+    s.replicas_per_node = type.gpus / s.gpus_per_replica;
+  } else {
+    // Multi-node: a pod per pipeline stage (TP inside the node), served as a LeaderWorkerSet.
+    s.pods_per_replica = p.pipeline_parallel;
+    s.gpus_per_pod = p.tensor_parallel;
+  }
+  return s;
+}
+
+int max_replicas_for(const PlanInput& in, const Shape& s) {
+  const int gpus = in.max_nodes * s.type->gpus;
+  return std::max(1, gpus / s.gpus_per_replica);
+}
+
+Json nodepool_json(const PlanInput& in, const Candidate& c, const Shape& s) {
+  Json requirements = Json::array({{{"key", "node.kubernetes.io/instance-type"}, {"operator", "In"}, {"values", {c.instance_type}}},
+                                   {{"key", "karpenter.sh/capacity-type"}, {"operator", "In"}, {"values", {c.capacity_type}}}});
+  if (!in.zones.empty()) requirements.push_back({{"key", "topology.kubernetes.io/zone"}, {"operator", "In"}, {"values", in.zones}});
+  return {{"apiVersion", "karpenter.sh/v1"},
+          {"kind", "NodePool"},
+          {"metadata", {{"name", kPoolName}}},
+          {"spec",
+           {{"limits", {{"nvidia.com/gpu", std::to_string(in.max_nodes * s.type->gpus)}}},
+            {"template",
+             {{"metadata", {{"labels", {{"workload", "llm-inference"}}}}},
+              {"spec",
+               {{"nodeClassRef", {{"group", "karpenter.k8s.aws"}, {"kind", "EC2NodeClass"}, {"name", kPoolName}}},
+                {"requirements", requirements},
+                {"taints", Json::array({{{"key", "nvidia.com/gpu"}, {"value", "true"}, {"effect", "NoSchedule"}}})},
+                {"expireAfter", "Never"}}}}},
+            {"disruption", {{"consolidationPolicy", "WhenEmpty"}, {"consolidateAfter", "1h"}, {"budgets", Json::array({{{"nodes", "10%"}}})}}}}}};
+}
+
+Json ec2nodeclass_json() {
+  // The node class the pool names: the EKS-optimised AMI with NVIDIA drivers, a root volume that holds
+  // the image and the weights. Placeholders in capitals are the cluster's own.
+  return {{"apiVersion", "karpenter.k8s.aws/v1"},
+          {"kind", "EC2NodeClass"},
+          {"metadata", {{"name", kPoolName}}},
+          {"spec",
+           {{"role", "KarpenterNodeRole-CLUSTER_NAME"},
+            {"amiSelectorTerms", Json::array({{{"alias", "al2023@latest"}}})},
+            {"subnetSelectorTerms", Json::array({{{"tags", {{"karpenter.sh/discovery", "CLUSTER_NAME"}}}}})},
+            {"securityGroupSelectorTerms", Json::array({{{"tags", {{"karpenter.sh/discovery", "CLUSTER_NAME"}}}}})},
+            {"blockDeviceMappings",
+             Json::array({{{"deviceName", "/dev/xvda"}, {"ebs", {{"volumeSize", "500Gi"}, {"volumeType", "gp3"}, {"encrypted", true}}}}})}}}};
+}
+
+Json autoscaler_json(const PlanInput& in, const Candidate& c) {
+  Json a = {{"strategy", c.signal}, {"min_replicas", c.warm}, {"max_replicas", c.max_replicas}, {"replicas", c.warm}};
+  if (c.target > 0) a["target"] = c.target;
+  // Scale down one replica a minute after a five-minute window: a model server is minutes to replace.
+  a["behavior"] = {{"scaleDown", {{"stabilizationWindowSeconds", 300}, {"policies", Json::array({{{"type", "Pods"}, {"value", 1}, {"periodSeconds", 60}}})}}}};
+  return a;
+}
+
+// How a run differs from the plan as written: a bigger burst, another consolidation policy, another
+// scheduler (the rule checks).
+struct RunOptions {
+  double burst_factor = 0;  // 0: the input's
+  bool consolidate_underutilized = false;  // WhenEmptyOrUnderutilized/0s instead of WhenEmpty/1h
+  bool kube_scheduler = false;             // default-scheduler, pod by pod, instead of KAI's gangs
+};
+
+Json kai_queues(const PlanInput& in, const Shape& s, const Candidate& c);
+
+Json scenario_for(const PlanInput& in, const Candidate& c, const Shape& s, const RunOptions& o = {}) {
+  const double base = in.average_rps;
+  const double burst = o.burst_factor > 0 ? o.burst_factor : in.burst_factor;
+  const double quiet = 900, tail = std::max(60.0, 3600 - quiet - in.burst_s);
+  Json pool = nodepool_json(in, c, s);
+  if (o.consolidate_underutilized) pool["spec"]["disruption"] = {{"consolidationPolicy", "WhenEmptyOrUnderutilized"}, {"consolidateAfter", "0s"}};
+  Json sc = {{"duration_s", quiet + in.burst_s + tail},
+             {"seed", in.seed},
+             {"workload",
+              {{"preset", "custom"},
+               {"phases", Json::array({{{"duration_s", quiet}, {"rate_rps", base}},
+                                       {{"duration_s", in.burst_s}, {"rate_rps", base * burst}},
+                                       {{"duration_s", tail}, {"rate_rps", base}}})},
+               {"prompt_tokens", {{"kind", "lognormal"}, {"mean", in.prompt_tokens}, {"cv", 0.4}, {"min", 16}, {"max", 65536}}},
+               {"output_tokens", {{"kind", "lognormal"}, {"mean", in.output_tokens}, {"cv", 0.5}, {"min", 1}, {"max", 16384}}},
+               {"timeout_s", in.timeout_s}}},
+             {"slo", {{"ttft_s", in.ttft_p99_s}, {"itl_s", in.itl_s}}},
+             {"engine", {{"profile", in.engine_profile}}},
+             {"autoscaler", autoscaler_json(in, c)},
+             {"cluster",
+              {{"provisioner", "karpenter"},
+               {"nodepools", Json::array({pool})},
+               {"node_startup", {{"preset", "real_world"}}}}}};
+  if (c.capacity_type == "spot") sc["cluster"]["spot_interruptions_per_node_hour"] = in.spot_interruptions_per_node_hour;
+  const Json tolerations = Json::array({{{"key", "nvidia.com/gpu"}, {"operator", "Exists"}, {"effect", "NoSchedule"}}});
+  // The plan's pods: KAI Scheduler with the inference queue's label (its gang is the replica's pods).
+  Json pod = {{"gpus", s.gpus_per_pod}, {"tolerations", tolerations}};
+  if (!o.kube_scheduler) {
+    pod["schedulerName"] = "kai-scheduler";
+    pod["labels"] = {{"kai.scheduler/queue", "inference"}};
+    sc["cluster"]["kai"] = {{"queues", kai_queues(in, s, c)}};
+  }
+  if (in.training_gpus > 0 && !o.kube_scheduler) {
+    // The training tenant: pods of a node's GPUs that borrow what inference leaves idle.
+    const int per_pod = std::min(s.type->gpus, in.training_gpus);
+    const int pods = (in.training_gpus + per_pod - 1) / per_pod;
+    sc["cluster"]["workloads"] = Json::array({{{"name", "training"},
+                                               {"replicas", pods},
+                                               {"pod",
+                                                {{"gpus", per_pod},
+                                                 {"schedulerName", "kai-scheduler"},
+                                                 {"priorityClassName", "train"},
+                                                 {"labels", {{"kai.scheduler/queue", "training"}}},
+                                                 {"tolerations", tolerations}}}}});
+  }
+  if (s.pods_per_replica > 1) {
+    sc["leaderWorkerSet"] = {{"apiVersion", "leaderworkerset.x-k8s.io/v1"},
+                             {"kind", "LeaderWorkerSet"},
+                             {"metadata", {{"name", kDeployment}}},
+                             {"spec",
+                              {{"leaderWorkerTemplate",
+                                {{"size", s.pods_per_replica}, {"restartPolicy", "RecreateGroupOnPodRestart"}, {"workerTemplate", pod}}}}}};
+  } else {
+    sc["cluster"]["inference_pod"] = pod;
+  }
+  return sc;
+}
+
+// The deployed autoscaler: a KEDA ScaledObject for queue depth (its prometheus trigger makes the HPA
+// KEDA generates), else the autoscaling/v2 HPA the run used.
+Json deployed_autoscaler(const PlanInput& in, const Candidate& c, const Scenario& sc) {
+  const Json behavior = autoscaler_json(in, c).at("behavior");
+  if (c.signal == "queue_depth") {
+    return {{"apiVersion", "keda.sh/v1alpha1"},
+            {"kind", "ScaledObject"},
+            {"metadata", {{"name", kDeployment}}},
+            {"spec",
+             {{"scaleTargetRef", {{"name", kDeployment}}},
+              {"minReplicaCount", c.warm},
+              {"maxReplicaCount", c.max_replicas},
+              {"pollingInterval", 15},
+              {"advanced", {{"horizontalPodAutoscalerConfig", {{"behavior", behavior}}}}},
+              {"triggers", Json::array({{{"type", "prometheus"},
+                                          {"metadata",
+                                           {{"serverAddress", "http://prometheus.monitoring:9090"},
+                                            {"query", "sum(vllm:num_requests_waiting{model_name=\"" + in.engine_profile + "\"})"},
+                                            {"threshold", num(c.target, 0)}}}}})}}}};
+  }
+  Json spec = hpa::hpa_spec_to_json(*sc.pools.front().autoscaler.hpa);
+  spec["scaleTargetRef"] = {{"apiVersion", "apps/v1"}, {"kind", "Deployment"}, {"name", kDeployment}};
+  return {{"apiVersion", "autoscaling/v2"}, {"kind", "HorizontalPodAutoscaler"}, {"metadata", {{"name", kDeployment}}}, {"spec", spec}};
+}
+
+// A scheduling.run.ai/v2 Queue: GPUs quota and limit (-1: none), over-quota weight 1.
+Json queue_cr(const std::string& name, const std::string& parent, int priority, int quota, int limit) {
+  Json gpu = {{"quota", quota}, {"limit", limit}, {"overQuotaWeight", 1}};
+  const Json unlimited = {{"quota", -1}, {"limit", -1}};
+  Json spec = {{"resources", {{"gpu", gpu}, {"cpu", unlimited}, {"memory", unlimited}}}};
+  if (!parent.empty()) spec["parentQueue"] = parent;
+  if (priority > 0) spec["priority"] = priority;
+  return {{"apiVersion", "scheduling.run.ai/v2"}, {"kind", "Queue"}, {"metadata", {{"name", name}}}, {"spec", spec}};
+}
+
+Json kai_queues(const PlanInput& in, const Shape& s, const Candidate& c) {
+  Json queues = Json::array();
+  queues.push_back(queue_cr("gpu-pool", "", 0, in.max_nodes * s.type->gpus, -1));
+  // Inference: its peak in quota (a Deployment's pods are non-preemptible and get only in-quota GPUs).
+  queues.push_back(queue_cr("inference", "gpu-pool", 100, c.max_replicas * s.gpus_per_replica, -1));
+  // Training borrows what inference leaves idle, over quota, and is reclaimed when inference scales up.
+  if (in.training_gpus > 0) queues.push_back(queue_cr("training", "gpu-pool", 50, 0, in.training_gpus));
+  return queues;
+}
+
+RunResult simulate(const PlanInput& in, Candidate& c, const Shape& s, const RunOptions& o, const std::function<void(double)>& at) {
+  const Scenario sc = parse_scenario(scenario_for(in, c, s, o));
+  ProgressReport report;
+  report.every_s = sc.duration_s / 4;
+  report.at = [&](double t) {
+    if (at) at(t / sc.duration_s);
+  };
+  const RunResult r = run_simulation(sc, {}, report);
+  c.simulated = true;
+  c.slo_attainment = r.summary.slo_attainment;
+  c.ttft_p99_s = r.summary.ttft_p99_s;
+  c.cost_usd = r.summary.cluster.node_cost_usd;
+  c.node_cost_usd_per_hour = r.summary.cluster.node_cost_usd / (sc.duration_s / 3600);
+  c.time_to_ready_s = r.summary.time_to_ready_mean_s;
+  c.num_requests = r.summary.num_requests;
+  c.num_dropped = r.summary.num_dropped;
+  c.peak_replicas = r.summary.peak_replicas;
+  c.nodes_launched = r.summary.cluster.nodes_launched;
+  c.meets_slo = c.slo_attainment >= in.attainment && c.ttft_p99_s <= in.ttft_p99_s;
+  if (!c.meets_slo) {
+    c.rejected.push_back("misses the SLO: " + num(c.slo_attainment * 100, 1) + " % of requests within it (target " + num(in.attainment * 100, 1) +
+                         " %), P99 TTFT " + num(c.ttft_p99_s, 2) + " s (target " + num(in.ttft_p99_s, 2) + " s)");
+  }
+  return r;
+}
+
+Json candidate_json(const Candidate& c) {
+  Json j = {{"instance_type", c.instance_type}, {"capacity_type", c.capacity_type}, {"signal", c.signal}, {"target", c.target}, {"warm_replicas", c.warm},
+            {"max_replicas", c.max_replicas}, {"simulated", c.simulated}, {"rejected", c.rejected}};
+  if (c.simulated) {
+    j["slo_attainment"] = c.slo_attainment;
+    j["ttft_p99_s"] = c.ttft_p99_s;
+    j["node_cost_usd_per_hour"] = c.node_cost_usd_per_hour;
+    j["time_to_ready_s"] = c.time_to_ready_s;
+    j["num_requests"] = c.num_requests;
+    j["num_dropped"] = c.num_dropped;
+    j["peak_replicas"] = c.peak_replicas;
+    j["nodes_launched"] = c.nodes_launched;
+    j["meets_slo"] = c.meets_slo;
+  }
+  return j;
+}
+
+// The cheaper of two acceptable candidates (ties: the one found first).
+bool better(const Candidate& a, const Candidate* b) { return !b || a.node_cost_usd_per_hour < b->node_cost_usd_per_hour; }
+
+}  // namespace
+
+PlanInput parse_plan_input(const Json& input) {
+  PlanInput in;
+  ObjectReader r(input, "");
+  r.only_keys({"topology", "workload", "slo", "budget_usd_per_hour", "tenants", "seed"});
+  if (const Json* t = r.raw("topology")) {
+    ObjectReader tr(*t, "/topology");
+    in.instance_types = read_strings(tr, "instance_types", in.instance_types, 8);
+    in.capacity_types = read_strings(tr, "capacity_types", in.capacity_types, 2);
+    in.max_nodes = static_cast<int>(tr.get_int("max_nodes", in.max_nodes, 1, 64));
+    in.zones = read_strings(tr, "zones", {}, 8);
+    in.racks = static_cast<int>(tr.get_int("racks", 0, 0, 64));
+    const bool spot = std::find(in.capacity_types.begin(), in.capacity_types.end(), "spot") != in.capacity_types.end();
+    if (spot && !tr.has("spot_interruptions_per_node_hour")) {
+      throw InputError("/topology/spot_interruptions_per_node_hour",
+                       "required with spot capacity: how often a spot node is reclaimed (AWS's Spot Instance Advisor gives each type's monthly "
+                       "frequency; 0 assumes none), so that spot candidates are simulated with their interruptions");
+    }
+    in.spot_interruptions_per_node_hour = tr.get_number("spot_interruptions_per_node_hour", 0, 0, 10);
+    tr.finish();
+    for (std::size_t i = 0; i < in.instance_types.size(); ++i) {
+      const InstanceType* type = find_instance_type(default_instance_types(), in.instance_types[i]);
+      if (!type) throw InputError("/topology/instance_types/" + std::to_string(i), "\"" + in.instance_types[i] + "\" is not in the lab's instance catalogue (data/instance-types.json)");
+      if (type->gpus == 0) throw InputError("/topology/instance_types/" + std::to_string(i), in.instance_types[i] + " has no GPU");
+    }
+    for (std::size_t i = 0; i < in.capacity_types.size(); ++i) {
+      if (in.capacity_types[i] != "on-demand" && in.capacity_types[i] != "spot") {
+        throw InputError("/topology/capacity_types/" + std::to_string(i), "expected \"on-demand\" or \"spot\"");
+      }
+    }
+  }
+  if (const Json* w = r.raw("workload")) {
+    ObjectReader wr(*w, "/workload");
+    in.engine_profile = wr.get_string("engine_profile", in.engine_profile, 128);
+    engine_profile(in.engine_profile);  // an unknown profile is refused with the known ones
+    in.serving = wr.get_enum("serving", in.serving, {"aggregated", "disaggregated"});
+    in.average_rps = wr.get_number("average_rps", in.average_rps, 0.001, 100);
+    in.burst_factor = wr.get_number("burst_factor", in.burst_factor, 1, 50);
+    in.burst_s = wr.get_number("burst_s", in.burst_s, 60, 2400);
+    in.prompt_tokens = wr.get_number("prompt_tokens", in.prompt_tokens, 16, 65536);
+    in.output_tokens = wr.get_number("output_tokens", in.output_tokens, 1, 16384);
+    in.timeout_s = wr.get_number("timeout_s", in.timeout_s, 1, 3600);
+    in.what_if_burst = wr.get_number("what_if_burst", in.what_if_burst, 1, 10);
+    wr.finish();
+    if (in.serving == "disaggregated") {
+      throw InputError("/workload/serving", "the plan designer plans aggregated serving so far; exercise 4 and the playground compare disaggregated pools");
+    }
+    if (in.average_rps * in.burst_factor > 200) throw InputError("/workload/burst_factor", "average_rps × burst_factor must stay at most 200 req/s");
+  }
+  if (const Json* s = r.raw("slo")) {
+    ObjectReader sr(*s, "/slo");
+    in.ttft_p99_s = sr.get_number("ttft_p99_s", in.ttft_p99_s, 0.05, 600);
+    in.itl_s = sr.get_number("itl_s", in.itl_s, 0.001, 10);
+    in.attainment = sr.get_number("attainment", in.attainment, 0.5, 1);
+    sr.finish();
+  }
+  in.budget_usd_per_hour = r.get_number("budget_usd_per_hour", 0, 0, 1e6);
+  if (const Json* t = r.raw("tenants")) {
+    ObjectReader tr(*t, "/tenants");
+    in.training_gpus = static_cast<int>(tr.get_int("training_gpus", 0, 0, 4096));
+    tr.finish();
+  }
+  in.seed = static_cast<std::uint64_t>(r.get_int("seed", 1, 0, 9007199254740992LL));
+  r.finish();
+  return in;
+}
+
+Json make_plan(const PlanInput& in, const PlanProgress& progress) {
+  Json rules = Json::array();
+  // The lesson's refusal: one node of one GPU type is not a fleet for Karpenter to manage.
+  if (in.max_nodes == 1 && in.instance_types.size() == 1) {
+    return {{"verdict", "refused"},
+            {"refusals",
+             Json::array({{{"rule", "single_node_single_gpu_type"},
+                           {"reason", "A single node of a single GPU type (" + in.instance_types[0] +
+                                          "): there is nothing for Karpenter to choose or consolidate, and a replica lost with its node has nowhere to go. Use a managed serverless endpoint instead, or allow more nodes or types."}}})}};
+  }
+  const EngineProfile profile = engine_profile(in.engine_profile);
+  std::vector<Candidate> rows;
+  // Which instance types can run the model at all (vLLM's start-up checks for this GPU).
+  std::vector<const InstanceType*> usable;
+  for (const std::string& name : in.instance_types) {
+    const InstanceType& type = *find_instance_type(default_instance_types(), name);
+    EngineConfig config;
+    config.profile = profile;
+    const ProfileOnGpu g = profile_on_gpu(config, type.gpu_name, type.gpu_memory_mib);
+    const Shape s = shape_of(in, type);
+    const bool fits_cluster = s.pods_per_replica * s.gpus_per_pod <= in.max_nodes * type.gpus;
+    if (g.loads && fits_cluster) {
+      usable.push_back(&type);
+      continue;
+    }
+    for (const std::string& cap : in.capacity_types) {
+      Candidate c;
+      c.instance_type = name;
+      c.capacity_type = cap;
+      c.signal = "-";
+      c.rejected.push_back(!g.loads ? "the model does not start on " + type.gpu_name + ": " + g.error
+                                    : "a replica needs " + std::to_string(s.gpus_per_replica) + " GPUs, more than " + std::to_string(in.max_nodes) + " nodes have");
+      rows.push_back(c);
+    }
+  }
+  if (usable.empty()) {
+    Json cands = Json::array();
+    for (const Candidate& c : rows) cands.push_back(candidate_json(c));
+    return {{"verdict", "no_plan"}, {"failed_layer", "nodes"}, {"reason", "no instance type of the topology can run " + in.engine_profile}, {"candidates", cands}};
+  }
+  // Stage 1 on the cheapest usable on-demand (else spot) type: every signal and warm pool size.
+  const auto price = [](const InstanceType* t, const std::string& cap) { return cap == "spot" ? t->spot_usd_per_hour : t->on_demand_usd_per_hour; };
+  const std::string first_cap = std::find(in.capacity_types.begin(), in.capacity_types.end(), "on-demand") != in.capacity_types.end() ? "on-demand" : "spot";
+  const InstanceType* base_type = *std::min_element(usable.begin(), usable.end(), [&](const InstanceType* a, const InstanceType* b) {
+    return price(a, first_cap) < price(b, first_cap);
+  });
+  const int warm_options[] = {1, 2, 3};
+  std::vector<Candidate> stage1;
+  for (const Signal& sig : signals())
+    for (double target : sig.targets)
+    for (int warm : warm_options) {
+      const Shape s = shape_of(in, *base_type);
+      Candidate c;
+      c.instance_type = base_type->name;
+      c.capacity_type = first_cap;
+      c.signal = sig.id;
+      c.target = sig.target_is_slo_share ? target * in.ttft_p99_s : target;
+      c.max_replicas = max_replicas_for(in, s);
+      c.warm = std::min(warm, c.max_replicas);
+      if (warm > c.max_replicas) continue;
+      stage1.push_back(c);
+    }
+  // Stage 2 runs at most one candidate per other (type, capacity) pair, stage 3 one more.
+  const int stage2_count = static_cast<int>(usable.size() * in.capacity_types.size()) - 1;
+  const int total = static_cast<int>(stage1.size()) + std::max(0, stage2_count) + 3 + (shape_of(in, *base_type).pods_per_replica > 1 ? 1 : 0);
+  int done = 0;
+  const auto step = [&](const std::string& label) {
+    return [&, label](double f) {
+      if (progress) progress((done + f) / total, label);
+    };
+  };
+  const Candidate* chosen1 = nullptr;
+  for (Candidate& c : stage1) {
+    simulate(in, c, shape_of(in, *base_type), {}, step(c.signal + " " + num(c.target, 2) + ", " + std::to_string(c.warm) + " warm on " + c.instance_type));
+    ++done;
+    if (c.signal == "gpu_util") {
+      c.rejected.push_back("the lesson's hard reject: an HPA on DCGM_FI_DEV_GPU_UTIL, a duty cycle that reads 100 % with one request or a hundred, says nothing about backlog");
+    }
+    if (in.budget_usd_per_hour > 0 && c.node_cost_usd_per_hour > in.budget_usd_per_hour) {
+      c.rejected.push_back("over budget: $" + num(c.node_cost_usd_per_hour, 2) + " per hour against $" + num(in.budget_usd_per_hour, 2));
+    }
+  }
+  for (const Candidate& c : stage1) {
+    if (c.rejected.empty() && better(c, chosen1)) chosen1 = &c;
+  }
+  rows.insert(rows.end(), stage1.begin(), stage1.end());
+  if (!chosen1) {
+    Json cands = Json::array();
+    for (const Candidate& c : rows) cands.push_back(candidate_json(c));
+    // Which layer failed: replicas that could not come up in time (nodes), or a scaler at its ceiling.
+    const Candidate& best = *std::max_element(stage1.begin(), stage1.end(), [](const Candidate& a, const Candidate& b) { return a.slo_attainment < b.slo_attainment; });
+    const bool at_ceiling = best.peak_replicas >= best.max_replicas;
+    return {{"verdict", "no_plan"},
+            {"failed_layer", at_ceiling ? "nodes" : "replicas"},
+            {"reason", at_ceiling ? "the best candidate ran its " + std::to_string(best.max_replicas) + " replicas (all " + std::to_string(in.max_nodes) +
+                                        " nodes) and still met the SLO for " + num(best.slo_attainment * 100, 1) + " % of requests: the topology is too small for the burst"
+                                  : "no autoscaler and warm pool met the SLO (best " + num(best.slo_attainment * 100, 1) + " % with " + best.signal +
+                                        "); a new replica took " + num(best.time_to_ready_s, 0) + " s to serve, against a " + num(in.ttft_p99_s, 1) + " s TTFT target"},
+            {"candidates", cands}};
+  }
+  // Stage 2: the chosen autoscaler and warm pool on every other usable type and capacity type.
+  Candidate best = *chosen1;
+  for (const InstanceType* type : usable)
+    for (const std::string& cap : in.capacity_types) {
+      if (type == base_type && cap == first_cap) continue;
+      Candidate c = *chosen1;
+      c.instance_type = type->name;
+      c.capacity_type = cap;
+      c.rejected.clear();
+      const Shape s = shape_of(in, *type);
+      c.max_replicas = max_replicas_for(in, s);
+      c.warm = std::min(chosen1->warm, c.max_replicas);
+      if (cap == "spot" && type->spot_usd_per_hour <= 0) {
+        c.rejected.push_back(type->name + " is not offered as spot in the lab's catalogue");
+        rows.push_back(c);
+        continue;
+      }
+      simulate(in, c, s, {}, step(c.signal + " on " + c.instance_type + " (" + cap + ")"));
+      ++done;
+      if (in.budget_usd_per_hour > 0 && c.node_cost_usd_per_hour > in.budget_usd_per_hour) {
+        c.rejected.push_back("over budget: $" + num(c.node_cost_usd_per_hour, 2) + " per hour against $" + num(in.budget_usd_per_hour, 2));
+      }
+      if (c.rejected.empty() && c.node_cost_usd_per_hour < best.node_cost_usd_per_hour) best = c;
+      rows.push_back(c);
+    }
+  // Stage 3: the winner against a larger burst (reported, not a condition), then the rule checks: the
+  // chosen plan with what each rule forbids, to show what the rule costs or saves on this input.
+  const InstanceType& type = *find_instance_type(default_instance_types(), best.instance_type);
+  const Shape shape = shape_of(in, type);
+  Candidate what_if = best;
+  what_if.rejected.clear();
+  RunOptions bigger;
+  bigger.burst_factor = in.burst_factor * in.what_if_burst;
+  simulate(in, what_if, shape, bigger, step("what if the burst is " + num(in.what_if_burst, 1) + "x larger"));
+  ++done;
+  Candidate trap = best;
+  trap.rejected.clear();
+  RunOptions underutilized;
+  underutilized.consolidate_underutilized = true;
+  const RunResult trap_run = simulate(in, trap, shape, underutilized, step("rule check: WhenEmptyOrUnderutilized/0s"));
+  ++done;
+  Candidate memory = best;
+  memory.rejected.clear();
+  memory.signal = "gpu_memory";
+  memory.target = 60000;  // the lab's default target, MiB per GPU
+  simulate(in, memory, shape, {}, step("rule check: an HPA on GPU memory"));
+  ++done;
+  Candidate no_gang = best;
+  std::int64_t partial_gpu_hours_milli = 0;
+  if (shape.pods_per_replica > 1) {
+    no_gang.rejected.clear();
+    RunOptions kube;
+    kube.kube_scheduler = true;
+    const RunResult r = simulate(in, no_gang, shape, kube, step("rule check: the replicas' pods one by one (kube-scheduler, no gang)"));
+    partial_gpu_hours_milli = static_cast<std::int64_t>(std::llround(r.summary.partial_group_gpu_hours * 1000));
+    ++done;
+  }
+  if (progress) progress(1.0, "done");
+  // The cold start a warm pool has to cover: the longest creation → Ready of any run that added replicas.
+  double cold_start_s = 0;
+  for (const Candidate& c : rows) cold_start_s = std::max(cold_start_s, c.time_to_ready_s);
+  cold_start_s = std::max({cold_start_s, what_if.time_to_ready_s, best.time_to_ready_s});
+  const std::int64_t trap_evictions = trap_run.summary.replica_evictions_by_reason[static_cast<int>(RemovalReason::Underutilized)];
+
+  // The objects, each through the lab's own validator.
+  const Scenario sc = parse_scenario(scenario_for(in, best, shape));
+  Json nodepool = nodepool_json(in, best, shape);
+  const NodePool parsed_pool = parse_nodepool(nodepool, "/plan/nodepool");
+  Json lint = Json::array();
+  for (const NodePoolWarning& w : lint_nodepool(parsed_pool, nodepool)) lint.push_back(w.message);
+  const Json autoscaler = deployed_autoscaler(in, best, sc);
+  if (autoscaler.at("kind") == "HorizontalPodAutoscaler") hpa::parse_hpa_spec(autoscaler.at("spec"), "/plan/autoscaler/spec");
+  const Json queues = kai_queues(in, shape, best);
+  read_queues(queues, "/plan/kai/queues");
+  const bool gang = shape.pods_per_replica > 1;
+  Json kai = {{"queues", queues},
+              {"pod_labels", {{"kai.scheduler/queue", "inference"}}},
+              {"schedulerName", "kai-scheduler"},
+              {"podgroup", {{"minMember", shape.pods_per_replica}, {"priorityClassName", "inference"}}}};
+  if (gang) {
+    // The lesson's rule: TP/PP over nodes must be a gang, and its members close together.
+    kai["topology"] = {{"kai.scheduler/topology", "cluster-topology"},
+                       {"kai.scheduler/topology-required-placement", in.racks > 0 ? "rack" : "topology.kubernetes.io/zone"}};
+  }
+  // Each rule with the run that checks it on this input: it confirms the rule, or the plan says the
+  // simulation disagrees here and why the rule still stands.
+  const auto rule = [&](const char* id, const std::string& reason, bool disagrees, const Candidate* run) {
+    Json j = {{"rule", id}, {"applied", true}, {"reason", reason}, {"simulation_disagrees", disagrees}};
+    if (run) j["run"] = candidate_json(*run);
+    rules.push_back(j);
+  };
+  {
+    const Candidate* util = nullptr;  // the cheapest duty-cycle run of stage 1 that met the SLO
+    for (const Candidate& c : stage1)
+      if (c.signal == "gpu_util" && c.meets_slo && (!util || c.node_cost_usd_per_hour < util->node_cost_usd_per_hour)) util = &c;
+    const bool disagrees = util && util->node_cost_usd_per_hour <= chosen1->node_cost_usd_per_hour;
+    rule("no_gpu_util_hpa",
+         disagrees ? "the simulation disagrees on this input: the duty-cycle HPA met the SLO at $" + num(util->node_cost_usd_per_hour, 2) + "/h against $" +
+                         num(chosen1->node_cost_usd_per_hour, 2) +
+                         "/h. The rule stands: the duty cycle saturates at 100 % with one request or a hundred, so it scales toward its maximum on any load, which this burst happened to need"
+         : util ? "confirmed: the duty-cycle HPA met the SLO only at $" + num(util->node_cost_usd_per_hour, 2) + "/h, against $" + num(chosen1->node_cost_usd_per_hour, 2) + "/h"
+                : std::string("confirmed: no duty-cycle HPA run met the SLO"),
+         disagrees, util);
+  }
+  {
+    const bool disagrees = trap.meets_slo && trap_evictions == 0;
+    rule("when_empty_on_gpu_pool",
+         disagrees ? "the simulation disagrees on this input: WhenEmptyOrUnderutilized/0s evicted no model server in the hour (SLO " + num(trap.slo_attainment * 100, 1) +
+                         " %). The rule stands: it may delete any node whose pods fit elsewhere, and a moved replica reloads its weights for minutes"
+                   : "confirmed: WhenEmptyOrUnderutilized/0s evicted " + std::to_string(trap_evictions) + " replicas to consolidate (SLO " +
+                         num(trap.slo_attainment * 100, 1) + " % against " + num(best.slo_attainment * 100, 1) + " %)",
+         disagrees, &trap);
+  }
+  {
+    const bool disagrees = memory.meets_slo && memory.node_cost_usd_per_hour <= best.node_cost_usd_per_hour;
+    rule("no_gpu_memory_signal",
+         disagrees ? std::string("the simulation disagrees on this input: an HPA on GPU memory met the SLO at no more cost. The refusal stands: vLLM claims "
+                                 "--gpu-memory-utilization of each GPU at start, so the signal reads full from the first request and never lets the pool scale down")
+                   : "confirmed: an HPA on GPU memory reached " + std::to_string(memory.peak_replicas) + " replicas at $" + num(memory.node_cost_usd_per_hour, 2) +
+                         "/h (SLO " + num(memory.slo_attainment * 100, 1) + " %): vLLM claims the memory at start, so the signal reads full whatever the load",
+         disagrees, &memory);
+  }
+  if (gang) {
+    const bool disagrees = partial_gpu_hours_milli == 0 && no_gang.meets_slo;
+    rule("gang_for_tp_pp",
+         disagrees ? std::string("the simulation disagrees on this input: placed pod by pod, no replica was left partly placed. The rule stands: with fewer free GPUs "
+                                 "than a replica needs, kube-scheduler binds some of its pods and they hold their GPUs while serving nothing")
+                   : "confirmed: each replica is " + std::to_string(shape.pods_per_replica) + " pods of " + std::to_string(shape.gpus_per_pod) +
+                         " GPUs; placed pod by pod (kube-scheduler), partly placed replicas held " + num(static_cast<double>(partial_gpu_hours_milli) / 1000, 2) +
+                         " GPU-hours serving nothing",
+         disagrees, &no_gang);
+  }
+  // The warm pool: what the runs of the chosen autoscaler with fewer warm replicas showed.
+  std::string fewer;
+  for (const Candidate& c : stage1) {
+    if (c.signal != chosen1->signal || c.warm >= best.warm) continue;
+    fewer += std::string(fewer.empty() ? "" : "; ") + std::to_string(c.warm) + " warm: " +
+             (c.meets_slo ? "met the SLO at $" + num(c.node_cost_usd_per_hour, 2) + "/h" : c.rejected.front());
+  }
+  const std::string warm_reason =
+      "a new replica took up to " + num(cold_start_s, 0) + " s from creation to serving in the simulated runs (node launch, image, weights, warm-up), " +
+      num(cold_start_s / in.ttft_p99_s, 0) + " times the " + num(in.ttft_p99_s, 1) + " s TTFT target, so a burst's first minutes are served by the " +
+      std::to_string(best.warm) + " replica" + (best.warm > 1 ? "s" : "") + " kept warm" +
+      (fewer.empty() ? std::string(" (the least the autoscaler keeps)") : ". With fewer: " + fewer);
+  const Json dashboard = Json::array({"sum(vllm:num_requests_waiting) per replica (queue depth)", "vllm:kv_cache_usage_perc per replica",
+                                      "P99 of vllm:time_to_first_token_seconds against " + num(in.ttft_p99_s, 2) + " s",
+                                      "Karpenter: karpenter_nodeclaims_created and the pods' Pending time (node provisioning wait)",
+                                      "KAI: PodGroups Pending and their Unschedulable events (gang deferrals)",
+                                      "Karpenter disruption: karpenter_voluntary_disruption_decisions_total (consolidation events)"});
+  Json candidates = Json::array();
+  for (const Candidate& c : rows) candidates.push_back(candidate_json(c));
+  return {{"verdict", "plan"},
+          {"chosen", candidate_json(best)},
+          {"plan",
+           {{"nodepool", nodepool},
+            {"nodepool_lint", lint},
+            {"ec2nodeclass", ec2nodeclass_json()},
+            {"autoscaler", autoscaler},
+            {"kai", kai},
+            {"warm_pool",
+             {{"replicas", best.warm},
+              {"cold_start_s", cold_start_s},
+              {"reason", warm_reason}}},
+            {"dashboard", dashboard},
+            {"kill_switch", "If the P99 TTFT stays above " + num(in.ttft_p99_s, 2) + " s for 5 minutes, roll the autoscaler back to its last known-good state (" +
+                                std::to_string(best.warm) + " warm replicas, the previous " + autoscaler.at("kind").get<std::string>() + ")."}}},
+          {"what_if", candidate_json(what_if)},
+          {"rules", rules},
+          {"candidates", candidates}};
+}
+
+}  // namespace gpuscale::plan
