@@ -6,6 +6,7 @@ import { Exercise3Panel } from './exercise3.js';
 import { Exercise4Panel } from './exercise4.js';
 import { Exercise5Panel } from './exercise5.js';
 import { loadCatalogue, renderComing, renderHome } from './home.js';
+import { PlanPanel } from './plan.js';
 import { PlaygroundPanel } from './playground.js';
 import { go, onRouteChange, parseRoute, viewKey } from './router.js';
 import { SchedulerPanel } from './scheduler.js';
@@ -41,10 +42,11 @@ const debug = new URLSearchParams(location.search).get('debug') === '1';
 const workerUrl = new URL('./worker.js', import.meta.url);
 if (debug) workerUrl.searchParams.set('debug', '1');
 
-/** The view a worker channel belongs to ("ex1-…" → exercise/1, "sched…" → scheduler, "playground"/"pg-…" → playground). */
+/** The view a worker channel belongs to ("ex1-…" → exercise/1, "sched…" → scheduler, "plan…" → plan, "playground"/"pg-…" → playground). */
 function viewOf(channel) {
   const exercise = /^ex(\d+)/.exec(channel)?.[1];
   if (exercise) return views.get(`exercise/${exercise}`);
+  if (channel.startsWith('plan')) return views.get('plan');
   return views.get(channel.startsWith('sched') ? 'scheduler' : 'playground');
 }
 
@@ -82,7 +84,7 @@ document.addEventListener('click', (event) => {
   document.getElementById(link.dataset.focus)?.focus();
 });
 
-const panels = new Map();  // exercise number, "playground" or "scheduler" → mounted panel
+const panels = new Map();  // exercise number, "playground", "scheduler" or "plan" → mounted panel
 let playgroundStart = null;
 let schedulerStart = null;
 
@@ -153,6 +155,23 @@ async function showScheduler() {
   return schedulerStart;
 }
 
+async function showPlan() {
+  if (!panels.has('plan')) {
+    const section = views.get('plan');
+    const panel = new PlanPanel(section, client);
+    panels.set('plan', panel);
+    try {
+      panel.init();
+    } catch (error) {
+      section.dataset.ready = 'error';
+      section.querySelector('[data-part="status"]').textContent = `Could not start the plan designer: ${error.message}`;
+      return;
+    }
+  }
+  // A link to a plan (its input in the route) fills the form and designs it; #/plan alone keeps the form as typed.
+  await panels.get('plan').fromRoute();
+}
+
 async function showHome(catalogue) {
   const home = views.get('home');
   if (!catalogue) return;
@@ -186,6 +205,7 @@ async function show(route) {
   if (route.view === 'exercise') await showExercise(route, catalogue);
   else if (route.view === 'playground') await showPlayground();
   else if (route.view === 'scheduler') await showScheduler();
+  else if (route.view === 'plan') await showPlan();
   else await showHome(catalogue);
 }
 

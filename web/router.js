@@ -5,6 +5,7 @@
 //   #/exercise/2?variant=17     one exercise, at one variant
 //   #/playground?/autoscaler/strategy=queue_depth&…   the playground, its knobs as JSON paths
 //   #/scheduler?preset=7-of-8&scheduler=default-scheduler   one scheduling cycle over a snapshot
+//   #/plan?/topology/max_nodes=4&…   the plan designer, its input as JSON paths (opening it designs the plan)
 //
 // Links of the page before routes (#seed=3, #/autoscaler/strategy=…&seed=3) are read as the route
 // they meant: a seed alone opens exercise 1 at that variant, knob paths open the playground.
@@ -14,8 +15,11 @@
 /** The event fired on window after the route changed, whoever changed it. */
 export const ROUTE_EVENT = 'gpuscale:route';
 
-/** The views of the page: home, exercise N, playground, scheduler. */
-export const VIEWS = ['home', 'exercise', 'playground', 'scheduler'];
+/** The views of the page: home, exercise N, playground, scheduler, plan designer. */
+export const VIEWS = ['home', 'exercise', 'playground', 'scheduler', 'plan'];
+
+// The views whose route is their name alone ("#/scheduler"), with parameters after "?".
+const NAMED_VIEWS = ['playground', 'scheduler', 'plan'];
 
 /**
  * Reads a hash ("#/exercise/2?variant=17") into {view, exercise, params, unknown?}. `unknown` is
@@ -28,8 +32,7 @@ export function parseRoute(hash = location.hash) {
   const path = (q < 0 ? text : text.slice(0, q)).replace(/\/+$/, '');
   const params = new URLSearchParams(q < 0 ? '' : text.slice(q + 1));
   if (path === '' || path === '/home') return { view: 'home', exercise: null, params };
-  if (path === '/playground') return { view: 'playground', exercise: null, params };
-  if (path === '/scheduler') return { view: 'scheduler', exercise: null, params };
+  if (NAMED_VIEWS.includes(path.slice(1))) return { view: path.slice(1), exercise: null, params };
   const exercise = /^\/exercise\/(\d{1,2})$/.exec(path);
   if (exercise) return { view: 'exercise', exercise: Number(exercise[1]), params };
   return { view: 'home', exercise: null, params: new URLSearchParams(), unknown: text };
@@ -49,14 +52,14 @@ function legacyRoute(text) {
 
 /** The hash of a route: {view, exercise?, params?} → "#/exercise/2?variant=17". */
 export function routeHash({ view, exercise = null, params = null }) {
-  const path = view === 'exercise' ? `/exercise/${exercise}` : view === 'playground' || view === 'scheduler' ? `/${view}` : '/';
+  const path = view === 'exercise' ? `/exercise/${exercise}` : NAMED_VIEWS.includes(view) ? `/${view}` : '/';
   const entries = params ? [...new URLSearchParams(params).entries()] : [];
   const encode = (part) => encodeURIComponent(part).replace(/%2F/g, '/');  // knob paths stay readable
   const query = entries.map(([k, v]) => `${encode(k)}=${encode(v)}`).join('&');
   return `#${path}${query ? `?${query}` : ''}`;
 }
 
-/** The route's key for the view it shows: "home", "exercise/2", "playground", "scheduler". */
+/** The route's key for the view it shows: "home", "exercise/2", "playground", "scheduler", "plan". */
 export function viewKey(route) {
   return route.view === 'exercise' ? `exercise/${route.exercise}` : route.view;
 }

@@ -541,7 +541,8 @@ Json make_plan(const PlanInput& in, const PlanProgress& progress) {
   const std::int64_t trap_evictions = trap_run.summary.replica_evictions_by_reason[static_cast<int>(RemovalReason::Underutilized)];
 
   // The objects, each through the lab's own validator.
-  const Scenario sc = parse_scenario(scenario_for(in, best, shape));
+  const Json chosen_scenario = scenario_for(in, best, shape);
+  const Scenario sc = parse_scenario(chosen_scenario);
   Json nodepool = nodepool_json(in, best, shape);
   const NodePool parsed_pool = parse_nodepool(nodepool, "/plan/nodepool");
   Json lint = Json::array();
@@ -611,7 +612,7 @@ Json make_plan(const PlanInput& in, const PlanProgress& progress) {
   // The warm pool: what the runs of the chosen autoscaler with fewer warm replicas showed.
   std::string fewer;
   for (const Candidate& c : stage1) {
-    if (c.signal != chosen1->signal || c.warm >= best.warm) continue;
+    if (c.signal != chosen1->signal || c.target != chosen1->target || c.warm >= best.warm) continue;
     fewer += std::string(fewer.empty() ? "" : "; ") + std::to_string(c.warm) + " warm: " +
              (c.meets_slo ? "met the SLO at $" + num(c.node_cost_usd_per_hour, 2) + "/h" : c.rejected.front());
   }
@@ -640,6 +641,7 @@ Json make_plan(const PlanInput& in, const PlanProgress& progress) {
               {"cold_start_s", cold_start_s},
               {"reason", warm_reason}}},
             {"dashboard", dashboard},
+            {"scenario", chosen_scenario},
             {"kill_switch", "If the P99 TTFT stays above " + num(in.ttft_p99_s, 2) + " s for 5 minutes, roll the autoscaler back to its last known-good state (" +
                                 std::to_string(best.warm) + " warm replicas, the previous " + autoscaler.at("kind").get<std::string>() + ")."}}},
           {"what_if", candidate_json(what_if)},

@@ -1,0 +1,378 @@
+// Browser test of the plan designer (#/plan) on the served page: the form starts at the core's
+// defaults and keeps what is typed over a reload; "Design the plan" runs the module's plan with the
+// core's progress labels in the bar; the chosen plan, the what-if, the rules (the simulation's
+// disagreement shown) and every candidate agree with the plan the module designs under node for the
+// same input; each object's YAML copies to the clipboard; the Markdown download holds the chosen
+// type, the rules and a NodePool yaml block that parses to the module's; the YAML download's
+// documents parse to the module's objects; the chosen plan's own run is shown; the view is axe-core
+// clean and fits a 390 px (and 360 px) phone; "Link to this plan" reproduces it in a fresh browser;
+// a refused topology shows the refusal, and a field the core refuses shows the core's message
+// beside that field.
+//
+//   node --test tests/browser-plan.test.mjs
+// env: see tests/browser-helpers.mjs
+import assert from 'node:assert/strict';
+import { mkdir, readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import test from 'node:test';
+
+import { parseAllDocuments, parse as parseYaml } from 'yaml';
+
+import { YAML_OPTIONS } from '../web/yaml-text.js';
+import { ARTIFACTS, SITE, WAIT, openSite, since, waitForPanel } from './browser-helpers.mjs';
+
+const require = createRequire(import.meta.url);
+const AXE = require.resolve('axe-core/axe.min.js');
+const PLAN_WAIT = { timeout: 120_000 };
+const MAX_TAB_STOPS = 60;
+
+// A small plan: two 8-GPU types, at most 2 nodes, a training tenant (so KAI gets three queues).
+// Typed into the form field by field below; the page must send exactly this (the Markdown's input block says so).
+const INPUT = {
+  topology: { instance_types: ['p5.48xlarge', 'p5en.48xlarge'], capacity_types: ['on-demand'], max_nodes: 2 },
+  workload: { engine_profile: 'llama-3.3-70b-fp8-tp2-h100-sxm5', average_rps: 0.5, burst_factor: 3, burst_s: 600,
+              prompt_tokens: 1500, output_tokens: 250, what_if_burst: 1.5 },
+  slo: { ttft_p99_s: 2, itl_s: 0.05, attainment: 0.95 },
+  budget_usd_per_hour: 0,
+  tenants: { training_gpus: 8 },
+  seed: 1,
+};
+const REFUSED = { ...INPUT, topology: { instance_types: ['p5.48xlarge'], capacity_types: ['on-demand'], max_nodes: 1 } };
+const BAD = { ...INPUT, workload: { ...INPUT.workload, average_rps: 0 } };
+
+const id = (pointer) => `#plan${pointer.replace(/[^A-Za-z0-9_]+/g, '-')}`;  // plan.js's fieldId
+const check = (pointer, value) => `${id(pointer)}-${value.replace(/[^A-Za-z0-9_-]/g, '-')}`;
+
+/** The module under node, loaded as tests/wasm.test.mjs loads it. */
+async function loadModule() {
+  const site = pathToFileURL(`${SITE}/`);
+  const { default: createSim } = await import(new URL('sim.mjs', site));
+  return createSim({ wasmBinary: await readFile(new URL('sim.wasm', site)) });
+}
+
+/** The module's plan of an input: {envelope, labels (its progress labels), ms}. */
+function plan(sim, input) {
+  const labels = new Set();
+  const started = performance.now();
+  const envelope = JSON.parse(sim.plan(JSON.stringify(input), (fraction, label) => labels.add(label)));
+  return { envelope, labels, ms: performance.now() - started };
+}
+
+// The page's number formats (plan-export.js), written out again so that a change to them shows here.
+const pct = (f) => `${(f * 100).toFixed(1)} %`;
+const sec = (s) => `${s.toFixed(2)} s`;
+const hourly = (usd) => `$${usd.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}/h`;
+
+/** Serious and critical axe-core violations on the page as it is now, one line each. */
+async function axeViolations(page) {
+  if (!(await page.evaluate(() => typeof window.axe === 'object'))) await page.addScriptTag({ content: await readFile(AXE, 'utf8') });
+  const result = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
+  return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.length}×, e.g. ${v.nodes[0]?.target?.join(' ')})`);
+}
+
+/** Whether anything makes the page wider than the viewport (tables scroll inside their own box). */
+function overflow(page) {
+  return page.evaluate(() => {
+    const width = document.documentElement.clientWidth;
+    const wide = [...document.querySelectorAll('body *')].filter((e) => {
+      if (e.closest('[hidden]')) return false;
+      const box = e.getBoundingClientRect();
+      return box.right > width + 1 && box.width > 0;
+    }).filter((e) => !e.parentElement?.closest('.table-scroll, .log-scroll, table.summary, table.log, pre'));
+    return { scrollWidth: document.documentElement.scrollWidth, width,
+             wide: wide.slice(0, 5).map((e) => `${e.tagName.toLowerCase()}${e.id ? `#${e.id}` : ''}.${[...e.classList].join('.')}`) };
+  });
+}
+
+/** How many elements Tab stops at (visible, enabled, tabindex ≥ 0), as the shell test counts them. */
+function tabStops(page) {
+  return page.evaluate(() => [...document.querySelectorAll('a[href], button, input, select, textarea, summary, [tabindex], [contenteditable="true"]')]
+    .filter((e) => !e.disabled && e.tabIndex >= 0 && !e.closest('[hidden], [inert]')
+      && !e.matches('details:not([open]) > :not(summary), details:not([open]) > :not(summary) *')
+      && (e.getBoundingClientRect().width > 0 || e.getBoundingClientRect().height > 0 || e.matches('.skip'))).length);
+}
+
+/** The form's values as the page holds them: each field's text, or the ticked boxes of a set. */
+function formValues(page) {
+  return page.evaluate(() => Object.fromEntries([...document.querySelectorAll('#plan-form [data-path]')].map((box) => [box.dataset.path,
+    box.matches('fieldset') ? [...box.querySelectorAll('input:checked')].map((i) => i.value) : box.querySelector('input, select').value])));
+}
+
+/** Types the test's input into the form as a learner would (from the core's defaults). */
+async function fillForm(page) {
+  await page.check(check('/topology/instance_types', 'p5en.48xlarge'));
+  await page.fill(id('/topology/max_nodes'), '2');
+  await page.fill(id('/workload/burst_factor'), '3');
+  await page.fill(id('/workload/burst_s'), '600');
+  await page.fill(id('/workload/prompt_tokens'), '1500');
+  await page.fill(id('/workload/output_tokens'), '250');
+  await page.fill(id('/slo/attainment'), '95');
+  await page.fill(id('/tenants/training_gpus'), '8');
+}
+
+const FILLED = {
+  '/topology/instance_types': ['p5.48xlarge', 'p5en.48xlarge'], '/topology/capacity_types': ['on-demand'], '/topology/max_nodes': '2',
+  '/topology/spot_interruptions_per_node_hour': '', '/workload/engine_profile': 'llama-3.3-70b-fp8-tp2-h100-sxm5',
+  '/workload/average_rps': '0.5', '/workload/burst_factor': '3', '/workload/burst_s': '600', '/workload/prompt_tokens': '1500',
+  '/workload/output_tokens': '250', '/workload/what_if_burst': '1.5', '/slo/ttft_p99_s': '2', '/slo/itl_s': '0.05', '/slo/attainment': '95',
+  '/budget_usd_per_hour': '0', '/tenants/training_gpus': '8', '/seed': '1',
+};
+
+/** Clicks a download button and returns the file's name and text. */
+async function download(page, selector) {
+  const [file] = await Promise.all([page.waitForEvent('download', WAIT), page.click(selector)]);
+  return { name: file.suggestedFilename(), text: await readFile(await file.path(), 'utf8') };
+}
+
+/** Clicks "Design the plan" and waits for the next verdict (or error) of the view. */
+async function design(page) {
+  const before = await page.evaluate(() => ({ designs: document.getElementById('plan').dataset.designs ?? '0' }));
+  await page.click('#plan-design');
+  await page.waitForFunction((b) => {
+    const view = document.getElementById('plan');
+    return (view.dataset.state === 'done' && view.dataset.designs !== b.designs) || view.dataset.state === 'error' || view.dataset.state === 'cancelled';
+  }, before, PLAN_WAIT);
+  return page.getAttribute('#plan', 'data-state');
+}
+
+test('plan designer: the form, the plan with its progress, rules and candidates, the objects copied and downloaded, the link, a refusal and a field error', { timeout: 600_000 }, async (t) => {
+  // ---- Expectations from the module under node, for the same inputs.
+  const sim = await loadModule();
+  const expected = plan(sim, INPUT);
+  assert.equal(expected.envelope.ok, true, JSON.stringify(expected.envelope.error));
+  const result = expected.envelope.result;
+  assert.equal(result.verdict, 'plan', 'the test\'s input has a plan');
+  t.diagnostic(`under node the plan took ${expected.ms.toFixed(0)} ms (${result.candidates.length} candidates, ${expected.labels.size} progress labels); chosen ${result.chosen.instance_type} ${result.chosen.capacity_type} ${result.chosen.signal}`);
+  const refused = plan(sim, REFUSED).envelope;
+  assert.equal(refused.ok, true);
+  assert.equal(refused.result.verdict, 'refused');
+  const bad = plan(sim, BAD).envelope;
+  assert.equal(bad.ok, false, 'average_rps 0 is refused by the core');
+  assert.equal(bad.error.path, '/workload/average_rps');
+
+  const { page, context, origin, problems, url } = await openSite(t);
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
+  await page.goto(url('#/'), WAIT);
+  await page.waitForSelector('#home[data-ready="true"]', WAIT);
+  // The home view's layer map links the view; so does the navigation.
+  assert.ok(await page.locator('#home .layer-links a[href="#/plan"]').count() >= 1, 'the home view links the plan designer');
+  await page.click('nav a[data-view="plan"]');
+  await waitForPanel(page, 'plan');
+  assert.equal(await page.getAttribute('nav a[data-view="plan"]', 'aria-current'), 'page');
+  assert.equal(new URL(page.url()).hash, '#/plan');
+
+  // ---- The form starts at the core's defaults (plan.hpp); spot's interruption rate shows with spot only.
+  const defaults = await formValues(page);
+  assert.deepEqual(defaults['/topology/instance_types'], ['p5.48xlarge']);
+  assert.deepEqual(defaults['/topology/capacity_types'], ['on-demand']);
+  assert.deepEqual([defaults['/topology/max_nodes'], defaults['/workload/average_rps'], defaults['/workload/burst_factor'], defaults['/workload/burst_s'],
+    defaults['/slo/ttft_p99_s'], defaults['/slo/attainment'], defaults['/seed']], ['4', '0.5', '4', '900', '2', '99', '1']);
+  for (const [label, field] of [['Instance types', '/topology/instance_types'], ['Average requests', '/workload/average_rps'], ['Requests within the SLO, at least', '/slo/attainment']]) {
+    const box = page.locator(`#plan-form [data-path="${field}"]`);
+    assert.equal((await box.locator('label, legend').first().textContent()).trim(), label, `${field} is labelled`);
+  }
+  const spotRate = `#plan-form [data-path="/topology/spot_interruptions_per_node_hour"]`;
+  assert.ok(await page.isHidden(spotRate), 'no spot rate without spot');
+  await page.check(check('/topology/capacity_types', 'spot'));
+  assert.ok(await page.isVisible(spotRate), 'the spot rate shows with spot ticked');
+  await page.uncheck(check('/topology/capacity_types', 'spot'));
+  assert.ok(await page.isHidden(spotRate));
+
+  // ---- What is typed is kept over a reload.
+  await fillForm(page);
+  assert.deepEqual(await formValues(page), FILLED);
+  await page.reload(WAIT);
+  await waitForPanel(page, 'plan');
+  assert.deepEqual(await formValues(page), FILLED, 'the form survives a reload');
+
+  // ---- "Design the plan": the core's progress labels in the bar, then the verdict.
+  await page.evaluate(() => {
+    window.__planLabels = [];
+    const label = document.getElementById('plan-progress-label');
+    new MutationObserver(() => window.__planLabels.push(label.textContent)).observe(label, { childList: true, characterData: true, subtree: true });
+  });
+  let clock = performance.now();
+  assert.equal(await design(page), 'done');
+  const planMs = Number(await page.getAttribute('#plan', 'data-plan-ms'));
+  t.diagnostic(`the page designed the plan in ${since(clock)}; the module took ${planMs} ms in Chromium`);
+  const seen = await page.evaluate(() => window.__planLabels);
+  const coreLabels = seen.map((text) => text.replace(/ \(\d+ %\)$/, '')).filter((l) => l !== 'starting');
+  t.diagnostic(`progress: ${seen.length} updates, e.g. ${seen.slice(1, 4).map((s) => `"${s}"`).join(', ')}`);
+  assert.ok(coreLabels.length >= 10, `the bar follows the core's progress (${coreLabels.length} updates with a core label; ` +
+    'web/worker.js must pass a progress function to op "plan": PROGRESS_OPS needs "plan")');
+  for (const label of new Set(coreLabels)) assert.ok(expected.labels.has(label), `"${label}" is one of the core's labels`);
+  assert.ok(new Set(coreLabels).size >= 5, 'the labels name the runs as they go');
+  assert.ok(await page.isHidden('#plan [data-part="plan-progress"]'), 'the bar is gone once designed');
+  assert.equal(await page.getAttribute('#plan', 'data-verdict'), 'plan');
+
+  // ---- The chosen plan and the what-if, as the module designed them.
+  const c = result.chosen, w = result.what_if;
+  const cellOf = async (field, of) => (await page.textContent(`#plan-chosen tr[data-field="${field}"] td[data-of="${of}"]`)).trim();
+  for (const [x, of] of [[c, 'chosen'], [w, 'what-if']]) {
+    assert.equal(await cellOf('instance_type', of), x.instance_type);
+    assert.equal(await cellOf('capacity_type', of), x.capacity_type);
+    assert.equal(await cellOf('warm_replicas', of), String(x.warm_replicas));
+    assert.equal(await cellOf('slo_attainment', of), pct(x.slo_attainment));
+    assert.equal(await cellOf('ttft_p99_s', of), sec(x.ttft_p99_s));
+    assert.equal(await cellOf('node_cost_usd_per_hour', of), hourly(x.node_cost_usd_per_hour));
+    assert.equal(await cellOf('meets_slo', of), x.meets_slo ? 'yes' : 'no');
+  }
+  const autoscaler = await cellOf('autoscaler', 'chosen');
+  assert.ok(autoscaler.includes(result.plan.autoscaler.kind), `the autoscaler's kind: ${autoscaler}`);
+  assert.match(await cellOf('target', 'chosen'), new RegExp(`^${c.signal === 'kv_cache' ? Math.round(c.target * 100) : Number(c.target.toFixed(2))}\\b`));
+  assert.match(await page.textContent('#plan-verdict'), new RegExp(`^Plan: ${c.instance_type}, ${c.capacity_type};`));
+  assert.ok((await page.textContent('#plan-warm')).includes(result.plan.warm_pool.reason.slice(1, 60)), 'the warm pool\'s reason');
+  assert.equal(await page.textContent('#plan-kill-switch'), result.plan.kill_switch);
+
+  // ---- The rules: one row each, the disagreement shown where the simulation disagrees.
+  const rules = await page.locator('#plan-rules tbody tr').evaluateAll((rows) => rows.map((r) => ({
+    rule: r.dataset.rule, disagrees: r.dataset.disagrees, verdict: r.querySelector('.rule-verdict').textContent, reason: r.querySelector('.rule-reason').textContent })));
+  assert.deepEqual(rules.map((r) => [r.rule, r.disagrees, r.reason]), result.rules.map((r) => [r.rule, String(r.simulation_disagrees), r.reason]));
+  for (const r of rules) assert.match(r.verdict, r.disagrees === 'true' ? /The simulation disagrees/ : /Confirms the rule/, r.rule);
+  assert.ok(result.rules.some((r) => r.simulation_disagrees), 'the test\'s input has a rule the simulation disagrees with');
+
+  // ---- The candidates: every row, the chosen one marked, each rejected one with its reasons.
+  const rows = await page.locator('#plan-candidates tbody tr').evaluateAll((trs) => trs.map((tr) => ({
+    chosen: tr.dataset.chosen, rejected: tr.dataset.rejected, type: tr.children[1].textContent, capacity: tr.children[2].textContent,
+    slo: tr.children[6].textContent, verdict: tr.querySelector('.candidate-verdict').textContent })));
+  assert.equal(rows.length, result.candidates.length);
+  const chosenAt = result.candidates.findIndex((x) => ['instance_type', 'capacity_type', 'signal', 'target', 'warm_replicas', 'node_cost_usd_per_hour'].every((k) => x[k] === c[k]));
+  rows.forEach((row, i) => {
+    const x = result.candidates[i];
+    assert.deepEqual([row.type, row.capacity, row.slo], [x.instance_type, x.capacity_type, x.simulated ? pct(x.slo_attainment) : '—'], `candidate ${i + 1}`);
+    assert.equal(row.chosen, String(i === chosenAt), `candidate ${i + 1}: chosen`);
+    assert.equal(row.rejected, String(x.rejected.length > 0));
+    for (const reason of x.rejected) assert.ok(row.verdict.includes(reason), `candidate ${i + 1} says why: ${reason.slice(0, 60)}`);
+  });
+  assert.ok(result.candidates.some((x) => x.rejected.length), 'some candidate is rejected');
+
+  // ---- The objects: one block each, its YAML the module's object; Copy puts it on the clipboard.
+  const queues = result.plan.kai.queues;
+  const blocks = await page.locator('#plan .plan-object').evaluateAll((els) => els.map((e) => ({ object: e.dataset.object, kind: e.dataset.kind, yaml: e.querySelector('pre').textContent })));
+  assert.deepEqual(blocks.map((b) => b.kind), ['NodePool', 'EC2NodeClass', result.plan.autoscaler.kind, ...queues.map(() => 'Queue'), '']);
+  const objects = [result.plan.nodepool, result.plan.ec2nodeclass, result.plan.autoscaler, ...queues];
+  objects.forEach((o, i) => assert.deepEqual(parseYaml(blocks[i].yaml, YAML_OPTIONS), o, `${blocks[i].kind}: the YAML reads back as the module's object`));
+  const { queues: _, ...podSettings } = result.plan.kai;
+  assert.deepEqual(parseYaml(blocks.at(-1).yaml, YAML_OPTIONS), podSettings, 'KAI\'s pod settings');
+  await page.click('#plan-object-nodepool button');
+  await page.waitForSelector('#plan-object-nodepool button[data-copy="copied"]', WAIT);
+  assert.equal(await page.textContent('#plan-object-nodepool .copy-note'), 'Copied.');
+  const clipboard = await page.evaluate(() => navigator.clipboard.readText());
+  assert.deepEqual(parseYaml(clipboard, YAML_OPTIONS), result.plan.nodepool, 'the clipboard holds the NodePool');
+
+  // ---- "Download Markdown": the one-page plan.
+  const md = await download(page, '#plan-download-md');
+  assert.equal(md.name, 'gpu-plan.md');
+  assert.ok(md.text.includes(c.instance_type), 'the chosen instance type');
+  for (const r of result.rules) assert.ok(md.text.includes(`\`${r.rule}\``), `the rule ${r.rule}`);
+  assert.match(md.text, /\*\*disagrees\*\* on this input/);
+  assert.ok(md.text.includes(result.plan.kill_switch) && md.text.includes(result.plan.dashboard[0]), 'the kill switch and the dashboard');
+  const fences = [...md.text.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]);
+  const nodepoolBlock = fences.find((f) => /^kind: NodePool$/m.test(f));
+  assert.ok(nodepoolBlock, 'a yaml block of the NodePool');
+  assert.deepEqual(parseYaml(nodepoolBlock, YAML_OPTIONS), result.plan.nodepool, 'the Markdown\'s NodePool is the module\'s');
+  assert.deepEqual(parseYaml(fences[0], YAML_OPTIONS), INPUT, 'the Markdown\'s input is the input typed (and sent)');
+  assert.equal(fences.length, 1 + blocks.length, 'the input and every object');
+  for (const x of result.candidates.filter((y) => y.rejected.length)) assert.ok(md.text.includes(x.rejected[0].replace(/\|/g, '\\|')), 'rejected candidates with their reasons');
+
+  // ---- "Download YAML": every object a document that parses, in the order shown.
+  const yamlFile = await download(page, '#plan-download-yaml');
+  const docs = parseAllDocuments(yamlFile.text, YAML_OPTIONS).filter((d) => d.contents !== null);
+  for (const d of docs) assert.deepEqual(d.errors, [], 'each document parses');
+  assert.equal(docs.length, 3 + queues.length, 'NodePool, EC2NodeClass, the autoscaler and each queue');
+  assert.deepEqual(docs.map((d) => d.toJS()), objects);
+  assert.match(yamlFile.text, /^# .*kai-scheduler/m, 'the pods\' KAI settings as a comment');
+
+  // ---- The chosen plan's own run: its summary, replicas and nodes over time, its decision log.
+  await page.waitForSelector('#plan-run[data-ready="true"]', WAIT);
+  assert.deepEqual(await page.locator('#plan-run figure.chart').evaluateAll((f) => f.map((x) => x.dataset.chart)), ['replicas', 'nodes']);
+  assert.ok(await page.locator('#plan-run .decision-log tbody tr').count() > 0, 'the run\'s decision log');
+  assert.ok(await page.locator('#plan-run .tile').count() > 5, 'the run\'s summary');
+
+  // ---- Accessible and narrow: axe-core clean, few tab stops, nothing wider than a 390 px (or 360 px) phone.
+  assert.deepEqual(await axeViolations(page), [], 'axe-core clean with a plan shown');
+  const stops = await tabStops(page);
+  t.diagnostic(`${stops} tab stops with a plan shown`);
+  assert.ok(stops <= MAX_TAB_STOPS, `${stops} tab stops`);
+  await mkdir(ARTIFACTS, { recursive: true });
+  for (const width of [390, 360]) {
+    await page.setViewportSize({ width, height: 844 });
+    await page.waitForTimeout(300);
+    const wide = await overflow(page);
+    assert.ok(wide.scrollWidth <= wide.width, `at ${width} px the page is ${wide.scrollWidth} px wide: ${wide.wide.join('; ')}`);
+    if (width === 390) await page.screenshot({ path: path.join(ARTIFACTS, 'view-plan-phone.png'), fullPage: true });
+  }
+  assert.deepEqual(await axeViolations(page), [], 'axe-core clean at phone size');
+  await page.setViewportSize({ width: 1360, height: 900 });
+
+  // ---- The link reproduces the plan in a browser that never saw it.
+  const link = await page.getAttribute('#plan-link', 'href');
+  assert.match(link, /#\/plan\?\/topology\/instance_types=p5\.48xlarge&\/topology\/instance_types=p5en\.48xlarge&/);
+  const verdict = await page.textContent('#plan-verdict');
+  const fresh = await (await context.browser().newContext()).newPage();
+  t.after(() => fresh.context().close());
+  await fresh.goto(link, WAIT);
+  await fresh.waitForSelector('#plan[data-state="done"]', PLAN_WAIT);
+  assert.deepEqual(await formValues(fresh), FILLED, 'the link fills the form');
+  assert.equal(await fresh.textContent('#plan-verdict'), verdict, 'and designs the same plan');
+  assert.equal(new URL(fresh.url()).hash, '#/plan', 'the address is the view again (the form is kept from now on)');
+
+  // ---- A reload keeps the form (the plan shown is designed again on demand).
+  await page.reload(WAIT);
+  await waitForPanel(page, 'plan');
+  assert.deepEqual(await formValues(page), FILLED);
+
+  // ---- One node of one GPU type is refused, with the rule and its reason.
+  await page.uncheck(check('/topology/instance_types', 'p5en.48xlarge'));
+  await page.fill(id('/topology/max_nodes'), '1');
+  assert.equal(await design(page), 'done');
+  assert.equal(await page.getAttribute('#plan', 'data-verdict'), 'refused');
+  const refusal = refused.result.refusals[0];
+  assert.equal(await page.getAttribute('#plan-refusals li', 'data-rule'), refusal.rule);
+  assert.ok((await page.textContent('#plan-refusals li')).includes(refusal.reason), 'the core\'s reason');
+  assert.equal(await page.locator('#plan-download-yaml').count(), 0, 'no objects to download');
+  const refusedMd = await download(page, '#plan-download-md');
+  assert.ok(refusedMd.text.includes(refusal.reason.replace(/\|/g, '\\|')));
+
+  // ---- A field the core refuses: its message beside that field, nothing designed.
+  await page.fill(id('/topology/max_nodes'), '2');
+  await page.check(check('/topology/instance_types', 'p5en.48xlarge'));
+  await page.fill(id('/workload/average_rps'), '0');
+  assert.equal(await design(page), 'error');
+  const message = await page.textContent(`${id('/workload/average_rps')}-error`);
+  assert.ok(message.includes(bad.error.message), `the core's message beside the field: ${message}`);
+  assert.ok(message.includes(bad.error.path));
+  assert.equal(await page.getAttribute(id('/workload/average_rps'), 'aria-invalid'), 'true');
+  assert.match(await page.textContent('#plan-run-status'), /Nothing was designed: the core refused Average requests/);
+  assert.deepEqual(await axeViolations(page), [], 'axe-core clean with the error shown');
+  await page.fill(id('/workload/average_rps'), '0.5');
+  assert.equal(await page.getAttribute(id('/workload/average_rps'), 'aria-invalid'), null, 'typing clears the error');
+  assert.equal(await page.textContent(`${id('/workload/average_rps')}-error`), '');
+
+  await page.locator('#plan').screenshot({ path: path.join(ARTIFACTS, 'view-plan.png') });
+  assert.deepEqual(problems, [], 'no console errors, page errors or foreign requests');
+});
+
+test('plan designer: Cancel stops a plan while it runs, and the next one runs', { timeout: 240_000 }, async (t) => {
+  const { page, problems, url } = await openSite(t);
+  await page.goto(url('#/plan'), WAIT);
+  await waitForPanel(page, 'plan');
+  // The default input with three types and both capacity types: long enough to cancel after a second.
+  await page.check(check('/topology/instance_types', 'p5en.48xlarge'));
+  await page.check(check('/topology/capacity_types', 'spot'));
+  await page.fill(id('/topology/spot_interruptions_per_node_hour'), '0.05');
+  await page.click('#plan-design');
+  const note = '#plan-design + [data-part="work-note"]';
+  await page.waitForSelector(`${note} button:not([hidden])`, WAIT);
+  await page.click(`${note} button`);
+  await page.waitForSelector('#plan[data-state="cancelled"]', WAIT);
+  assert.match(await page.textContent('#plan-run-status'), /^Cancelled: nothing was designed\.$/);
+  assert.ok(await page.isHidden('#plan [data-part="plan-progress"]'), 'the bar is gone');
+  assert.equal(await page.isDisabled('#plan-design'), false, 'the button is back');
+  assert.equal(await design(page), 'done', 'the fresh worker designs the next plan');
+  assert.equal(await page.getAttribute('#plan', 'data-verdict'), 'plan');
+  assert.deepEqual(problems, []);
+});

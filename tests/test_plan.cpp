@@ -1,0 +1,142 @@
+// The plan designer (core/src/plan/plan.cpp, docs/plan.md): its input's errors, the refusal, a topology
+// that cannot run the model, the chosen plan recomputed from its candidates, every emitted object
+// through the lab's validators, the chosen scenario reproducing its figures, a multi-node model's gang,
+// and the same plan twice.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "autoscaling/hpa_json.hpp"
+#include "gpuscale/api.hpp"
+#include "gpuscale/errors.hpp"
+#include "plan/plan.hpp"
+#include "provisioning/karpenter/nodepool.hpp"
+#include "scheduling/snapshot.hpp"
+#include "test_support.hpp"
+
+using namespace gpuscale;
+
+namespace {
+
+// A burst that needs several replicas on a small cluster, with a training tenant.
+Json busy_input() {
+  return Json::parse(R"({
+    "topology": {"instance_types": ["p5.48xlarge", "p5en.48xlarge", "p4d.24xlarge"], "max_nodes": 3},
+    "workload": {"average_rps": 1.0, "burst_factor": 5, "burst_s": 900, "prompt_tokens": 6000, "output_tokens": 400},
+    "slo": {"ttft_p99_s": 3, "itl_s": 0.06, "attainment": 0.95},
+    "tenants": {"training_gpus": 8}})");
+}
+
+Json plan_of(const Json& input) { return api::plan(dump_json(input)); }
+
+}  // namespace
+
+TEST_CASE("plan: the input is read strictly, each mistake at its path", "[plan]") {
+  const auto path = [](const char* text) { return testing::input_error([&] { plan::parse_plan_input(Json::parse(text)); }).path(); };
+  CHECK(path(R"({"topolgy": {}})") == "/topolgy");
+  CHECK(path(R"({"topology": {"instance_types": ["p9.huge"]}})") == "/topology/instance_types/0");
+  CHECK(path(R"({"topology": {"instance_types": ["m7i.4xlarge"]}})") == "/topology/instance_types/0");  // no GPU
+  CHECK(path(R"({"topology": {"capacity_types": ["spot"]}})") == "/topology/spot_interruptions_per_node_hour");
+  CHECK(path(R"({"topology": {"capacity_types": ["reserved"], "spot_interruptions_per_node_hour": 0}})") == "/topology/capacity_types/0");
+  CHECK(path(R"({"topology": {"max_nodes": 0}})") == "/topology/max_nodes");
+  CHECK(path(R"({"workload": {"average_rps": 0}})") == "/workload/average_rps");
+  CHECK(path(R"({"workload": {"engine_profile": "gpt-5"}})") == "/engine/profile");
+  CHECK(path(R"({"workload": {"serving": "disaggregated"}})") == "/workload/serving");
+  CHECK(path(R"({"workload": {"average_rps": 50, "burst_factor": 10}})") == "/workload/burst_factor");
+  CHECK(path(R"({"slo": {"attainment": 1.5}})") == "/slo/attainment");
+  CHECK_NOTHROW(plan::parse_plan_input(Json::object()));
+}
+
+TEST_CASE("plan: one node of one GPU type is refused with the lesson's reason", "[plan]") {
+  const Json out = plan_of(Json::parse(R"({"topology": {"instance_types": ["p5.48xlarge"], "max_nodes": 1}})"));
+  CHECK(out.at("verdict") == "refused");
+  CHECK(out.at("refusals").at(0).at("rule") == "single_node_single_gpu_type");
+  CHECK(out.at("refusals").at(0).at("reason").get<std::string>().find("managed serverless") != std::string::npos);
+}
+
+TEST_CASE("plan: a topology whose GPUs cannot run the model has no plan, with vLLM's reason", "[plan]") {
+  const Json out = plan_of(Json::parse(R"({"topology": {"instance_types": ["p4d.24xlarge"], "max_nodes": 2}})"));
+  CHECK(out.at("verdict") == "no_plan");
+  CHECK(out.at("failed_layer") == "nodes");
+  const std::string why = out.at("candidates").at(0).at("rejected").at(0);
+  CHECK(why.find("fp8 kv-cache") != std::string::npos);
+}
+
+TEST_CASE("plan: the cheapest candidate that meets the SLO, its objects through the validators", "[plan]") {
+  const Json out = plan_of(busy_input());
+  REQUIRE(out.at("verdict") == "plan");
+  const Json& chosen = out.at("chosen");
+  CHECK(chosen.at("meets_slo") == true);
+  CHECK(chosen.at("signal") != "gpu_util");
+  // Recomputed from the table: no acceptable candidate is cheaper.
+  double cheapest = 1e18;
+  int acceptable = 0, rejected_util = 0, a100 = 0;
+  for (const Json& c : out.at("candidates")) {
+    if (c.at("signal") == "gpu_util") rejected_util += c.at("rejected").empty() ? 0 : 1;
+    if (c.at("instance_type") == "p4d.24xlarge") ++a100;
+    if (!c.at("simulated").get<bool>() || !c.at("rejected").empty()) continue;
+    ++acceptable;
+    CHECK(c.at("meets_slo") == true);
+    cheapest = std::min(cheapest, c.at("node_cost_usd_per_hour").get<double>());
+  }
+  REQUIRE(acceptable > 0);
+  CHECK(chosen.at("node_cost_usd_per_hour").get<double>() == cheapest);
+  CHECK(rejected_util > 0);  // the duty-cycle HPA runs, and is rejected by the rule
+  CHECK(a100 > 0);           // the A100 is a rejected row, with its reason
+  // Every object passes the lab's validators.
+  const Json& p = out.at("plan");
+  const NodePool pool = parse_nodepool(p.at("nodepool"), "/nodepool");
+  CHECK(pool.consolidation_policy == ConsolidationPolicy::WhenEmpty);
+  CHECK(p.at("nodepool").at("spec").at("template").at("spec").at("taints").at(0).at("key") == "nvidia.com/gpu");
+  const Json& a = p.at("autoscaler");
+  if (a.at("kind") == "HorizontalPodAutoscaler") {
+    CHECK_NOTHROW(hpa::parse_hpa_spec(a.at("spec"), "/autoscaler/spec"));
+    CHECK(a.at("spec").at("minReplicas") == chosen.at("warm_replicas"));
+  } else {
+    CHECK(a.at("kind") == "ScaledObject");
+    CHECK(a.at("spec").at("minReplicaCount") == chosen.at("warm_replicas"));
+  }
+  const std::vector<kai::Queue> queues = read_queues(p.at("kai").at("queues"), "/kai/queues");
+  CHECK(queues.size() == 3);  // the pool, inference and the training tenant
+  // The warm pool's reason quotes the runs' cold start.
+  CHECK(p.at("warm_pool").at("cold_start_s").get<double>() > 60);
+  // Every rule is checked by a run, and says whether the simulation agrees.
+  std::vector<std::string> ids;
+  for (const Json& r : out.at("rules")) {
+    ids.push_back(r.at("rule"));
+    CHECK(r.contains("simulation_disagrees"));
+  }
+  CHECK(ids == std::vector<std::string>{"no_gpu_util_hpa", "when_empty_on_gpu_pool", "no_gpu_memory_signal"});
+  // The chosen scenario reproduces the chosen row.
+  const Json run = api::run(dump_json(p.at("scenario")));
+  CHECK(run.at("summary").at("slo_attainment").get<double>() == chosen.at("slo_attainment").get<double>());
+  CHECK(run.at("summary").at("ttft_p99_s").get<double>() == chosen.at("ttft_p99_s").get<double>());
+}
+
+TEST_CASE("plan: a model larger than a node is a LeaderWorkerSet placed as one gang", "[plan]") {
+  const Json out = plan_of(Json::parse(R"({
+    "topology": {"instance_types": ["p5.48xlarge"], "max_nodes": 4},
+    "workload": {"engine_profile": "llama-3.1-405b-bf16-tp8-pp2-h100-sxm5", "average_rps": 0.2, "burst_factor": 2, "prompt_tokens": 2000, "output_tokens": 200},
+    "slo": {"ttft_p99_s": 5, "itl_s": 0.2, "attainment": 0.9}})"));
+  REQUIRE(out.at("verdict") == "plan");
+  const Json& p = out.at("plan");
+  CHECK(p.at("scenario").contains("leaderWorkerSet"));
+  CHECK(p.at("kai").at("podgroup").at("minMember") == 2);
+  CHECK(p.at("kai").contains("topology"));
+  bool gang_rule = false;
+  for (const Json& r : out.at("rules")) gang_rule = gang_rule || r.at("rule") == "gang_for_tp_pp";
+  CHECK(gang_rule);
+}
+
+TEST_CASE("plan: the same input gives the same plan, with progress up to the end", "[plan]") {
+  const std::string input = dump_json(busy_input());
+  std::vector<double> fractions;
+  const Json a = api::plan(input, [&](double f, const std::string&) { fractions.push_back(f); });
+  const Json b = api::plan(input);
+  CHECK(dump_json(a) == dump_json(b));
+  REQUIRE(fractions.size() > 20);
+  CHECK(std::is_sorted(fractions.begin(), fractions.end()));
+  CHECK(fractions.back() == 1.0);
+}

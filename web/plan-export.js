@@ -1,0 +1,221 @@
+// The plan designer's words and files: how a candidate, a rule and an object are named, the
+// multi-document YAML of the plan's objects and the one-page Markdown plan. No DOM: the view
+// (plan.js) shows the same sentences it writes into the files.
+import { usd } from './exercise-kit.js';
+import { yamlOfJson } from './yaml-text.js';
+
+/** The replica autoscalers the core tries (plan.cpp's signals, and the GPU-memory rule's run). */
+export const SIGNALS = {
+  queue_depth: { label: 'queue depth', metric: 'vllm:num_requests_waiting', unit: 'requests waiting' },
+  kv_cache: { label: 'KV-cache use', metric: 'vllm:kv_cache_usage_perc', unit: 'fraction' },
+  ttft_p99: { label: 'P99 time to first token', metric: 'vllm:time_to_first_token_seconds', unit: 's' },
+  gpu_util: { label: 'GPU duty cycle', metric: 'DCGM_FI_DEV_GPU_UTIL', unit: '%' },
+  gpu_memory: { label: 'GPU memory used', metric: 'DCGM_FI_DEV_FB_USED', unit: 'MiB' },
+};
+
+/** The lesson's rules (docs/plan.md) in a few words; the core's id is shown beside them. */
+export const RULES = {
+  no_gpu_util_hpa: 'No HPA on GPU duty cycle',
+  when_empty_on_gpu_pool: 'WhenEmpty, not WhenEmptyOrUnderutilized, on the GPU pool',
+  no_gpu_memory_signal: 'No autoscaling on GPU memory',
+  gang_for_tp_pp: 'A gang for tensor or pipeline parallelism over nodes',
+  single_node_single_gpu_type: 'Not one node of one GPU type',
+};
+
+/** Which layer a no_plan verdict failed at, in the home view's words. */
+export const LAYERS = {
+  nodes: 'Layer 1, node provisioning: the topology cannot hold the burst',
+  replicas: 'Layer 3, replica autoscaling: no autoscaler and warm pool met the SLO',
+  pods: 'Layer 2, pod scheduling',
+};
+
+export const percent = (fraction) => `${(Number(fraction) * 100).toFixed(1)} %`;
+export const seconds = (s) => `${Number(s).toFixed(2)} s`;
+export const perHour = (value) => `${usd(value)}/h`;
+
+/** "2 requests waiting", "50 %" (a KV-cache fraction), "1.00 s": an autoscaler's target in its metric's unit. */
+export function targetText(signal, target) {
+  const unit = SIGNALS[signal]?.unit ?? '';
+  const n = Number(target);
+  if (!Number.isFinite(n) || n <= 0) return '—';
+  if (unit === 'fraction') return `${Math.round(n * 100)} %`;
+  if (unit === 's') return `${n.toFixed(2)} s`;
+  return `${Number(n.toPrecision(6))} ${unit}`.trim();
+}
+
+/** "queue depth (vllm:num_requests_waiting), target 2 requests waiting". */
+export function autoscalerText(candidate) {
+  const s = SIGNALS[candidate?.signal];
+  if (!s) return candidate?.signal === '-' ? 'none (not simulated)' : String(candidate?.signal ?? '');
+  return `${s.label} (${s.metric}), target ${targetText(candidate.signal, candidate.target)}`;
+}
+
+/** "p5.48xlarge, spot". */
+export function placeText(candidate) {
+  return `${candidate.instance_type}, ${candidate.capacity_type}`;
+}
+
+/** The figures of a simulated candidate (or rule run) in one line. */
+export function runText(c) {
+  if (!c?.simulated) return 'not simulated';
+  return `${percent(c.slo_attainment)} within the SLO, P99 TTFT ${seconds(c.ttft_p99_s)}, ${perHour(c.node_cost_usd_per_hour)}, ` +
+    `peak ${c.peak_replicas} replica${c.peak_replicas === 1 ? '' : 's'} on ${c.nodes_launched} node${c.nodes_launched === 1 ? '' : 's'}`;
+}
+
+/** Whether two candidate rows are the same plan (the chosen one is a copy of one of the rows). */
+export function sameCandidate(a, b) {
+  return Boolean(a && b) && ['instance_type', 'capacity_type', 'signal', 'target', 'warm_replicas', 'max_replicas', 'node_cost_usd_per_hour']
+    .every((key) => a[key] === b[key]);
+}
+
+/** The index of the chosen plan among the candidates (the first row that is the same plan), or -1. */
+export function chosenIndex(result) {
+  return (result?.candidates ?? []).findIndex((c) => sameCandidate(c, result?.chosen));
+}
+
+/** A candidate's verdict in words: "chosen", why it was rejected, or why an acceptable one was not chosen. */
+export function candidateVerdict(c, result, index = -1) {
+  if (index >= 0 && index === chosenIndex(result)) return 'Chosen: the cheapest plan that meets the SLO';
+  if (c.rejected?.length) return `Rejected: ${c.rejected.join('; ')}`;
+  const chosen = result?.chosen;
+  if (!chosen) return 'Acceptable';
+  return c.node_cost_usd_per_hour > chosen.node_cost_usd_per_hour
+    ? `Acceptable, not chosen: ${perHour(c.node_cost_usd_per_hour)} against the chosen ${perHour(chosen.node_cost_usd_per_hour)}`
+    : 'Acceptable, not chosen: the same cost as the chosen plan, which was found first';
+}
+
+/** The verdict in one sentence. */
+export function verdictSentence(result) {
+  if (result?.verdict === 'plan') {
+    const c = result.chosen;
+    return `Plan: ${placeText(c)}; ${autoscalerKind(result)} on ${autoscalerText(c)}; ${c.warm_replicas} warm replica${c.warm_replicas === 1 ? '' : 's'}. ` +
+      `Simulated: ${runText(c)}.`;
+  }
+  if (result?.verdict === 'refused') return `Refused: ${(result.refusals ?? []).map((r) => r.reason).join(' ')}`;
+  if (result?.verdict === 'no_plan') return `No plan meets the SLO: ${result.reason}.`;
+  return 'The core returned no verdict.';
+}
+
+/** "KEDA ScaledObject" or "HorizontalPodAutoscaler (autoscaling/v2)". */
+export function autoscalerKind(result) {
+  const a = result?.plan?.autoscaler;
+  if (!a) return 'autoscaler';
+  return a.kind === 'ScaledObject' ? 'KEDA ScaledObject' : `${a.kind} (${a.apiVersion})`;
+}
+
+/**
+ * The plan's objects, one block each: {id, title, object, yaml, deployable}. `deployable` objects are
+ * Kubernetes objects (kubectl apply); KAI Scheduler's pod settings are what the model server's pods
+ * and PodGroup carry, written as a fragment.
+ */
+export function planObjects(result) {
+  const plan = result?.plan;
+  if (!plan) return [];
+  const name = (o) => `${o.kind} ${o.metadata?.name ?? ''}`.trim();
+  const blocks = [
+    { id: 'nodepool', title: name(plan.nodepool), object: plan.nodepool, deployable: true },
+    { id: 'ec2nodeclass', title: name(plan.ec2nodeclass), object: plan.ec2nodeclass, deployable: true },
+    { id: 'autoscaler', title: name(plan.autoscaler), object: plan.autoscaler, deployable: true },
+    ...(plan.kai?.queues ?? []).map((q, i) => ({ id: `queue-${i}`, title: `KAI ${name(q)}`, object: q, deployable: true })),
+  ];
+  const { queues, ...pods } = plan.kai ?? {};
+  if (Object.keys(pods).length) blocks.push({ id: 'kai-pods', title: 'KAI Scheduler: the pods\' settings and their PodGroup', object: pods, deployable: false });
+  for (const b of blocks) b.yaml = yamlOfJson(b.object);
+  return blocks;
+}
+
+/** The deployable objects as one multi-document YAML file ("---" between them), the pods' settings as a comment. */
+export function planYaml(result) {
+  const blocks = planObjects(result);
+  const pods = blocks.find((b) => !b.deployable);
+  const c = result.chosen;
+  const head = [
+    `GPU autoscaling plan: ${placeText(c)}, ${autoscalerKind(result)} on ${SIGNALS[c.signal]?.label ?? c.signal}, ${c.warm_replicas} warm.`,
+    'Written by the GPU Autoscaling Lab\'s plan designer. CLUSTER_NAME is your cluster\'s.',
+    ...(pods ? ['', 'The model server\'s pods (Deployment or LeaderWorkerSet template) carry KAI Scheduler\'s settings:', ...pods.yaml.trimEnd().split('\n').map((l) => `  ${l}`)] : []),
+  ];
+  const comment = head.map((line) => (line ? `# ${line}` : '#')).join('\n');
+  return `${comment}\n${blocks.filter((b) => b.deployable).map((b) => `---\n${b.yaml}`).join('')}`;
+}
+
+/** One Markdown table cell: no line break, no unescaped pipe. */
+function cell(value) {
+  return String(value ?? '').replace(/\r?\n/g, ' ').replace(/\|/g, '\\|');
+}
+
+function table(header, rows) {
+  return [`| ${header.map(cell).join(' | ')} |`, `| ${header.map(() => '---').join(' | ')} |`,
+    ...rows.map((row) => `| ${row.map(cell).join(' | ')} |`)].join('\n');
+}
+
+function candidatesTable(candidates, result, { only = null } = {}) {
+  const rows = [];
+  candidates.forEach((c, i) => {
+    if (only && !only(c, i)) return;
+    rows.push([String(i + 1), c.instance_type, c.capacity_type, autoscalerText(c), String(c.warm_replicas), String(c.max_replicas),
+      c.simulated ? percent(c.slo_attainment) : '—', c.simulated ? seconds(c.ttft_p99_s) : '—',
+      c.simulated ? perHour(c.node_cost_usd_per_hour) : '—', candidateVerdict(c, result, i)]);
+  });
+  return rows.length
+    ? table(['#', 'instance type', 'capacity', 'autoscaler', 'warm', 'max replicas', 'SLO', 'P99 TTFT', 'nodes', 'verdict'], rows)
+    : 'None.';
+}
+
+/**
+ * The one-page plan in Markdown: the inputs, the verdict, the chosen plan and the what-if, the warm
+ * pool and why, the rules with their runs, the rejected candidates, the dashboard, the kill switch
+ * and every object as a fenced yaml block. `inputRows` are [label, value] pairs as the form shows
+ * them; `inputYaml` is the input as `gpuscale plan FILE` reads it; `link` the page's link to it.
+ */
+export function planMarkdown({ result, inputRows, inputYaml, link = '', when = new Date() }) {
+  const out = ['# GPU autoscaling plan', ''];
+  out.push(`Designed by the GPU Autoscaling Lab's plan designer on ${when.toISOString().slice(0, 10)}. ` +
+    'Every figure below comes from a simulation of the described workload, not from a cluster.', '');
+  if (link) out.push(`Link to this plan: <${link}>`, '');
+  out.push('## Inputs', '', table(['input', 'value'], inputRows), '',
+    'The same input for the command line (`gpuscale plan plan-input.yaml`):', '', '```yaml', inputYaml.trimEnd(), '```', '');
+  out.push('## Verdict', '', verdictSentence(result), '');
+  const candidates = result.candidates ?? [];
+  if (result.verdict === 'refused') {
+    out.push(table(['rule', 'reason'], (result.refusals ?? []).map((r) => [`${RULES[r.rule] ?? r.rule} (\`${r.rule}\`)`, r.reason])), '');
+    return `${out.join('\n')}\n`;
+  }
+  if (result.verdict === 'no_plan') {
+    out.push(`Failed layer: ${LAYERS[result.failed_layer] ?? result.failed_layer} (\`${result.failed_layer}\`).`, '',
+      '## Candidates', '', candidatesTable(candidates, result), '');
+    return `${out.join('\n')}\n`;
+  }
+  const plan = result.plan;
+  const c = result.chosen, w = result.what_if;
+  const row = (label, f) => [label, f(c), w ? f(w) : '—'];
+  out.push('## The chosen plan', '',
+    table(['', 'the plan', 'what if the burst is larger'], [
+      row('instance type', (x) => x.instance_type),
+      row('capacity type', (x) => x.capacity_type),
+      row('autoscaler', (x) => `${autoscalerKind(result)} on ${autoscalerText(x)}`),
+      row('warm replicas', (x) => String(x.warm_replicas)),
+      row('replicas at most', (x) => String(x.max_replicas)),
+      row('requests within the SLO', (x) => percent(x.slo_attainment)),
+      row('P99 time to first token', (x) => seconds(x.ttft_p99_s)),
+      row('node cost', (x) => perHour(x.node_cost_usd_per_hour)),
+      row('peak replicas', (x) => String(x.peak_replicas)),
+      row('nodes launched', (x) => String(x.nodes_launched)),
+      row('requests (dropped)', (x) => `${x.num_requests} (${x.num_dropped})`),
+      row('meets the SLO', (x) => (x.meets_slo ? 'yes' : 'no')),
+    ]), '');
+  out.push(`## Warm pool: ${plan.warm_pool.replicas} replica${plan.warm_pool.replicas === 1 ? '' : 's'}`, '',
+    `Cold start covered: ${Math.round(plan.warm_pool.cold_start_s)} s. ${plan.warm_pool.reason.charAt(0).toUpperCase()}${plan.warm_pool.reason.slice(1)}.`, '');
+  if (plan.nodepool_lint?.length) out.push('NodePool warnings from the lab\'s linter:', '', ...plan.nodepool_lint.map((l) => `- ${l}`), '');
+  out.push('## The rules, each checked by a run', '',
+    table(['rule', 'the simulation', 'reason', 'the run'], (result.rules ?? []).map((r) => [
+      `${RULES[r.rule] ?? r.rule} (\`${r.rule}\`)`, r.simulation_disagrees ? '**disagrees** on this input' : 'confirms it',
+      r.reason, r.run ? `${placeText(r.run)}, ${autoscalerText(r.run)}: ${runText(r.run)}` : '—'])), '');
+  const rejected = candidates.filter((x) => x.rejected?.length).length;
+  out.push(`## Rejected candidates (${rejected} of ${candidates.length})`, '',
+    candidatesTable(candidates, result, { only: (x) => x.rejected?.length > 0 }), '');
+  out.push('## Dashboard', '', ...(plan.dashboard ?? []).map((d) => `- ${d}`), '');
+  out.push('## Kill switch', '', plan.kill_switch, '');
+  out.push('## The objects', '');
+  for (const b of planObjects(result)) out.push(`### ${b.title}`, '', '```yaml', b.yaml.trimEnd(), '```', '');
+  return `${out.join('\n')}\n`;
+}
