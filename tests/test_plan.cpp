@@ -44,7 +44,8 @@ TEST_CASE("plan: the input is read strictly, each mistake at its path", "[plan]"
   CHECK(path(R"({"workload": {"average_rps": 0}})") == "/workload/average_rps");
   CHECK(path(R"({"workload": {"engine_profile": "gpt-5"}})") == "/engine/profile");
   CHECK(path(R"({"workload": {"serving": "disaggregated"}})") == "/workload/serving");
-  CHECK(path(R"({"workload": {"average_rps": 50, "burst_factor": 10}})") == "/workload/burst_factor");
+  CHECK(path(R"({"workload": {"average_rps": 5, "burst_factor": 6}})") == "/workload/burst_factor");
+  CHECK(path(R"({"workload": {"average_rps": 6}})") == "/workload/average_rps");
   CHECK(path(R"({"slo": {"attainment": 1.5}})") == "/slo/attainment");
   CHECK_NOTHROW(plan::parse_plan_input(Json::object()));
 }
