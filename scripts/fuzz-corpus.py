@@ -586,7 +586,28 @@ def main():
     ans.add("ex5-bounds", "2" + json.dumps({"daily_usd": 1e9, "monthly_usd": -1e11}))
     ans.add("ex5-string", "2" + json.dumps({"daily_usd": "100", "monthly_usd": True}))
     ans.add("ex5-null", "2" + json.dumps({"daily_usd": None}))
+    ans.add("ex3-full", "3" + json.dumps({"layer": "kai-scheduler", "cause": "queue_limit", "evidence": ["x"], "fix": {"id": "raise_limit", "value": 8}}))
+    ans.add("ex4-full", "4" + json.dumps({"prefill": "queue_depth", "decode": "kv_cache", "justification": "prefill queues; decode fills its KV"}))
+    ans.add("ex4-unknown", "4" + json.dumps({"prefill": "cpu"}))
+    ans.add("ex4-unicode", "4" + json.dumps({"decode": "gpu_memory", "justification": "\u00e9t\u00e9 \U0001F600"}))
     ans.write()
+
+    # fuzz_plan: the plan designer's inputs (docs/plan.md), as written and with mistakes.
+    plan = Corpus("fuzz_plan")
+    plan.add("empty", "{}")
+    plan.add("full", json.dumps({"topology": {"instance_types": ["p5.48xlarge", "p5en.48xlarge"], "capacity_types": ["on-demand", "spot"],
+                                              "max_nodes": 4, "spot_interruptions_per_node_hour": 0.05, "zones": ["us-east-1a"], "racks": 2},
+                                 "workload": {"engine_profile": "llama-3.3-70b-fp8-tp2-h100-sxm5", "serving": "aggregated", "average_rps": 0.5,
+                                              "burst_factor": 4, "burst_s": 900, "prompt_tokens": 2000, "output_tokens": 300, "timeout_s": 60,
+                                              "what_if_burst": 1.5},
+                                 "slo": {"ttft_p99_s": 2, "itl_s": 0.05, "attainment": 0.99}, "budget_usd_per_hour": 300,
+                                 "tenants": {"training_gpus": 8}, "seed": 7}))
+    plan.add("refused", json.dumps({"topology": {"instance_types": ["p5.48xlarge"], "max_nodes": 1}}))
+    plan.add("spot-no-rate", json.dumps({"topology": {"capacity_types": ["spot"]}}))
+    plan.add("405b", json.dumps({"workload": {"engine_profile": "llama-3.1-405b-bf16-tp8-pp2-h100-sxm5"}}))
+    plan.add("wrong-types", json.dumps({"topology": {"instance_types": "p5.48xlarge", "max_nodes": "4"}, "slo": []}))
+    plan.add("duplicates", json.dumps({"topology": {"instance_types": ["p5.48xlarge", "p5.48xlarge"]}}))
+    plan.write()
 
     # fuzz_seed: seeds from URLs and command lines, in range and not.
     seed = Corpus("fuzz_seed")
@@ -699,8 +720,11 @@ def write_dicts(snippets, nodepools):
     write_dict("nodepool_yaml", {w + ": " for w in yaml_words} | yaml_words, YAML_TOKENS + QUANTITIES + DURATIONS)
     ex1 = exercise("ex1-")
     b_ids = [c["id"] for q in ex1["questions"] if q["id"] == "b" for c in q["choices"]]
-    write_dict("answers", quoted({"a", "b", "c", "nodepool", "daily_usd", "monthly_usd"} | set(b_ids) | nodepool_src),
-               ["0{", "1{", "2{"] + common)
+    ex4 = exercise("ex4-")
+    write_dict("answers", quoted({"a", "b", "c", "nodepool", "daily_usd", "monthly_usd", "layer", "cause", "evidence", "fix", "prefill",
+                                  "decode", "justification"} | set(b_ids) | {s["id"] for s in ex4["signals"]} | nodepool_src),
+               ["0{", "1{", "2{", "3{", "4{"] + common)
+    write_dict("plan", quoted(source_words(["core/src/plan/*.cpp"]) | {t["name"] for t in load("data/instance-types.json")}), common)
     write_dict("seed", set(), ["0", "1", "9", "9007199254740992", "9007199254740993", "18446744073709551615", "-", "+",
                                 " ", "e", "x", ".", "\x00"])
 

@@ -14,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-all_targets=(fuzz_scenario fuzz_hpa fuzz_nodepool_json fuzz_nodepool_yaml fuzz_answers fuzz_seed fuzz_schedule)
+all_targets=(fuzz_scenario fuzz_hpa fuzz_nodepool_json fuzz_nodepool_yaml fuzz_answers fuzz_seed fuzz_schedule fuzz_plan)
 usage() { echo "usage: bash scripts/fuzz.sh SECONDS [TARGET...]  (targets: ${all_targets[*]})" >&2; exit 2; }
 [ $# -ge 1 ] || usage
 seconds=$1
@@ -30,7 +30,7 @@ done
 max_len() {
   case $1 in
     fuzz_scenario | fuzz_nodepool_yaml | fuzz_schedule) echo 65536 ;;
-    fuzz_hpa | fuzz_nodepool_json) echo 32768 ;;
+    fuzz_hpa | fuzz_nodepool_json | fuzz_plan) echo 32768 ;;
     fuzz_answers) echo 8192 ;;
     fuzz_seed) echo 64 ;;
   esac

@@ -55,7 +55,7 @@ const root = new URL('../', import.meta.url);
 const site = new URL(process.env.GPUSCALE_SITE ? `file://${process.env.GPUSCALE_SITE.replace(/\/?$/, '/')}` : '../build-wasm/site/', import.meta.url);
 const cli = process.env.GPUSCALE_CLI ?? fileURLToPath(new URL('build/cli/gpuscale', root));
 
-const SURFACES = ['run', 'hpa', 'nodepool', 'nodepool-yaml', 'grade', 'exercise', 'explain', 'seed', 'schedule'];
+const SURFACES = ['run', 'hpa', 'nodepool', 'nodepool-yaml', 'grade', 'exercise', 'explain', 'seed', 'schedule', 'plan'];
 const INPUT_KEYS = ['input', 'input_json', 'input_hex', 'input_gen'];
 const MAX_SECONDS = 15;
 const MAX_STDERR_BYTES = 10 * 1024;
@@ -140,6 +140,7 @@ function cliCall(e, bytes) {
     case 'nodepool': return { args: ['nodepool', 'check', file(`${e.id}.json`)] };
     case 'nodepool-yaml': return { args: ['nodepool', 'check', file(`${e.id}.yaml`)] };
     case 'schedule': return { args: ['schedule', file(`${e.id}.json`)] };
+    case 'plan': return { args: ['plan', file(`${e.id}.json`)] };
     case 'grade': return { args: ['grade', e.exercise, file(`${e.id}.json`), '--seed', seed] };
     case 'exercise':
     case 'explain': {
@@ -264,6 +265,7 @@ function wasmCall(e, arg) {
     case 'hpa': return ['hpa', [arg]];
     case 'nodepool': return ['nodepool_check', [arg]];
     case 'schedule': return ['schedule', [arg]];
+    case 'plan': return ['plan', [arg]];
     case 'grade': return ['grade', [definition(e.exercise), seed, arg]];
     case 'exercise': return ['exercise', [arg, seed]];
     case 'explain': return ['explain', [arg, seed]];
