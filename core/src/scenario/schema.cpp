@@ -42,6 +42,10 @@ const char* choice_label(ScalerStrategy s) {
     case ScalerStrategy::KvCache: return "HPA on KV-cache use (vllm:kv_cache_usage_perc)";
     case ScalerStrategy::HttpConcurrency: return "KEDA HTTP add-on on requests in flight";
     case ScalerStrategy::Custom: return "A custom HPA spec";
+    case ScalerStrategy::TtftP99: return "HPA on the P99 TTFT rule (vllm:time_to_first_token_seconds)";
+    case ScalerStrategy::Goodput: return "HPA on SLO misses (slo_violations:rate1m: goodput)";
+    case ScalerStrategy::Planner: return "Dynamo's planner (sets the replicas; no HPA)";
+    case ScalerStrategy::Wva: return "llm-d's Workload Variant Autoscaler (its HPA follows wva_desired_replicas)";
   }
   return "?";
 }
@@ -82,7 +86,8 @@ Json scenario_schema() {
                        {"default", to_string(a.strategy)}, {"unit", ""},
                        {"choices", choices(kScalerStrategies, {ScalerStrategy::Fixed, ScalerStrategy::GpuUtil, ScalerStrategy::GpuMemory,
                                                                ScalerStrategy::QueueDepth, ScalerStrategy::KvCache,
-                                                               ScalerStrategy::HttpConcurrency})}});
+                                                               ScalerStrategy::HttpConcurrency, ScalerStrategy::TtftP99,
+                                                               ScalerStrategy::Goodput, ScalerStrategy::Wva})}});
   knobs.push_back(knob(f::kTarget, a.target));
   knobs.push_back(knob(f::kReplicas, double(a.replicas)));
   knobs.push_back(knob(f::kMinReplicas, double(a.min_replicas)));
