@@ -163,6 +163,7 @@ test('plan designer: the form, the plan with its progress, rules and candidates,
   await waitForPanel(page, 'plan');
   assert.equal(await page.getAttribute('nav a[data-view="plan"]', 'aria-current'), 'page');
   assert.equal(new URL(page.url()).hash, '#/plan');
+  assert.deepEqual(await axeViolations(page), [], 'the form alone is axe-core clean');
 
   // ---- The form starts at the core's defaults (plan.hpp); spot's interruption rate shows with spot only.
   const defaults = await formValues(page);
@@ -337,11 +338,19 @@ test('plan designer: the form, the plan with its progress, rules and candidates,
   const refusedMd = await download(page, '#plan-download-md');
   assert.ok(refusedMd.text.includes(refusal.reason.replace(/\|/g, '\\|')));
 
-  // ---- A field the core refuses: its message beside that field, nothing designed.
+  // ---- A field the core refuses: its message beside that field, nothing designed. From the keyboard:
+  // a box ticked with Space, a number typed, Enter designs.
   await page.fill(id('/topology/max_nodes'), '2');
-  await page.check(check('/topology/instance_types', 'p5en.48xlarge'));
-  await page.fill(id('/workload/average_rps'), '0');
-  assert.equal(await design(page), 'error');
+  await page.focus(check('/topology/instance_types', 'p5en.48xlarge'));
+  await page.keyboard.press('Space');
+  assert.ok(await page.isChecked(check('/topology/instance_types', 'p5en.48xlarge')));
+  await page.focus(id('/workload/average_rps'));
+  await page.keyboard.press('Control+A');
+  await page.keyboard.type('0');
+  const designs = await page.getAttribute('#plan', 'data-designs');
+  await page.keyboard.press('Enter');
+  await page.waitForSelector('#plan[data-state="error"]', PLAN_WAIT);
+  assert.equal(await page.getAttribute('#plan', 'data-designs'), designs, 'nothing designed');
   const message = await page.textContent(`${id('/workload/average_rps')}-error`);
   assert.ok(message.includes(bad.error.message), `the core's message beside the field: ${message}`);
   assert.ok(message.includes(bad.error.path));
@@ -356,23 +365,48 @@ test('plan designer: the form, the plan with its progress, rules and candidates,
   assert.deepEqual(problems, [], 'no console errors, page errors or foreign requests');
 });
 
-test('plan designer: Cancel stops a plan while it runs, and the next one runs', { timeout: 240_000 }, async (t) => {
+test('plan designer: Cancel stops a long plan, and the next input (a model no topology holds) shows the failed layer', { timeout: 240_000 }, async (t) => {
+  const sim = await loadModule();
+  const noPlanInput = { topology: { instance_types: ['p5.48xlarge', 'p5en.48xlarge'], capacity_types: ['on-demand', 'spot'], max_nodes: 4,
+                                    spot_interruptions_per_node_hour: 0.05 },
+                        workload: { engine_profile: 'llama-3.1-405b-bf16-tp8-pp2-h100-sxm5' } };
+  const noPlan = plan(sim, noPlanInput).envelope.result;
+  assert.equal(noPlan.verdict, 'no_plan', 'the 405B model on at most 4 nodes has no plan');
+
   const { page, problems, url } = await openSite(t);
   await page.goto(url('#/plan'), WAIT);
   await waitForPanel(page, 'plan');
-  // The default input with three types and both capacity types: long enough to cancel after a second.
+  // A long search: three types, both capacity types, 16 nodes, a 40-minute burst at the core's largest peak (25 req/s).
   await page.check(check('/topology/instance_types', 'p5en.48xlarge'));
+  await page.check(check('/topology/instance_types', 'p4d.24xlarge'));
   await page.check(check('/topology/capacity_types', 'spot'));
   await page.fill(id('/topology/spot_interruptions_per_node_hour'), '0.05');
+  await page.fill(id('/topology/max_nodes'), '16');
+  await page.fill(id('/workload/average_rps'), '5');
+  await page.fill(id('/workload/burst_factor'), '5');
+  await page.fill(id('/workload/burst_s'), '2400');
+  await page.fill(id('/workload/prompt_tokens'), '4000');
   await page.click('#plan-design');
   const note = '#plan-design + [data-part="work-note"]';
   await page.waitForSelector(`${note} button:not([hidden])`, WAIT);
+  assert.ok(await page.isVisible('#plan [data-part="plan-progress"]'), 'the bar shows while it runs');
   await page.click(`${note} button`);
   await page.waitForSelector('#plan[data-state="cancelled"]', WAIT);
-  assert.match(await page.textContent('#plan-run-status'), /^Cancelled: nothing was designed\.$/);
+  assert.equal(await page.textContent('#plan-run-status'), 'Cancelled: nothing was designed.');
   assert.ok(await page.isHidden('#plan [data-part="plan-progress"]'), 'the bar is gone');
   assert.equal(await page.isDisabled('#plan-design'), false, 'the button is back');
-  assert.equal(await design(page), 'done', 'the fresh worker designs the next plan');
-  assert.equal(await page.getAttribute('#plan', 'data-verdict'), 'plan');
+
+  // The next plan runs on the fresh worker: the 405B model over two nodes a replica.
+  await page.uncheck(check('/topology/instance_types', 'p4d.24xlarge'));
+  await page.selectOption(id('/workload/engine_profile'), 'llama-3.1-405b-bf16-tp8-pp2-h100-sxm5');
+  for (const [field, value] of [['/topology/max_nodes', '4'], ['/workload/average_rps', '0.5'], ['/workload/burst_factor', '4'],
+    ['/workload/burst_s', '900'], ['/workload/prompt_tokens', '2000']]) await page.fill(id(field), value);
+  assert.equal(await design(page), 'done');
+  assert.equal(await page.getAttribute('#plan', 'data-verdict'), 'no_plan');
+  assert.equal(await page.getAttribute('#plan-failed-layer', 'data-layer'), noPlan.failed_layer);
+  assert.ok((await page.textContent('#plan-verdict')).includes(noPlan.reason), 'the core\'s reason');
+  assert.equal(await page.locator('#plan-candidates tbody tr').count(), noPlan.candidates.length);
+  assert.equal(await page.locator('#plan-download-yaml').count(), 0, 'no objects to download');
+  assert.deepEqual(await axeViolations(page), []);
   assert.deepEqual(problems, []);
 });

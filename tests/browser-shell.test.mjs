@@ -31,6 +31,7 @@ const VIEWS = [
   { route: `#/exercise/5?variant=${SEED}`, id: 'ex5', name: 'exercise-5' },
   { route: '#/playground', id: 'playground', name: 'playground' },
   { route: '#/scheduler?preset=two-tenants', id: 'scheduler', name: 'scheduler' },
+  { route: '#/plan', id: 'plan', name: 'plan' },
 ];
 
 /** Serious and critical axe-core violations on the page as it is now, one line each. */

@@ -1,8 +1,8 @@
 // The plan designer through the WASM module: byte-identical with the native CLI, progress to the end,
 // and every object it emits valid against the upstream CRD schemas that npm packages ship
 // (@kubernetes-models/karpenter: NodePool and EC2NodeClass; kubernetes-models: autoscaling/v2 HPA;
-// @kubernetes-models/keda: ScaledObject). KAI's Queue has no published schema package; the lab's own
-// reader checks it (tests/test_plan.cpp).
+// @kubernetes-models/keda: ScaledObject; kubernetes-models: apps/v1 Deployment). KAI's Queue and the
+// LeaderWorkerSet have no published schema package; the lab's own reader checks the queues (tests/test_plan.cpp).
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
@@ -27,6 +27,7 @@ async function schemaClass(object) {
     case 'karpenter.k8s.aws/v1 EC2NodeClass': return (await import('@kubernetes-models/karpenter/karpenter.k8s.aws/v1/EC2NodeClass')).EC2NodeClass;
     case 'autoscaling/v2 HorizontalPodAutoscaler': return (await import('kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler')).HorizontalPodAutoscaler;
     case 'keda.sh/v1alpha1 ScaledObject': return (await import('@kubernetes-models/keda/keda.sh/v1alpha1/ScaledObject')).ScaledObject;
+    case 'apps/v1 Deployment': return (await import('kubernetes-models/apps/v1/Deployment')).Deployment;
     default: return null;
   }
 }
@@ -41,7 +42,10 @@ for (const file of EXAMPLES) {
     assert.ok(fractions.length > 10 && fractions.at(-1) === 1, `progress reported to the end (${fractions.length} calls)`);
     const out = JSON.parse(native);
     assert.equal(out.verdict, 'plan');
+    // The model server's object: a Deployment (checked) or a LeaderWorkerSet (no schema package).
     const objects = [out.plan.nodepool, out.plan.ec2nodeclass, out.plan.autoscaler];
+    if (out.plan.workload.kind === 'Deployment') objects.push(out.plan.workload);
+    else assert.equal(out.plan.workload.kind, 'LeaderWorkerSet');
     for (const object of objects) {
       const Model = await schemaClass(object);
       assert.ok(Model, `a schema for ${object.apiVersion} ${object.kind}`);

@@ -101,6 +101,15 @@ TEST_CASE("plan: the cheapest candidate that meets the SLO, its objects through 
   }
   const std::vector<kai::Queue> queues = read_queues(p.at("kai").at("queues"), "/kai/queues");
   CHECK(queues.size() == 3);  // the pool, inference and the training tenant
+  // The model server: a Deployment of the chosen warm replicas, placed by KAI in the inference queue.
+  const Json& w = p.at("workload");
+  CHECK(w.at("kind") == "Deployment");
+  CHECK(w.at("spec").at("replicas") == chosen.at("warm_replicas"));
+  CHECK(w.at("spec").at("template").at("spec").at("schedulerName") == "kai-scheduler");
+  CHECK(w.at("spec").at("template").at("metadata").at("labels").at("kai.scheduler/queue") == "inference");
+  CHECK(w.at("spec").at("template").at("spec").at("containers").at(0).at("resources").at("limits").at("nvidia.com/gpu") == "2");
+  // The input as read, defaults filled in.
+  CHECK(out.at("input").at("workload").at("timeout_s") == 60.0);
   // The warm pool's reason quotes the runs' cold start.
   CHECK(p.at("warm_pool").at("cold_start_s").get<double>() > 60);
   // Every rule is checked by a run, and says whether the simulation agrees.
@@ -124,6 +133,8 @@ TEST_CASE("plan: a model larger than a node is a LeaderWorkerSet placed as one g
   REQUIRE(out.at("verdict") == "plan");
   const Json& p = out.at("plan");
   CHECK(p.at("scenario").contains("leaderWorkerSet"));
+  CHECK(p.at("workload").at("kind") == "LeaderWorkerSet");
+  CHECK(p.at("workload").at("spec").at("leaderWorkerTemplate").at("size") == 2);
   CHECK(p.at("kai").at("podgroup").at("minMember") == 2);
   CHECK(p.at("kai").contains("topology"));
   bool gang_rule = false;

@@ -91,7 +91,10 @@ export function verdictSentence(result) {
     return `Plan: ${placeText(c)}; ${autoscalerKind(result)} on ${autoscalerText(c)}; ${c.warm_replicas} warm replica${c.warm_replicas === 1 ? '' : 's'}. ` +
       `Simulated: ${runText(c)}.`;
   }
-  if (result?.verdict === 'refused') return `Refused: ${(result.refusals ?? []).map((r) => r.reason).join(' ')}`;
+  if (result?.verdict === 'refused') {
+    const rules = (result.refusals ?? []).map((r) => RULES[r.rule] ?? r.rule);
+    return `Refused by the lesson's rule${rules.length === 1 ? '' : 's'}: ${rules.join('; ')}.`;
+  }
   if (result?.verdict === 'no_plan') return `No plan meets the SLO: ${result.reason}.`;
   return 'The core returned no verdict.';
 }
@@ -165,9 +168,10 @@ function candidatesTable(candidates, result, { only = null } = {}) {
  * The one-page plan in Markdown: the inputs, the verdict, the chosen plan and the what-if, the warm
  * pool and why, the rules with their runs, the rejected candidates, the dashboard, the kill switch
  * and every object as a fenced yaml block. `inputRows` are [label, value] pairs as the form shows
- * them; `inputYaml` is the input as `gpuscale plan FILE` reads it; `link` the page's link to it.
+ * them; `inputYaml` is the input as `gpuscale plan FILE` reads it; `whatIfBurst` the what-if run's
+ * multiplier of the burst; `link` the page's link to it.
  */
-export function planMarkdown({ result, inputRows, inputYaml, link = '', when = new Date() }) {
+export function planMarkdown({ result, inputRows, inputYaml, whatIfBurst = null, link = '', when = new Date() }) {
   const out = ['# GPU autoscaling plan', ''];
   out.push(`Designed by the GPU Autoscaling Lab's plan designer on ${when.toISOString().slice(0, 10)}. ` +
     'Every figure below comes from a simulation of the described workload, not from a cluster.', '');
@@ -189,7 +193,7 @@ export function planMarkdown({ result, inputRows, inputYaml, link = '', when = n
   const c = result.chosen, w = result.what_if;
   const row = (label, f) => [label, f(c), w ? f(w) : '—'];
   out.push('## The chosen plan', '',
-    table(['', 'the plan', 'what if the burst is larger'], [
+    table(['', 'the plan', `what if the burst is ${whatIfBurst ? `${whatIfBurst}× ` : ''}larger`], [
       row('instance type', (x) => x.instance_type),
       row('capacity type', (x) => x.capacity_type),
       row('autoscaler', (x) => `${autoscalerKind(result)} on ${autoscalerText(x)}`),
@@ -204,7 +208,7 @@ export function planMarkdown({ result, inputRows, inputYaml, link = '', when = n
       row('meets the SLO', (x) => (x.meets_slo ? 'yes' : 'no')),
     ]), '');
   out.push(`## Warm pool: ${plan.warm_pool.replicas} replica${plan.warm_pool.replicas === 1 ? '' : 's'}`, '',
-    `Cold start covered: ${Math.round(plan.warm_pool.cold_start_s)} s. ${plan.warm_pool.reason.charAt(0).toUpperCase()}${plan.warm_pool.reason.slice(1)}.`, '');
+    `${plan.warm_pool.reason.charAt(0).toUpperCase()}${plan.warm_pool.reason.slice(1)}.`, '');
   if (plan.nodepool_lint?.length) out.push('NodePool warnings from the lab\'s linter:', '', ...plan.nodepool_lint.map((l) => `- ${l}`), '');
   out.push('## The rules, each checked by a run', '',
     table(['rule', 'the simulation', 'reason', 'the run'], (result.rules ?? []).map((r) => [

@@ -22,20 +22,23 @@ import { yamlOfJson } from './yaml-text.js';
 
 const STORAGE_KEY = 'gpuscale:plan:form';
 
-// The lab's GPU instance types (data/instance-types.json) a plan may use.
+// The lab's GPU instance types (data/instance-types.json) a plan may use; their prices are the core's
+// (each candidate's cost comes back in the plan), not repeated here.
 const INSTANCE_TYPES = [
-  { value: 'p5.48xlarge', label: 'p5.48xlarge', note: '8 × H100 80 GB, $55.04/h on demand' },
-  { value: 'p5en.48xlarge', label: 'p5en.48xlarge', note: '8 × H200 141 GB, $63.30/h' },
-  { value: 'p4d.24xlarge', label: 'p4d.24xlarge', note: '8 × A100 40 GB, $21.96/h' },
-  { value: 'p5.4xlarge', label: 'p5.4xlarge', note: '1 × H100 80 GB, $6.88/h' },
+  { value: 'p5.48xlarge', label: 'p5.48xlarge', note: '8 × H100 80 GB' },
+  { value: 'p5en.48xlarge', label: 'p5en.48xlarge', note: '8 × H200 141 GB' },
+  { value: 'p4d.24xlarge', label: 'p4d.24xlarge', note: '8 × A100 40 GB' },
+  { value: 'p5.4xlarge', label: 'p5.4xlarge', note: '1 × H100 80 GB' },
 ];
 const CAPACITY_TYPES = [
   { value: 'on-demand', label: 'On-demand' },
   { value: 'spot', label: 'Spot', note: 'interrupted with 2 minutes\' notice' },
 ];
 const ENGINE_PROFILES = [
-  { value: 'llama-3.3-70b-fp8-tp2-h100-sxm5', label: 'Llama 3.3 70B FP8, TP 2 (2 GPUs a replica)' },
-  { value: 'llama-3.1-405b-bf16-tp8-pp2-h100-sxm5', label: 'Llama 3.1 405B BF16, TP 8 × PP 2 (16 GPUs, 2 nodes)' },
+  { value: 'llama-3.3-70b-fp8-tp2-h100-sxm5', label: 'Llama 3.3 70B FP8, 2 GPUs',
+    note: 'A replica is one pod of 2 GPUs (tensor parallel): four to an 8-GPU node.' },
+  { value: 'llama-3.1-405b-bf16-tp8-pp2-h100-sxm5', label: 'Llama 3.1 405B BF16, 16 GPUs',
+    note: 'A replica is 2 pods of 8 GPUs on 2 nodes (tensor parallel 8 × pipeline parallel 2), a LeaderWorkerSet scheduled as a gang.' },
 ];
 
 /**
@@ -51,7 +54,7 @@ export const PLAN_FIELDS = [
     default: null, min: 0, max: 10, step: 0.01, optional: true, when: (values) => values.get('/topology/capacity_types').includes('spot'),
     hint: 'Required with spot: how often a spot node is reclaimed (0 assumes never).' },
   { path: '/workload/engine_profile', group: 'workload', type: 'enum', label: 'Model and engine', options: ENGINE_PROFILES, default: ENGINE_PROFILES[0].value },
-  { path: '/workload/average_rps', group: 'workload', type: 'number', label: 'Average requests', unit: 'req/s', default: 0.5, min: 0.001, max: 100, step: 0.1 },
+  { path: '/workload/average_rps', group: 'workload', type: 'number', label: 'Average requests', unit: 'req/s', default: 0.5, min: 0.001, max: 5, step: 0.1 },
   { path: '/workload/burst_factor', group: 'workload', type: 'number', label: 'Burst: times the average', unit: '×', default: 4, min: 1, max: 50, step: 0.5 },
   { path: '/workload/burst_s', group: 'workload', type: 'number', label: 'Burst lasts', unit: 's', default: 900, min: 60, max: 2400, step: 60 },
   { path: '/workload/prompt_tokens', group: 'workload', type: 'number', label: 'Prompt, mean', unit: 'tokens', default: 2000, min: 16, max: 65536, step: 100 },
@@ -77,8 +80,10 @@ function shown(field, value) {
   if (field.type === 'set') return [...value];
   if (value === null || value === undefined) return '';
   if (field.type === 'enum') return String(value);
-  const n = Number(value) * (field.scale ?? 1);
-  return Number.isFinite(n) ? String(Number(n.toPrecision(12))) : String(value);
+  const n = Number(value);
+  if (!Number.isFinite(n)) return String(value);
+  // A scaled value drops the float's noise (0.95 × 100 is 94.99999999999999); others stay exact (a 16-digit seed).
+  return String(field.scale ? Number((n * field.scale).toPrecision(12)) : n);
 }
 
 /** The form as the core's defaults make it: path → text (or the ticked options of a set). */
@@ -117,7 +122,7 @@ export function buildInput(values) {
     } else {
       const parsed = parseKnob({ type: 'number' }, value);  // a whole number is the core's check, with its path
       if ('error' in parsed) errors.set(field.path, parsed.error);
-      else setAt(input, field.path, Number((parsed.value / (field.scale ?? 1)).toPrecision(12)));
+      else setAt(input, field.path, field.scale ? Number((parsed.value / field.scale).toPrecision(12)) : parsed.value);
     }
   }
   return { input, errors };
@@ -189,6 +194,7 @@ export class PlanPanel {
     this.status = root.querySelector('[data-part="status"]');
     this.values = loadSaved() ?? defaultValues();
     this.controls = new Map();  // path → {field, box, inputs, error}
+    this.notes = new Map();     // path → the note of a select's choice
     this.designs = 0;           // plans shown so far
     this.charts = null;
   }
@@ -253,14 +259,17 @@ export class PlanPanel {
     if (field.type === 'set') {
       inputs = field.options.map((o) => el('input', { type: 'checkbox', id: `${id}-${o.value.replace(/[^A-Za-z0-9_-]/g, '-')}`, value: o.value,
                                                       'aria-describedby': describedBy, onchange: changed }));
-      box = el('fieldset', { class: 'plan-set field', dataset: { path: field.path }, 'aria-describedby': describedBy },
+      box = el('fieldset', { class: 'plan-set field', dataset: { path: field.path } },
         el('legend', { text: field.label }),
         field.options.map((o, i) => el('div', { class: 'check plan-check' }, inputs[i],
           el('label', { for: inputs[i].id }, o.label, o.note ? el('span', { class: 'hint-text', text: ` ${o.note}` }) : null))),
         hint, error);
     } else {
+      // A choice's note (what a model's replica is) follows the choice, under the select.
+      const note = field.type === 'enum' ? el('div', { class: 'hint-text choice-note', id: `${id}-note` }) : null;
       const input = field.type === 'enum'
-        ? el('select', { id, 'aria-describedby': describedBy, onchange: changed }, field.options.map((o) => el('option', { value: o.value, text: o.label })))
+        ? el('select', { id, 'aria-describedby': [note.id, describedBy].filter(Boolean).join(' '), onchange: changed },
+          field.options.map((o) => el('option', { value: o.value, text: o.label })))
         : el('input', { type: 'number', id, 'aria-describedby': describedBy, min: field.min, max: field.max,
                         step: field.step ?? (field.type === 'integer' ? 1 : 'any'), inputmode: field.type === 'integer' ? 'numeric' : 'decimal',
                         placeholder: field.optional ? 'e.g. 0.05' : undefined, oninput: changed });
@@ -268,7 +277,8 @@ export class PlanPanel {
       box = el('div', { class: 'field', dataset: { path: field.path } },
         el('label', { for: id, text: field.label }),
         el('div', { class: 'input-row' }, input, field.unit ? el('span', { class: 'unit', text: field.unit }) : null),
-        hint, error);
+        note, hint, error);
+      if (note) this.notes.set(field.path, note);
     }
     this.controls.set(field.path, { field, box, inputs, error });
     return box;
@@ -293,13 +303,22 @@ export class PlanPanel {
     this.values.set(field.path, this._read(field));
     save(this.values);
     this._clearError(field.path);
+    if (this.root.dataset.state === 'error') this.runStatus.textContent = '';  // it named the field just changed, or one now unchecked
     this._showWhen();
-    if (this.shownInput) this.result.dataset.stale = 'true';
+    // The plan shown is marked while the form says something else (typing the same input back clears it).
+    if (this.shownInput) {
+      if (JSON.stringify(buildInput(this.values).input) === JSON.stringify(this.shownInput)) delete this.result.dataset.stale;
+      else this.result.dataset.stale = 'true';
+    }
   }
 
-  /** Fields shown only with another's value (the spot interruption rate, with spot ticked). */
+  /** Fields shown only with another's value (the spot interruption rate, with spot ticked), and each choice's note. */
   _showWhen() {
     for (const { field, box } of this.controls.values()) if (field.when) box.hidden = !field.when(this.values);
+    for (const [path, note] of this.notes) {
+      const field = this.controls.get(path).field;
+      note.textContent = field.options.find((o) => o.value === this.values.get(path))?.note ?? '';
+    }
   }
 
   _reset() {
@@ -356,6 +375,7 @@ export class PlanPanel {
     if (errors.size) {
       let first = null;
       for (const [path, message] of errors) first ??= this._showError(path, message);
+      this.root.dataset.state = 'error';
       this.runStatus.textContent = 'Nothing was designed: fix the field marked in the form.';
       first?.inputs[0].focus();
       return;
@@ -442,7 +462,8 @@ export class PlanPanel {
 
   _downloadMarkdown() {
     const input = this.shownInput;
-    const text = planMarkdown({ result: this.shownResult, inputRows: this._inputRows(input), inputYaml: yamlOfJson(input), link: this.link });
+    const text = planMarkdown({ result: this.shownResult, inputRows: this._inputRows(input), inputYaml: yamlOfJson(input),
+                                whatIfBurst: getAt(input, '/workload/what_if_burst') ?? null, link: this.link });
     downloadText('gpu-plan.md', text, 'text/markdown');
   }
 

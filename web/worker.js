@@ -9,7 +9,7 @@
 //                                                      values (objects are stringified here);
 //                                                      channel defaults to op; progress: true adds
 //                                                      the progress callback as the last argument
-//                                                      (run, grade and explain take it)
+//                                                      (run, grade, explain and plan take it)
 //   worker → page  {id, type: "working"}               the call has started
 //                  {id, type: "progress", fraction, label}  sent while the call simulates (the
 //                                                      module calls back synchronously; the page
@@ -51,7 +51,7 @@ if (new URL(self.location.href).searchParams.get('debug') === '1') OPS.add('debu
 
 // Context argument index per op: grade(definition, seed, answer, context), explain(definition, seed, context).
 const CONTEXT_ARG = { grade: 3, explain: 2 };
-const PROGRESS_OPS = new Set(['run', 'grade', 'explain']);
+const PROGRESS_OPS = new Set(['run', 'grade', 'explain', 'plan']);
 
 let sim = null;
 let version = '';

@@ -217,6 +217,65 @@ Json scenario_for(const PlanInput& in, const Candidate& c, const Shape& s, const
   return sc;
 }
 
+// The model server's object: a Deployment of one pod per replica, or a LeaderWorkerSet of a pod per
+// pipeline stage, placed by KAI Scheduler in the inference queue on the plan's GPU nodes. Capitals are
+// the deployer's own (the checkpoint and the vLLM image tag).
+Json workload_json(const PlanInput& in, const Candidate& c, const Shape& s, const EngineProfile& p) {
+  Json args = Json::array({"--model", "MODEL_ID", "--tensor-parallel-size", std::to_string(p.tensor_parallel), "--gpu-memory-utilization", "0.9"});
+  if (p.pipeline_parallel > 1) {
+    args.push_back("--pipeline-parallel-size");
+    args.push_back(std::to_string(p.pipeline_parallel));
+  }
+  if (p.fp8_kv_cache) {
+    args.push_back("--kv-cache-dtype");
+    args.push_back("fp8");
+  }
+  const std::string gpus = std::to_string(s.gpus_per_pod);
+  // The lab's inference pod: 8 vCPU and 100 GiB of memory per GPU.
+  const Json resources = {{"requests", {{"cpu", std::to_string(8 * s.gpus_per_pod)}, {"memory", std::to_string(100 * s.gpus_per_pod) + "Gi"}, {"nvidia.com/gpu", gpus}}},
+                          {"limits", {{"nvidia.com/gpu", gpus}}}};
+  const Json pod = {{"schedulerName", "kai-scheduler"},
+                    {"nodeSelector", {{"karpenter.sh/nodepool", kPoolName}}},
+                    {"tolerations", Json::array({{{"key", "nvidia.com/gpu"}, {"operator", "Exists"}, {"effect", "NoSchedule"}}})},
+                    {"terminationGracePeriodSeconds", 30},
+                    {"containers", Json::array({{{"name", "vllm"},
+                                                 {"image", "vllm/vllm-openai:VLLM_VERSION"},
+                                                 {"args", args},
+                                                 {"ports", Json::array({{{"name", "http"}, {"containerPort", 8000}}})},
+                                                 {"readinessProbe", {{"httpGet", {{"path", "/health"}, {"port", 8000}}}}},
+                                                 {"resources", resources}}})}};
+  const Json labels = {{"app", kDeployment}, {"kai.scheduler/queue", "inference"}};
+  if (s.pods_per_replica == 1) {
+    return {{"apiVersion", "apps/v1"},
+            {"kind", "Deployment"},
+            {"metadata", {{"name", kDeployment}}},
+            {"spec", {{"replicas", c.warm}, {"selector", {{"matchLabels", {{"app", kDeployment}}}}}, {"template", {{"metadata", {{"labels", labels}}}, {"spec", pod}}}}}};
+  }
+  Json annotations = {{"kai.scheduler/topology", "cluster-topology"},
+                      {"kai.scheduler/topology-required-placement", in.racks > 0 ? "rack" : "topology.kubernetes.io/zone"}};
+  const Json tmpl = {{"metadata", {{"labels", labels}, {"annotations", annotations}}}, {"spec", pod}};
+  return {{"apiVersion", "leaderworkerset.x-k8s.io/v1"},
+          {"kind", "LeaderWorkerSet"},
+          {"metadata", {{"name", kDeployment}}},
+          {"spec", {{"replicas", c.warm}, {"leaderWorkerTemplate", {{"size", s.pods_per_replica}, {"restartPolicy", "RecreateGroupOnPodRestart"}, {"workerTemplate", tmpl}}}}}};
+}
+
+// The input as the plan read it, defaults filled in.
+Json input_json(const PlanInput& in) {
+  Json topology = {{"instance_types", in.instance_types}, {"capacity_types", in.capacity_types}, {"max_nodes", in.max_nodes}, {"racks", in.racks},
+                   {"spot_interruptions_per_node_hour", in.spot_interruptions_per_node_hour}};
+  if (!in.zones.empty()) topology["zones"] = in.zones;
+  return {{"topology", topology},
+          {"workload",
+           {{"engine_profile", in.engine_profile}, {"serving", in.serving}, {"average_rps", in.average_rps}, {"burst_factor", in.burst_factor},
+            {"burst_s", in.burst_s}, {"prompt_tokens", in.prompt_tokens}, {"output_tokens", in.output_tokens}, {"timeout_s", in.timeout_s},
+            {"what_if_burst", in.what_if_burst}}},
+          {"slo", {{"ttft_p99_s", in.ttft_p99_s}, {"itl_s", in.itl_s}, {"attainment", in.attainment}}},
+          {"budget_usd_per_hour", in.budget_usd_per_hour},
+          {"tenants", {{"training_gpus", in.training_gpus}}},
+          {"seed", in.seed}};
+}
+
 // The deployed autoscaler: a KEDA ScaledObject for queue depth (its prometheus trigger makes the HPA
 // KEDA generates), else the autoscaling/v2 HPA the run used.
 Json deployed_autoscaler(const PlanInput& in, const Candidate& c, const Scenario& sc) {
@@ -579,10 +638,12 @@ Json make_plan(const PlanInput& in, const PlanProgress& progress) {
       if (c.signal == "gpu_util" && c.meets_slo && (!util || c.node_cost_usd_per_hour < util->node_cost_usd_per_hour)) util = &c;
     const bool disagrees = util && util->node_cost_usd_per_hour <= chosen1->node_cost_usd_per_hour;
     rule("no_gpu_util_hpa",
-         disagrees ? "the simulation disagrees on this input: the duty-cycle HPA met the SLO at $" + num(util->node_cost_usd_per_hour, 2) + "/h against $" +
-                         num(chosen1->node_cost_usd_per_hour, 2) +
+         disagrees ? "the simulation disagrees on this input: on " + chosen1->instance_type + " (" + chosen1->capacity_type +
+                         ") the duty-cycle HPA met the SLO at $" + num(util->node_cost_usd_per_hour, 2) + "/h against $" +
+                         num(chosen1->node_cost_usd_per_hour, 2) + " for " + chosen1->signal + " there" +
                          "/h. The rule stands: the duty cycle saturates at 100 % with one request or a hundred, so it scales toward its maximum on any load, which this burst happened to need"
-         : util ? "confirmed: the duty-cycle HPA met the SLO only at $" + num(util->node_cost_usd_per_hour, 2) + "/h, against $" + num(chosen1->node_cost_usd_per_hour, 2) + "/h"
+         : util ? "confirmed: on " + chosen1->instance_type + " (" + chosen1->capacity_type + ") the duty-cycle HPA met the SLO only at $" +
+                      num(util->node_cost_usd_per_hour, 2) + "/h, against $" + num(chosen1->node_cost_usd_per_hour, 2) + "/h for " + chosen1->signal + " there"
                 : std::string("confirmed: no duty-cycle HPA run met the SLO"),
          disagrees, util);
   }
@@ -634,6 +695,7 @@ Json make_plan(const PlanInput& in, const PlanProgress& progress) {
   Json candidates = Json::array();
   for (const Candidate& c : rows) candidates.push_back(candidate_json(c));
   return {{"verdict", "plan"},
+          {"input", input_json(in)},
           {"chosen", candidate_json(best)},
           {"plan",
            {{"nodepool", nodepool},
@@ -647,8 +709,9 @@ Json make_plan(const PlanInput& in, const PlanProgress& progress) {
               {"reason", warm_reason}}},
             {"dashboard", dashboard},
             {"scenario", chosen_scenario},
+            {"workload", workload_json(in, best, shape, profile)},
             {"kill_switch", "If the P99 TTFT stays above " + num(in.ttft_p99_s, 2) + " s for 5 minutes, roll the autoscaler back to its last known-good state (" +
-                                std::to_string(best.warm) + " warm replicas, the previous " + autoscaler.at("kind").get<std::string>() + ")."}}},
+                                std::to_string(best.warm) + " warm replica" + (best.warm == 1 ? "" : "s") + ", the previous " + autoscaler.at("kind").get<std::string>() + ")."}}},
           {"what_if", candidate_json(what_if)},
           {"rules", rules},
           {"candidates", candidates}};
