@@ -22,5 +22,11 @@ for seed in 1 3; do
     echo "native: exercise-4 grid, seed $seed (gpuscale grade, 36 runs): $(( ($(date +%s%N) - start) / 1000000 )) ms"
   done
 done
+# The plan designer on the two example inputs (the whole CLI call).
+for f in docs/examples/plan-small-cluster.yaml docs/examples/plan-405b-spot.yaml; do
+  start=$(date +%s%N)
+  build/cli/gpuscale plan "$f" > /dev/null
+  echo "native: plan $f (gpuscale plan): $(( ($(date +%s%N) - start) / 1000000 )) ms"
+done
 node scripts/bench-wasm.mjs build-wasm/site "${1:-3}"
 node scripts/bench-browser.mjs build-wasm/site "${1:-3}"
