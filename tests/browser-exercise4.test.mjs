@@ -10,15 +10,12 @@
 // env: see tests/browser-helpers.mjs
 import assert from 'node:assert/strict';
 import { mkdir, readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import test from 'node:test';
 
-import { ARTIFACTS, SITE, WAIT, openSite, root, since, waitForPanel } from './browser-helpers.mjs';
+import { ARTIFACTS, SITE, WAIT, axeViolations, openSite, root, since, waitForPanel } from './browser-helpers.mjs';
 
-const require = createRequire(import.meta.url);
-const AXE = require.resolve('axe-core/axe.min.js');
 const GRADE_WAIT = { timeout: 180_000 };  // the first check simulates 36 half-hour runs
 const ROLES = ['prefill', 'decode'];
 // Typed as a learner would: two paragraphs, a non-ASCII letter.
@@ -53,14 +50,6 @@ function expectations(variant, graded, answer) {
     Math.max(...cells.filter((c) => c[role] === id).map((c) => c.goodput_per_usd)) >= (1 - variant.margin) * best)]));
   for (const q of graded.questions) assert.equal(q.correct, accepted[q.id].includes(answer[q.id]), `the module's ${q.id} verdict follows the rule`);
   return { ids, cells, best, bestCells: per.flatMap((v, i) => (v === best ? [i] : [])), accepted };
-}
-
-/** Serious and critical axe-core violations on the page as it is now, one line each. */
-async function axeViolations(page) {
-  if (!(await page.evaluate(() => typeof window.axe === 'object'))) await page.addScriptTag({ content: await readFile(AXE, 'utf8') });
-  const result = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
-  return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.length}×, e.g. ${v.nodes[0]?.target?.join(' ')})`);
 }
 
 test('exercise 4: signals per pool, the grid run once with progress, verdicts, a pair\'s run, restored after a reload, the explanation', { timeout: 600_000 }, async (t) => {

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
@@ -22,6 +23,7 @@ export const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 export const ARTIFACTS = path.join(root, 'tests', 'artifacts');
 export const PREFIX = '/lab/';
 export const WAIT = { timeout: 30_000 };
+const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 
 const TYPES = {
   '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.mjs': 'text/javascript',
@@ -121,4 +123,12 @@ export async function waitForPanel(page, id, timeout = WAIT.timeout) {
 /** Milliseconds since `start`, for the test's timing diagnostics. */
 export function since(start) {
   return `${((performance.now() - start) / 1000).toFixed(1)} s`;
+}
+
+/** Serious and critical axe-core violations on the page as it is now, one line each. */
+export async function axeViolations(page) {
+  if (!(await page.evaluate(() => typeof window.axe === 'object'))) await page.addScriptTag({ content: await readFile(AXE, 'utf8') });
+  const result = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
+  return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.length}×, e.g. ${v.nodes[0]?.target?.join(' ')})`);
 }

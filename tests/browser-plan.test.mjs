@@ -13,7 +13,6 @@
 // env: see tests/browser-helpers.mjs
 import assert from 'node:assert/strict';
 import { mkdir, readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import test from 'node:test';
@@ -21,10 +20,8 @@ import test from 'node:test';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
 
 import { YAML_OPTIONS } from '../web/yaml-text.js';
-import { ARTIFACTS, SITE, WAIT, openSite, since, waitForPanel } from './browser-helpers.mjs';
+import { ARTIFACTS, SITE, WAIT, axeViolations, openSite, since, waitForPanel } from './browser-helpers.mjs';
 
-const require = createRequire(import.meta.url);
-const AXE = require.resolve('axe-core/axe.min.js');
 const PLAN_WAIT = { timeout: 120_000 };
 const MAX_TAB_STOPS = 60;
 
@@ -64,14 +61,6 @@ function plan(sim, input) {
 const pct = (f) => `${(f * 100).toFixed(1)} %`;
 const sec = (s) => `${s.toFixed(2)} s`;
 const hourly = (usd) => `$${usd.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 })}/h`;
-
-/** Serious and critical axe-core violations on the page as it is now, one line each. */
-async function axeViolations(page) {
-  if (!(await page.evaluate(() => typeof window.axe === 'object'))) await page.addScriptTag({ content: await readFile(AXE, 'utf8') });
-  const result = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
-  return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.length}×, e.g. ${v.nodes[0]?.target?.join(' ')})`);
-}
 
 /** Whether anything makes the page wider than the viewport (tables scroll inside their own box). */
 function overflow(page) {

@@ -13,14 +13,11 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import path from 'node:path';
 import test from 'node:test';
 
-import { CLI, WAIT, openSite, openView, root, waitForPanel } from './browser-helpers.mjs';
+import { CLI, WAIT, axeViolations, openSite, openView, root, waitForPanel } from './browser-helpers.mjs';
 
-const require = createRequire(import.meta.url);
-const AXE = require.resolve('axe-core/axe.min.js');
 const RUN_WAIT = { timeout: 60_000 };
 const editor = '#scheduler .sched-editor';
 const textarea = '#sched-text';
@@ -248,14 +245,6 @@ test('playground: a scenario written as YAML runs into the playground\'s results
   assert.equal(await page.inputValue('#pg-yaml-text'), text, 'the YAML stays as it was');
   assert.deepEqual(problems, []);
 });
-
-/** Serious and critical axe-core violations on the page as it is now, one line each. */
-async function axeViolations(page) {
-  if (!(await page.evaluate(() => typeof window.axe === 'object'))) await page.addScriptTag({ content: await readFile(AXE, 'utf8') });
-  const result = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
-  return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.length}×, e.g. ${v.nodes[0]?.target?.join(' ')})`);
-}
 
 /** Whatever makes the page wider than the viewport (wide tables scroll inside their own box). */
 function overflow(page) {

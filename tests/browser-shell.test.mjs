@@ -6,15 +6,12 @@
 //   node --test tests/browser-shell.test.mjs
 // env: see tests/browser-helpers.mjs
 import assert from 'node:assert/strict';
-import { mkdir, readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import test from 'node:test';
 
-import { ARTIFACTS, SEED, WAIT, cli, openSite, waitForPanel } from './browser-helpers.mjs';
+import { ARTIFACTS, SEED, WAIT, axeViolations, cli, openSite, waitForPanel } from './browser-helpers.mjs';
 
-const require = createRequire(import.meta.url);
-const AXE = require.resolve('axe-core/axe.min.js');
 
 // Targets of the page: first load, and the module's size (README, "Benchmarks": not met yet).
 const MAX_FIRST_LOAD_REQUESTS = 15;
@@ -33,14 +30,6 @@ const VIEWS = [
   { route: '#/scheduler?preset=two-tenants', id: 'scheduler', name: 'scheduler' },
   { route: '#/plan', id: 'plan', name: 'plan' },
 ];
-
-/** Serious and critical axe-core violations on the page as it is now, one line each. */
-async function axeViolations(page) {
-  if (!(await page.evaluate(() => typeof window.axe === 'object'))) await page.addScriptTag({ content: await readFile(AXE, 'utf8') });
-  const result = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
-  return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.length}×, e.g. ${v.nodes[0]?.target?.join(' ')})`);
-}
 
 /** How many elements Tab stops at on the page as it is now (visible, enabled, tabindex ≥ 0). */
 function tabStops(page) {

@@ -488,23 +488,22 @@ Json make_plan(const PlanInput& in, const PlanProgress& progress) {
   });
   const int warm_options[] = {1, 2, 3};
   std::vector<Candidate> stage1;
+  const Shape base_shape = shape_of(in, *base_type);
   for (const Signal& sig : signals())
     for (double target : sig.targets)
-    for (int warm : warm_options) {
-      const Shape s = shape_of(in, *base_type);
-      Candidate c;
-      c.instance_type = base_type->name;
-      c.capacity_type = first_cap;
-      c.signal = sig.id;
-      c.target = sig.target_is_slo_share ? target * in.ttft_p99_s : target;
-      c.max_replicas = max_replicas_for(in, s);
-      c.warm = std::min(warm, c.max_replicas);
-      if (warm > c.max_replicas) continue;
-      stage1.push_back(c);
-    }
+      for (int warm : warm_options) {
+        Candidate c;
+        c.instance_type = base_type->name;
+        c.capacity_type = first_cap;
+        c.signal = sig.id;
+        c.target = sig.target_is_slo_share ? target * in.ttft_p99_s : target;
+        c.max_replicas = max_replicas_for(in, base_shape);
+        c.warm = warm;
+        if (warm <= c.max_replicas) stage1.push_back(c);
+      }
   // Stage 2 runs at most one candidate per other (type, capacity) pair, stage 3 one more.
   const int stage2_count = static_cast<int>(usable.size() * in.capacity_types.size()) - 1;
-  const int total = static_cast<int>(stage1.size()) + std::max(0, stage2_count) + 3 + (shape_of(in, *base_type).pods_per_replica > 1 ? 1 : 0);
+  const int total = static_cast<int>(stage1.size()) + std::max(0, stage2_count) + 3 + (base_shape.pods_per_replica > 1 ? 1 : 0);
   int done = 0;
   const auto step = [&](const std::string& label) {
     return [&, label](double f) {
@@ -513,7 +512,7 @@ Json make_plan(const PlanInput& in, const PlanProgress& progress) {
   };
   const Candidate* chosen1 = nullptr;
   for (Candidate& c : stage1) {
-    simulate(in, c, shape_of(in, *base_type), {}, step(c.signal + " " + num(c.target, 2) + ", " + std::to_string(c.warm) + " warm on " + c.instance_type));
+    simulate(in, c, base_shape, {}, step(c.signal + " " + num(c.target, 2) + ", " + std::to_string(c.warm) + " warm on " + c.instance_type));
     ++done;
     if (c.signal == "gpu_util") {
       c.rejected.push_back("the lesson's hard reject: an HPA on DCGM_FI_DEV_GPU_UTIL, a duty cycle that reads 100 % with one request or a hundred, says nothing about backlog");
