@@ -43,7 +43,7 @@ TEST_CASE("plan: the input is read strictly, each mistake at its path", "[plan]"
   CHECK(path(R"({"topology": {"max_nodes": 0}})") == "/topology/max_nodes");
   CHECK(path(R"({"workload": {"average_rps": 0}})") == "/workload/average_rps");
   CHECK(path(R"({"workload": {"engine_profile": "gpt-5"}})") == "/engine/profile");
-  CHECK(path(R"({"workload": {"serving": "disaggregated"}})") == "/workload/serving");
+  CHECK(path(R"({"workload": {"serving": "split"}})") == "/workload/serving");
   CHECK(path(R"({"workload": {"average_rps": 5, "burst_factor": 6}})") == "/workload/burst_factor");
   CHECK(path(R"({"workload": {"average_rps": 6}})") == "/workload/average_rps");
   CHECK(path(R"({"slo": {"attainment": 1.5}})") == "/slo/attainment");
@@ -91,7 +91,8 @@ TEST_CASE("plan: the cheapest candidate that meets the SLO, its objects through 
   const NodePool pool = parse_nodepool(p.at("nodepool"), "/nodepool");
   CHECK(pool.consolidation_policy == ConsolidationPolicy::WhenEmpty);
   CHECK(p.at("nodepool").at("spec").at("template").at("spec").at("taints").at(0).at("key") == "nvidia.com/gpu");
-  const Json& a = p.at("autoscaler");
+  REQUIRE(p.at("autoscalers").size() == 1);
+  const Json& a = p.at("autoscalers").at(0);
   if (a.at("kind") == "HorizontalPodAutoscaler") {
     CHECK_NOTHROW(hpa::parse_hpa_spec(a.at("spec"), "/autoscaler/spec"));
     CHECK(a.at("spec").at("minReplicas") == chosen.at("warm_replicas"));
@@ -102,7 +103,8 @@ TEST_CASE("plan: the cheapest candidate that meets the SLO, its objects through 
   const std::vector<kai::Queue> queues = read_queues(p.at("kai").at("queues"), "/kai/queues");
   CHECK(queues.size() == 3);  // the pool, inference and the training tenant
   // The model server: a Deployment of the chosen warm replicas, placed by KAI in the inference queue.
-  const Json& w = p.at("workload");
+  REQUIRE(p.at("workloads").size() == 1);
+  const Json& w = p.at("workloads").at(0);
   CHECK(w.at("kind") == "Deployment");
   CHECK(w.at("spec").at("replicas") == chosen.at("warm_replicas"));
   CHECK(w.at("spec").at("template").at("spec").at("schedulerName") == "kai-scheduler");
@@ -133,13 +135,76 @@ TEST_CASE("plan: a model larger than a node is a LeaderWorkerSet placed as one g
   REQUIRE(out.at("verdict") == "plan");
   const Json& p = out.at("plan");
   CHECK(p.at("scenario").contains("leaderWorkerSet"));
-  CHECK(p.at("workload").at("kind") == "LeaderWorkerSet");
-  CHECK(p.at("workload").at("spec").at("leaderWorkerTemplate").at("size") == 2);
+  CHECK(p.at("workloads").at(0).at("kind") == "LeaderWorkerSet");
+  CHECK(p.at("workloads").at(0).at("spec").at("leaderWorkerTemplate").at("size") == 2);
   CHECK(p.at("kai").at("podgroup").at("minMember") == 2);
   CHECK(p.at("kai").contains("topology"));
   bool gang_rule = false;
   for (const Json& r : out.at("rules")) gang_rule = gang_rule || r.at("rule") == "gang_for_tp_pp";
   CHECK(gang_rule);
+}
+
+TEST_CASE("plan: disaggregated serving is planned per role, each pool with its own autoscaler and server", "[plan]") {
+  const Json out = plan_of(Json::parse(R"({
+    "topology": {"instance_types": ["p5.48xlarge", "p5en.48xlarge"], "max_nodes": 3},
+    "workload": {"serving": "disaggregated", "average_rps": 1.0, "burst_factor": 4, "prompt_tokens": 6000, "output_tokens": 300},
+    "slo": {"ttft_p99_s": 3, "itl_s": 0.06, "attainment": 0.95}})"));
+  REQUIRE(out.at("verdict") == "plan");
+  const Json& chosen = out.at("chosen");
+  REQUIRE(chosen.contains("decode"));
+  CHECK(chosen.at("meets_slo") == true);
+  // Every simulated candidate names both pools' autoscalers; the chosen one is the cheapest acceptable.
+  double cheapest = 1e18;
+  for (const Json& c : out.at("candidates")) {
+    if (!c.at("simulated").get<bool>()) continue;
+    CHECK(c.contains("decode"));
+    if (c.at("rejected").empty()) cheapest = std::min(cheapest, c.at("node_cost_usd_per_hour").get<double>());
+  }
+  CHECK(chosen.at("node_cost_usd_per_hour").get<double>() == cheapest);
+  const Json& p = out.at("plan");
+  // Two pools in the scenario, of one model, prefill and decode, and the plan's objects per role.
+  const Json& pools = p.at("scenario").at("pools");
+  REQUIRE(pools.size() == 2);
+  CHECK(pools.at(0).at("role") == "prefill");
+  CHECK(pools.at(1).at("role") == "decode");
+  CHECK(pools.at(0).at("autoscaler").at("strategy") == chosen.at("signal"));
+  CHECK(pools.at(1).at("autoscaler").at("strategy") == chosen.at("decode").at("signal"));
+  REQUIRE(p.at("autoscalers").size() == 2);
+  REQUIRE(p.at("workloads").size() == 2);
+  for (std::size_t k = 0; k < 2; ++k) {
+    const Json& a = p.at("autoscalers").at(k);
+    const Json& w = p.at("workloads").at(k);
+    const std::string name = w.at("metadata").at("name");
+    CHECK(name == (k == 0 ? "vllm-prefill" : "vllm-decode"));
+    CHECK(w.at("kind") == "Deployment");
+    CHECK(w.at("spec").at("template").at("metadata").at("labels").at("llm-d.ai/role") == (k == 0 ? "prefill" : "decode"));
+    const Json& args = w.at("spec").at("template").at("spec").at("containers").at(0).at("args");
+    CHECK(std::find(args.begin(), args.end(), Json("--kv-transfer-config")) != args.end());
+    if (a.at("kind") == "HorizontalPodAutoscaler") {
+      CHECK(a.at("spec").at("scaleTargetRef").at("name") == name);
+      CHECK_NOTHROW(hpa::parse_hpa_spec(a.at("spec"), "/autoscaler/spec"));
+    } else {
+      CHECK(a.at("spec").at("scaleTargetRef").at("name") == name);
+    }
+  }
+  CHECK(p.at("warm_pool").at("roles").at("prefill") == chosen.at("warm_replicas"));
+  CHECK(p.at("warm_pool").at("roles").at("decode") == chosen.at("decode").at("warm_replicas"));
+  // The lesson's per-role rule is checked against the grid.
+  bool role_rule = false;
+  for (const Json& r : out.at("rules")) role_rule = role_rule || r.at("rule") == "per_role_signals";
+  CHECK(role_rule);
+  // The chosen scenario reproduces the chosen row.
+  const Json run = api::run(dump_json(p.at("scenario")));
+  CHECK(run.at("summary").at("slo_attainment").get<double>() == chosen.at("slo_attainment").get<double>());
+}
+
+TEST_CASE("plan: a disaggregated model larger than a node has no plan, with the reason", "[plan]") {
+  const Json out = plan_of(Json::parse(R"({
+    "topology": {"instance_types": ["p5.48xlarge"], "max_nodes": 4},
+    "workload": {"serving": "disaggregated", "engine_profile": "llama-3.1-405b-bf16-tp8-pp2-h100-sxm5", "average_rps": 0.2}})"));
+  CHECK(out.at("verdict") == "no_plan");
+  const std::string why = out.at("candidates").at(0).at("rejected").at(0);
+  CHECK(why.find("Deployments") != std::string::npos);
 }
 
 TEST_CASE("plan: the same input gives the same plan, with progress up to the end", "[plan]") {

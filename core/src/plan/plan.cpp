@@ -25,6 +25,7 @@ namespace {
 
 constexpr const char* kPoolName = "gpu";
 constexpr const char* kDeployment = "vllm";
+constexpr const char* kModel = "model";  // the served model's name in a disaggregated run
 
 // The replica autoscalers a plan may use and the targets it tries for each (the P99 TTFT rule's target
 // is a share of the SLO, so that it acts before the SLO is missed). The duty cycle is simulated only to
@@ -71,6 +72,11 @@ struct Candidate {
   double target = 0;  // the autoscaler's target (its metric's unit)
   int warm = 1;
   int max_replicas = 1;
+  // Disaggregated serving: the fields above are the prefill pool's, these the decode pool's (the same
+  // replica ceiling); decode_signal is empty for an aggregated plan.
+  std::string decode_signal;
+  double decode_target = 0;
+  int decode_warm = 1;
   bool simulated = false;
   double slo_attainment = 0, ttft_p99_s = 0, cost_usd = 0, node_cost_usd_per_hour = 0, time_to_ready_s = 0;
   std::int64_t num_requests = 0, num_dropped = 0, peak_replicas = 0, nodes_launched = 0;
@@ -141,9 +147,10 @@ Json ec2nodeclass_json() {
              Json::array({{{"deviceName", "/dev/xvda"}, {"ebs", {{"volumeSize", "500Gi"}, {"volumeType", "gp3"}, {"encrypted", true}}}}})}}}};
 }
 
-Json autoscaler_json(const PlanInput& in, const Candidate& c) {
-  Json a = {{"strategy", c.signal}, {"min_replicas", c.warm}, {"max_replicas", c.max_replicas}, {"replicas", c.warm}};
-  if (c.target > 0) a["target"] = c.target;
+// A pool's autoscaler in the scenario's form: a role's signal, target, warm pool and ceiling.
+Json autoscaler_json(const std::string& signal, double target, int warm, int max_replicas) {
+  Json a = {{"strategy", signal}, {"min_replicas", warm}, {"max_replicas", max_replicas}, {"replicas", warm}};
+  if (target > 0) a["target"] = target;
   // Scale down one replica a minute after a five-minute window: a model server is minutes to replace.
   a["behavior"] = {{"scaleDown", {{"stabilizationWindowSeconds", 300}, {"policies", Json::array({{{"type", "Pods"}, {"value", 1}, {"periodSeconds", 60}}})}}}};
   return a;
@@ -158,6 +165,20 @@ struct RunOptions {
 };
 
 Json kai_queues(const PlanInput& in, const Shape& s, const Candidate& c);
+
+// The plan's model-server pools: one aggregated pool, or a prefill and a decode pool of one model.
+struct Role {
+  std::string role;  // "aggregated", "prefill" or "decode"
+  std::string name;  // the Deployment's (and the scenario pool's) name
+  std::string signal;
+  double target = 0;
+  int warm = 1;
+};
+std::vector<Role> roles_of(const Candidate& c) {
+  if (c.decode_signal.empty()) return {{"aggregated", kDeployment, c.signal, c.target, c.warm}};
+  return {{"prefill", std::string(kDeployment) + "-prefill", c.signal, c.target, c.warm},
+          {"decode", std::string(kDeployment) + "-decode", c.decode_signal, c.decode_target, c.decode_warm}};
+}
 
 Json scenario_for(const PlanInput& in, const Candidate& c, const Shape& s, const RunOptions& o = {}) {
   const double base = in.average_rps;
@@ -176,8 +197,6 @@ Json scenario_for(const PlanInput& in, const Candidate& c, const Shape& s, const
                {"output_tokens", {{"kind", "lognormal"}, {"mean", in.output_tokens}, {"cv", 0.5}, {"min", 1}, {"max", 16384}}},
                {"timeout_s", in.timeout_s}}},
              {"slo", {{"ttft_s", in.ttft_p99_s}, {"itl_s", in.itl_s}}},
-             {"engine", {{"profile", in.engine_profile}}},
-             {"autoscaler", autoscaler_json(in, c)},
              {"cluster",
               {{"provisioner", "karpenter"},
                {"nodepools", Json::array({pool})},
@@ -204,6 +223,23 @@ Json scenario_for(const PlanInput& in, const Candidate& c, const Shape& s, const
                                                  {"labels", {{"kai.scheduler/queue", "training"}}},
                                                  {"tolerations", tolerations}}}}});
   }
+  if (!c.decode_signal.empty()) {
+    // Disaggregated: a prefill and a decode pool of one model, the KV cache handed over by NIXL
+    // (the scenario's kv_transfer defaults: NVLink on one node, the instance's network between nodes).
+    sc["workload"]["models"] = Json::array({{{"model", kModel}, {"share", 1}}});
+    sc["pools"] = Json::array();
+    for (const Role& r : roles_of(c)) {
+      sc["pools"].push_back({{"name", r.name},
+                             {"model", kModel},
+                             {"role", r.role},
+                             {"engine", {{"profile", in.engine_profile}}},
+                             {"autoscaler", autoscaler_json(r.signal, r.target, r.warm, c.max_replicas)},
+                             {"pod", pod}});
+    }
+    return sc;
+  }
+  sc["engine"] = {{"profile", in.engine_profile}};
+  sc["autoscaler"] = autoscaler_json(c.signal, c.target, c.warm, c.max_replicas);
   if (s.pods_per_replica > 1) {
     sc["leaderWorkerSet"] = {{"apiVersion", "leaderworkerset.x-k8s.io/v1"},
                              {"kind", "LeaderWorkerSet"},
@@ -220,8 +256,14 @@ Json scenario_for(const PlanInput& in, const Candidate& c, const Shape& s, const
 // The model server's object: a Deployment of one pod per replica, or a LeaderWorkerSet of a pod per
 // pipeline stage, placed by KAI Scheduler in the inference queue on the plan's GPU nodes. Capitals are
 // the deployer's own (the checkpoint and the vLLM image tag).
-Json workload_json(const PlanInput& in, const Candidate& c, const Shape& s, const EngineProfile& p) {
+Json workload_json(const PlanInput& in, const Role& role, const Shape& s, const EngineProfile& p) {
   Json args = Json::array({"--model", "MODEL_ID", "--tensor-parallel-size", std::to_string(p.tensor_parallel), "--gpu-memory-utilization", "0.9"});
+  if (role.role != "aggregated") {
+    // vLLM's disaggregated prefill over NIXL: each server both sends and receives KV blocks, and the
+    // gateway (llm-d's EPP, the role label) sends a request to a prefill server, then a decode server.
+    args.push_back("--kv-transfer-config");
+    args.push_back(R"({"kv_connector":"NixlConnector","kv_role":"kv_both"})");
+  }
   if (p.pipeline_parallel > 1) {
     args.push_back("--pipeline-parallel-size");
     args.push_back(std::to_string(p.pipeline_parallel));
@@ -244,20 +286,21 @@ Json workload_json(const PlanInput& in, const Candidate& c, const Shape& s, cons
                                                  {"ports", Json::array({{{"name", "http"}, {"containerPort", 8000}}})},
                                                  {"readinessProbe", {{"httpGet", {{"path", "/health"}, {"port", 8000}}}}},
                                                  {"resources", resources}}})}};
-  const Json labels = {{"app", kDeployment}, {"kai.scheduler/queue", "inference"}};
+  Json labels = {{"app", role.name}, {"kai.scheduler/queue", "inference"}};
+  if (role.role != "aggregated") labels["llm-d.ai/role"] = role.role;
   if (s.pods_per_replica == 1) {
     return {{"apiVersion", "apps/v1"},
             {"kind", "Deployment"},
-            {"metadata", {{"name", kDeployment}}},
-            {"spec", {{"replicas", c.warm}, {"selector", {{"matchLabels", {{"app", kDeployment}}}}}, {"template", {{"metadata", {{"labels", labels}}}, {"spec", pod}}}}}};
+            {"metadata", {{"name", role.name}}},
+            {"spec", {{"replicas", role.warm}, {"selector", {{"matchLabels", {{"app", role.name}}}}}, {"template", {{"metadata", {{"labels", labels}}}, {"spec", pod}}}}}};
   }
   Json annotations = {{"kai.scheduler/topology", "cluster-topology"},
                       {"kai.scheduler/topology-required-placement", in.racks > 0 ? "rack" : "topology.kubernetes.io/zone"}};
   const Json tmpl = {{"metadata", {{"labels", labels}, {"annotations", annotations}}}, {"spec", pod}};
   return {{"apiVersion", "leaderworkerset.x-k8s.io/v1"},
           {"kind", "LeaderWorkerSet"},
-          {"metadata", {{"name", kDeployment}}},
-          {"spec", {{"replicas", c.warm}, {"leaderWorkerTemplate", {{"size", s.pods_per_replica}, {"restartPolicy", "RecreateGroupOnPodRestart"}, {"workerTemplate", tmpl}}}}}};
+          {"metadata", {{"name", role.name}}},
+          {"spec", {{"replicas", role.warm}, {"leaderWorkerTemplate", {{"size", s.pods_per_replica}, {"restartPolicy", "RecreateGroupOnPodRestart"}, {"workerTemplate", tmpl}}}}}};
 }
 
 // The input as the plan read it, defaults filled in.
@@ -276,29 +319,31 @@ Json input_json(const PlanInput& in) {
           {"seed", in.seed}};
 }
 
-// The deployed autoscaler: a KEDA ScaledObject for queue depth (its prometheus trigger makes the HPA
-// KEDA generates), else the autoscaling/v2 HPA the run used.
-Json deployed_autoscaler(const PlanInput& in, const Candidate& c, const Scenario& sc) {
-  const Json behavior = autoscaler_json(in, c).at("behavior");
-  if (c.signal == "queue_depth") {
+// The deployed autoscaler of a pool: a KEDA ScaledObject for queue depth (its prometheus trigger makes
+// the HPA KEDA generates), else the autoscaling/v2 HPA the run used.
+Json deployed_autoscaler(const PlanInput& in, const Role& role, int max_replicas, const hpa::HorizontalPodAutoscalerSpec& hpa) {
+  const Json behavior = autoscaler_json(role.signal, role.target, role.warm, max_replicas).at("behavior");
+  if (role.signal == "queue_depth") {
+    // The pool's own servers' queue: by model name when one pool serves the model, by pod in a role.
+    const std::string selector = role.role == "aggregated" ? "model_name=\"" + in.engine_profile + "\"" : "pod=~\"" + role.name + "-.*\"";
     return {{"apiVersion", "keda.sh/v1alpha1"},
             {"kind", "ScaledObject"},
-            {"metadata", {{"name", kDeployment}}},
+            {"metadata", {{"name", role.name}}},
             {"spec",
-             {{"scaleTargetRef", {{"name", kDeployment}}},
-              {"minReplicaCount", c.warm},
-              {"maxReplicaCount", c.max_replicas},
+             {{"scaleTargetRef", {{"name", role.name}}},
+              {"minReplicaCount", role.warm},
+              {"maxReplicaCount", max_replicas},
               {"pollingInterval", 15},
               {"advanced", {{"horizontalPodAutoscalerConfig", {{"behavior", behavior}}}}},
               {"triggers", Json::array({{{"type", "prometheus"},
                                           {"metadata",
                                            {{"serverAddress", "http://prometheus.monitoring:9090"},
-                                            {"query", "sum(vllm:num_requests_waiting{model_name=\"" + in.engine_profile + "\"})"},
-                                            {"threshold", num(c.target, 0)}}}}})}}}};
+                                            {"query", "sum(vllm:num_requests_waiting{" + selector + "})"},
+                                            {"threshold", num(role.target, 0)}}}}})}}}};
   }
-  Json spec = hpa::hpa_spec_to_json(*sc.pools.front().autoscaler.hpa);
-  spec["scaleTargetRef"] = {{"apiVersion", "apps/v1"}, {"kind", "Deployment"}, {"name", kDeployment}};
-  return {{"apiVersion", "autoscaling/v2"}, {"kind", "HorizontalPodAutoscaler"}, {"metadata", {{"name", kDeployment}}}, {"spec", spec}};
+  Json spec = hpa::hpa_spec_to_json(hpa);
+  spec["scaleTargetRef"] = {{"apiVersion", "apps/v1"}, {"kind", "Deployment"}, {"name", role.name}};
+  return {{"apiVersion", "autoscaling/v2"}, {"kind", "HorizontalPodAutoscaler"}, {"metadata", {{"name", role.name}}}, {"spec", spec}};
 }
 
 // A scheduling.run.ai/v2 Queue: GPUs quota and limit (-1: none), over-quota weight 1.
@@ -350,6 +395,8 @@ RunResult simulate(const PlanInput& in, Candidate& c, const Shape& s, const RunO
 Json candidate_json(const Candidate& c) {
   Json j = {{"instance_type", c.instance_type}, {"capacity_type", c.capacity_type}, {"signal", c.signal}, {"target", c.target}, {"warm_replicas", c.warm},
             {"max_replicas", c.max_replicas}, {"simulated", c.simulated}, {"rejected", c.rejected}};
+  // Disaggregated: signal, target and warm_replicas above are the prefill pool's.
+  if (!c.decode_signal.empty()) j["decode"] = {{"signal", c.decode_signal}, {"target", c.decode_target}, {"warm_replicas", c.decode_warm}};
   if (c.simulated) {
     j["slo_attainment"] = c.slo_attainment;
     j["ttft_p99_s"] = c.ttft_p99_s;
@@ -362,6 +409,23 @@ Json candidate_json(const Candidate& c) {
     j["meets_slo"] = c.meets_slo;
   }
   return j;
+}
+
+// "queue_depth 2" or, disaggregated, "prefill queue_depth 2, decode kv_cache 0.70".
+std::string scaler_label(const Candidate& c) {
+  const std::string own = c.signal + " " + num(c.target, 2);
+  return c.decode_signal.empty() ? own : "prefill " + own + ", decode " + c.decode_signal + " " + num(c.decode_target, 2);
+}
+
+// "queue_depth" or "prefill on queue_depth, decode on kv_cache": the autoscalers in words.
+std::string scaler_words(const Candidate& c) {
+  return c.decode_signal.empty() ? c.signal : "prefill on " + c.signal + ", decode on " + c.decode_signal;
+}
+
+// "2 warm replicas" or "1 warm prefill and 2 warm decode replicas".
+std::string warm_text(const Candidate& c) {
+  if (c.decode_signal.empty()) return std::to_string(c.warm) + " warm replica" + (c.warm == 1 ? "" : "s");
+  return std::to_string(c.warm) + " warm prefill and " + std::to_string(c.decode_warm) + " warm decode replica" + (c.decode_warm == 1 ? "" : "s");
 }
 
 // The cheaper of two acceptable candidates (ties: the one found first).
@@ -412,9 +476,6 @@ PlanInput parse_plan_input(const Json& input) {
     in.timeout_s = wr.get_number("timeout_s", in.timeout_s, 1, 3600);
     in.what_if_burst = wr.get_number("what_if_burst", in.what_if_burst, 1, 10);
     wr.finish();
-    if (in.serving == "disaggregated") {
-      throw InputError("/workload/serving", "the plan designer plans aggregated serving so far; exercise 4 and the playground compare disaggregated pools");
-    }
     // The search simulates about 25 hours of this workload: a burst peak over 25 req/s would take
     // minutes in the page.
     if (in.average_rps * in.burst_factor > 25) {
@@ -451,6 +512,7 @@ Json make_plan(const PlanInput& in, const PlanProgress& progress) {
                                           "): there is nothing for Karpenter to choose or consolidate, and a replica lost with its node has nowhere to go. Use a managed serverless endpoint instead, or allow more nodes or types."}}})}};
   }
   const EngineProfile profile = engine_profile(in.engine_profile);
+  const bool disaggregated = in.serving == "disaggregated";
   std::vector<Candidate> rows;
   // Which instance types can run the model at all (vLLM's start-up checks for this GPU).
   std::vector<const InstanceType*> usable;
@@ -461,7 +523,17 @@ Json make_plan(const PlanInput& in, const PlanProgress& progress) {
     const ProfileOnGpu g = profile_on_gpu(config, type.gpu_name, type.gpu_memory_mib);
     const Shape s = shape_of(in, type);
     const bool fits_cluster = s.pods_per_replica * s.gpus_per_pod <= in.max_nodes * type.gpus;
-    if (g.loads && fits_cluster) {
+    // Disaggregated serving needs a prefill and a decode replica, each a Deployment's pod (the lab's
+    // prefill and decode pools are not LeaderWorkerSets).
+    std::string disagg_error;
+    if (disaggregated && s.pods_per_replica > 1) {
+      disagg_error = "a disaggregated replica must fit one " + type.name + " (the lab's prefill and decode pools are Deployments, one pod per replica), and " +
+                     in.engine_profile + " needs " + std::to_string(s.gpus_per_replica) + " GPUs";
+    } else if (disaggregated && fits_cluster && max_replicas_for(in, s) < 2) {
+      disagg_error = "disaggregated serving needs a prefill and a decode replica, 2 × " + std::to_string(s.gpus_per_replica) + " GPUs, more than " +
+                     std::to_string(in.max_nodes) + " nodes have";
+    }
+    if (g.loads && fits_cluster && disagg_error.empty()) {
       usable.push_back(&type);
       continue;
     }
@@ -470,8 +542,9 @@ Json make_plan(const PlanInput& in, const PlanProgress& progress) {
       c.instance_type = name;
       c.capacity_type = cap;
       c.signal = "-";
-      c.rejected.push_back(!g.loads ? "the model does not start on " + type.gpu_name + ": " + g.error
-                                    : "a replica needs " + std::to_string(s.gpus_per_replica) + " GPUs, more than " + std::to_string(in.max_nodes) + " nodes have");
+      c.rejected.push_back(!g.loads        ? "the model does not start on " + type.gpu_name + ": " + g.error
+                           : !fits_cluster ? "a replica needs " + std::to_string(s.gpus_per_replica) + " GPUs, more than " + std::to_string(in.max_nodes) + " nodes have"
+                                           : disagg_error);
       rows.push_back(c);
     }
   }
@@ -486,21 +559,46 @@ Json make_plan(const PlanInput& in, const PlanProgress& progress) {
   const InstanceType* base_type = *std::min_element(usable.begin(), usable.end(), [&](const InstanceType* a, const InstanceType* b) {
     return price(a, first_cap) < price(b, first_cap);
   });
-  const int warm_options[] = {1, 2, 3};
   std::vector<Candidate> stage1;
   const Shape base_shape = shape_of(in, *base_type);
-  for (const Signal& sig : signals())
-    for (double target : sig.targets)
-      for (int warm : warm_options) {
-        Candidate c;
-        c.instance_type = base_type->name;
-        c.capacity_type = first_cap;
-        c.signal = sig.id;
-        c.target = sig.target_is_slo_share ? target * in.ttft_p99_s : target;
-        c.max_replicas = max_replicas_for(in, base_shape);
-        c.warm = warm;
-        if (warm <= c.max_replicas) stage1.push_back(c);
-      }
+  const auto base_candidate = [&](const std::string& signal, double target, int warm) {
+    Candidate c;
+    c.instance_type = base_type->name;
+    c.capacity_type = first_cap;
+    c.signal = signal;
+    c.target = target;
+    c.max_replicas = max_replicas_for(in, base_shape);
+    c.warm = warm;
+    return c;
+  };
+  if (!disaggregated) {
+    for (const Signal& sig : signals())
+      for (double target : sig.targets)
+        for (int warm : {1, 2, 3}) stage1.push_back(base_candidate(sig.id, sig.target_is_slo_share ? target * in.ttft_p99_s : target, warm));
+    stage1.erase(std::remove_if(stage1.begin(), stage1.end(), [](const Candidate& c) { return c.warm > c.max_replicas; }), stage1.end());
+  } else {
+    // Per role (exercise 4's question): the prefill pool on its queue, its P99 TTFT or its KV cache;
+    // the decode pool on its KV cache or its queue; both with 1 or 2 warm replicas. The duty cycle on
+    // both pools is run only to check its rule.
+    const std::pair<const char*, double> prefill[] = {{"queue_depth", 2}, {"ttft_p99", 0.5 * in.ttft_p99_s}, {"kv_cache", 0.7}};
+    const std::pair<const char*, double> decode[] = {{"kv_cache", 0.5}, {"kv_cache", 0.7}, {"queue_depth", 5}};
+    for (int warm : {1, 2}) {
+      if (2 * warm > max_replicas_for(in, base_shape)) continue;
+      for (const auto& p : prefill)
+        for (const auto& d : decode) {
+          Candidate c = base_candidate(p.first, p.second, warm);
+          c.decode_signal = d.first;
+          c.decode_target = d.second;
+          c.decode_warm = warm;
+          stage1.push_back(c);
+        }
+      Candidate util = base_candidate("gpu_util", 80, warm);
+      util.decode_signal = "gpu_util";
+      util.decode_target = 80;
+      util.decode_warm = warm;
+      stage1.push_back(util);
+    }
+  }
   // Stage 2 runs at most one candidate per other (type, capacity) pair, stage 3 one more.
   const int stage2_count = static_cast<int>(usable.size() * in.capacity_types.size()) - 1;
   const int total = static_cast<int>(stage1.size()) + std::max(0, stage2_count) + 3 + (base_shape.pods_per_replica > 1 ? 1 : 0);
@@ -512,7 +610,7 @@ Json make_plan(const PlanInput& in, const PlanProgress& progress) {
   };
   const Candidate* chosen1 = nullptr;
   for (Candidate& c : stage1) {
-    simulate(in, c, base_shape, {}, step(c.signal + " " + num(c.target, 2) + ", " + std::to_string(c.warm) + " warm on " + c.instance_type));
+    simulate(in, c, base_shape, {}, step(scaler_label(c) + ", " + std::to_string(c.warm) + " warm on " + c.instance_type));
     ++done;
     if (c.signal == "gpu_util") {
       c.rejected.push_back("the lesson's hard reject: an HPA on DCGM_FI_DEV_GPU_UTIL, a duty cycle that reads 100 % with one request or a hundred, says nothing about backlog");
@@ -535,7 +633,7 @@ Json make_plan(const PlanInput& in, const PlanProgress& progress) {
             {"failed_layer", at_ceiling ? "nodes" : "replicas"},
             {"reason", at_ceiling ? "the best candidate ran its " + std::to_string(best.max_replicas) + " replicas (all " + std::to_string(in.max_nodes) +
                                         " nodes) and still met the SLO for " + num(best.slo_attainment * 100, 1) + " % of requests: the topology is too small for the burst"
-                                  : "no autoscaler and warm pool met the SLO (best " + num(best.slo_attainment * 100, 1) + " % with " + best.signal +
+                                  : "no autoscaler and warm pool met the SLO (best " + num(best.slo_attainment * 100, 1) + " % with " + scaler_label(best) +
                                         "); a new replica took " + num(best.time_to_ready_s, 0) + " s to serve, against a " + num(in.ttft_p99_s, 1) + " s TTFT target"},
             {"candidates", cands}};
   }
@@ -551,12 +649,13 @@ Json make_plan(const PlanInput& in, const PlanProgress& progress) {
       const Shape s = shape_of(in, *type);
       c.max_replicas = max_replicas_for(in, s);
       c.warm = std::min(chosen1->warm, c.max_replicas);
+      c.decode_warm = std::min(chosen1->decode_warm, c.max_replicas);
       if (cap == "spot" && type->spot_usd_per_hour <= 0) {
         c.rejected.push_back(type->name + " is not offered as spot in the lab's catalogue");
         rows.push_back(c);
         continue;
       }
-      simulate(in, c, s, {}, step(c.signal + " on " + c.instance_type + " (" + cap + ")"));
+      simulate(in, c, s, {}, step(scaler_label(c) + " on " + c.instance_type + " (" + cap + ")"));
       ++done;
       if (in.budget_usd_per_hour > 0 && c.node_cost_usd_per_hour > in.budget_usd_per_hour) {
         c.rejected.push_back("over budget: $" + num(c.node_cost_usd_per_hour, 2) + " per hour against $" + num(in.budget_usd_per_hour, 2));
@@ -584,6 +683,10 @@ Json make_plan(const PlanInput& in, const PlanProgress& progress) {
   memory.rejected.clear();
   memory.signal = "gpu_memory";
   memory.target = 60000;  // the lab's default target, MiB per GPU
+  if (disaggregated) {
+    memory.decode_signal = memory.signal;
+    memory.decode_target = memory.target;
+  }
   simulate(in, memory, shape, {}, step("rule check: an HPA on GPU memory"));
   ++done;
   Candidate no_gang = best;
@@ -610,8 +713,15 @@ Json make_plan(const PlanInput& in, const PlanProgress& progress) {
   const NodePool parsed_pool = parse_nodepool(nodepool, "/plan/nodepool");
   Json lint = Json::array();
   for (const NodePoolWarning& w : lint_nodepool(parsed_pool, nodepool)) lint.push_back(w.message);
-  const Json autoscaler = deployed_autoscaler(in, best, sc);
-  if (autoscaler.at("kind") == "HorizontalPodAutoscaler") hpa::parse_hpa_spec(autoscaler.at("spec"), "/plan/autoscaler/spec");
+  // Each pool's autoscaler and model server (one pool aggregated; prefill and decode disaggregated).
+  Json autoscalers = Json::array(), workloads = Json::array();
+  const std::vector<Role> roles = roles_of(best);
+  for (std::size_t k = 0; k < roles.size(); ++k) {
+    const Json a = deployed_autoscaler(in, roles[k], best.max_replicas, *sc.pools.at(k).autoscaler.hpa);
+    if (a.at("kind") == "HorizontalPodAutoscaler") hpa::parse_hpa_spec(a.at("spec"), "/plan/autoscalers/" + std::to_string(k) + "/spec");
+    autoscalers.push_back(a);
+    workloads.push_back(workload_json(in, roles[k], shape, profile));
+  }
   const Json queues = kai_queues(in, shape, best);
   read_queues(queues, "/plan/kai/queues");
   const bool gang = shape.pods_per_replica > 1;
@@ -639,10 +749,10 @@ Json make_plan(const PlanInput& in, const PlanProgress& progress) {
     rule("no_gpu_util_hpa",
          disagrees ? "the simulation disagrees on this input: on " + chosen1->instance_type + " (" + chosen1->capacity_type +
                          ") the duty-cycle HPA met the SLO at $" + num(util->node_cost_usd_per_hour, 2) + "/h against $" +
-                         num(chosen1->node_cost_usd_per_hour, 2) + " for " + chosen1->signal + " there" +
-                         "/h. The rule stands: the duty cycle saturates at 100 % with one request or a hundred, so it scales toward its maximum on any load, which this burst happened to need"
+                         num(chosen1->node_cost_usd_per_hour, 2) + "/h for " + scaler_words(*chosen1) +
+                         " there. The rule stands: the duty cycle saturates at 100 % with one request or a hundred, so it scales toward its maximum on any load, which this burst happened to need"
          : util ? "confirmed: on " + chosen1->instance_type + " (" + chosen1->capacity_type + ") the duty-cycle HPA met the SLO only at $" +
-                      num(util->node_cost_usd_per_hour, 2) + "/h, against $" + num(chosen1->node_cost_usd_per_hour, 2) + "/h for " + chosen1->signal + " there"
+                      num(util->node_cost_usd_per_hour, 2) + "/h, against $" + num(chosen1->node_cost_usd_per_hour, 2) + "/h for " + scaler_words(*chosen1) + " there"
                 : std::string("confirmed: no duty-cycle HPA run met the SLO"),
          disagrees, util);
   }
@@ -674,17 +784,35 @@ Json make_plan(const PlanInput& in, const PlanProgress& progress) {
                          " GPU-hours serving nothing",
          disagrees, &no_gang);
   }
+  if (disaggregated) {
+    // The lesson's per-role rule (exercise 4): prefill on its queue, decode on its KV cache. The
+    // cheapest run of that pair beside the chosen one.
+    const Candidate* lesson = nullptr;
+    for (const Candidate& c : stage1)
+      if (c.signal == "queue_depth" && c.decode_signal == "kv_cache" && c.meets_slo && (!lesson || c.node_cost_usd_per_hour < lesson->node_cost_usd_per_hour)) lesson = &c;
+    const bool agrees = chosen1->signal == "queue_depth" && chosen1->decode_signal == "kv_cache";
+    rule("per_role_signals",
+         agrees ? "confirmed: the cheapest pair that met the SLO scales prefill on its queue and decode on its KV cache ($" +
+                      num(chosen1->node_cost_usd_per_hour, 2) + "/h)"
+                : "the simulation disagrees on this input: the cheapest pair that met the SLO was " + scaler_words(*chosen1) + " at $" +
+                      num(chosen1->node_cost_usd_per_hour, 2) + "/h; " +
+                      (lesson ? "the lesson's pair met it at $" + num(lesson->node_cost_usd_per_hour, 2) + "/h" : std::string("the lesson's pair did not meet it")) +
+                      ". The rule stands as guidance: a prefill server is compute-bound and its backlog is its queue, a decode server is memory-bound and its KV cache fills before its queue grows",
+         !agrees, lesson);
+  }
   // The warm pool: what the runs of the chosen autoscaler with fewer warm replicas showed.
   std::string fewer;
   for (const Candidate& c : stage1) {
-    if (c.signal != chosen1->signal || c.target != chosen1->target || c.warm >= best.warm) continue;
-    fewer += std::string(fewer.empty() ? "" : "; ") + std::to_string(c.warm) + " warm: " +
+    if (c.signal != chosen1->signal || c.target != chosen1->target || c.decode_signal != chosen1->decode_signal ||
+        c.decode_target != chosen1->decode_target || c.warm >= best.warm)
+      continue;
+    fewer += std::string(fewer.empty() ? "" : "; ") + warm_text(c) + ": " +
              (c.meets_slo ? "met the SLO at $" + num(c.node_cost_usd_per_hour, 2) + "/h" : c.rejected.front());
   }
   const std::string warm_reason =
       "a new replica took up to " + num(cold_start_s, 0) + " s from creation to serving in the simulated runs (node launch, image, weights, warm-up), " +
       num(cold_start_s / in.ttft_p99_s, 0) + " times the " + num(in.ttft_p99_s, 1) + " s TTFT target, so a burst's first minutes are served by the " +
-      std::to_string(best.warm) + " replica" + (best.warm > 1 ? "s" : "") + " kept warm" +
+      warm_text(best) +
       (fewer.empty() ? std::string(" (the least the autoscaler keeps)") : ". With fewer: " + fewer);
   const Json dashboard = Json::array({"sum(vllm:num_requests_waiting) per replica (queue depth)", "vllm:kv_cache_usage_perc per replica",
                                       "P99 of vllm:time_to_first_token_seconds against " + num(in.ttft_p99_s, 2) + " s",
@@ -700,17 +828,18 @@ Json make_plan(const PlanInput& in, const PlanProgress& progress) {
            {{"nodepool", nodepool},
             {"nodepool_lint", lint},
             {"ec2nodeclass", ec2nodeclass_json()},
-            {"autoscaler", autoscaler},
+            {"autoscalers", autoscalers},
             {"kai", kai},
             {"warm_pool",
-             {{"replicas", best.warm},
+             {{"replicas", best.warm + (disaggregated ? best.decode_warm : 0)},
+              {"roles", disaggregated ? Json{{"prefill", best.warm}, {"decode", best.decode_warm}} : Json{{"aggregated", best.warm}}},
               {"cold_start_s", cold_start_s},
               {"reason", warm_reason}}},
             {"dashboard", dashboard},
             {"scenario", chosen_scenario},
-            {"workload", workload_json(in, best, shape, profile)},
+            {"workloads", workloads},
             {"kill_switch", "If the P99 TTFT stays above " + num(in.ttft_p99_s, 2) + " s for 5 minutes, roll the autoscaler back to its last known-good state (" +
-                                std::to_string(best.warm) + " warm replica" + (best.warm == 1 ? "" : "s") + ", the previous " + autoscaler.at("kind").get<std::string>() + ")."}}},
+                                warm_text(best) + ", the previous " + autoscalers.at(0).at("kind").get<std::string>() + (disaggregated ? "s" : "") + ")."}}},
           {"what_if", candidate_json(what_if)},
           {"rules", rules},
           {"candidates", candidates}};
