@@ -47,6 +47,8 @@ TEST_CASE("plan: the input is read strictly, each mistake at its path", "[plan]"
   CHECK(path(R"({"workload": {"average_rps": 5, "burst_factor": 6}})") == "/workload/burst_factor");
   CHECK(path(R"({"workload": {"average_rps": 6}})") == "/workload/average_rps");
   CHECK(path(R"({"slo": {"attainment": 1.5}})") == "/slo/attainment");
+  CHECK(path(R"({"workload": {"average_rps": 1, "average_concurrency": 4}})") == "/workload/average_concurrency");
+  CHECK(path(R"({"workload": {"average_concurrency": 0}})") == "/workload/average_concurrency");
   CHECK_NOTHROW(plan::parse_plan_input(Json::object()));
 }
 
@@ -205,6 +207,32 @@ TEST_CASE("plan: a disaggregated model larger than a node has no plan, with the 
   CHECK(out.at("verdict") == "no_plan");
   const std::string why = out.at("candidates").at(0).at("rejected").at(0);
   CHECK(why.find("Deployments") != std::string::npos);
+}
+
+TEST_CASE("plan: an average concurrency becomes a rate through a closed-loop run", "[plan]") {
+  const auto plan_with = [](int clients) {
+    Json in = Json::parse(R"({"topology": {"instance_types": ["p5.48xlarge"], "max_nodes": 2},
+      "workload": {"burst_factor": 2, "prompt_tokens": 2000, "output_tokens": 300}, "slo": {"ttft_p99_s": 3, "itl_s": 0.06, "attainment": 0.9}})");
+    in["workload"]["average_concurrency"] = clients;
+    return plan_of(in);
+  };
+  const Json few = plan_with(4), many = plan_with(16);
+  for (const Json* out : {&few, &many}) {
+    const Json& load = out->at("load_from_concurrency");
+    // Little's law over the run: rate = requests / duration, latency = concurrency / rate.
+    CHECK(load.at("average_rps").get<double>() == load.at("requests").get<double>() / load.at("duration_s").get<double>());
+    CHECK(load.at("mean_latency_s").get<double>() == load.at("concurrency").get<double>() / load.at("average_rps").get<double>());
+    CHECK(out->at("input").at("workload").contains("average_concurrency"));
+    CHECK_FALSE(out->at("input").at("workload").contains("average_rps"));
+    // The searched workload runs at that rate outside the burst.
+    if (out->at("verdict") == "plan") {
+      CHECK(out->at("plan").at("scenario").at("workload").at("phases").at(0).at("rate_rps") == load.at("average_rps"));
+    }
+  }
+  // Four times the clients send more (not necessarily four times: each waits longer in a busier pool).
+  const double r4 = few.at("load_from_concurrency").at("average_rps"), r16 = many.at("load_from_concurrency").at("average_rps");
+  CHECK(r16 > 2 * r4);
+  CHECK(r16 <= 4 * r4 * 1.05);
 }
 
 TEST_CASE("plan: the same input gives the same plan, with progress up to the end", "[plan]") {

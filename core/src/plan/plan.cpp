@@ -308,15 +308,19 @@ Json input_json(const PlanInput& in) {
   Json topology = {{"instance_types", in.instance_types}, {"capacity_types", in.capacity_types}, {"max_nodes", in.max_nodes}, {"racks", in.racks},
                    {"spot_interruptions_per_node_hour", in.spot_interruptions_per_node_hour}};
   if (!in.zones.empty()) topology["zones"] = in.zones;
-  return {{"topology", topology},
+  Json out = {{"topology", topology},
           {"workload",
-           {{"engine_profile", in.engine_profile}, {"serving", in.serving}, {"average_rps", in.average_rps}, {"burst_factor", in.burst_factor},
+           {{"engine_profile", in.engine_profile}, {"serving", in.serving}, {"burst_factor", in.burst_factor},
             {"burst_s", in.burst_s}, {"prompt_tokens", in.prompt_tokens}, {"output_tokens", in.output_tokens}, {"timeout_s", in.timeout_s},
             {"what_if_burst", in.what_if_burst}}},
           {"slo", {{"ttft_p99_s", in.ttft_p99_s}, {"itl_s", in.itl_s}, {"attainment", in.attainment}}},
           {"budget_usd_per_hour", in.budget_usd_per_hour},
           {"tenants", {{"training_gpus", in.training_gpus}}},
           {"seed", in.seed}};
+  // The load as given (a concurrency's rate is in the plan's load_from_concurrency).
+  if (in.average_concurrency > 0) out["workload"]["average_concurrency"] = in.average_concurrency;
+  else out["workload"]["average_rps"] = in.average_rps;
+  return out;
 }
 
 // The deployed autoscaler of a pool: a KEDA ScaledObject for queue depth (its prometheus trigger makes
@@ -417,6 +421,54 @@ std::string scaler_label(const Candidate& c) {
   return c.decode_signal.empty() ? own : "prefill " + own + ", decode " + c.decode_signal + " " + num(c.decode_target, 2);
 }
 
+// An average concurrency as an arrival rate: the input's clients, each with one request in flight,
+// sending the next as the last completes (the scenario's closed loop, perf_analyzer's concurrency
+// mode), for ten minutes against every replica the topology holds, already warm. Little's law,
+// rate = concurrency / latency, with the latency of a pool that keeps up: the most the clients can
+// send, so the plan is sized for it. Sets in.average_rps and returns what the run showed.
+Json rate_from_concurrency(PlanInput& in, const Shape& s) {
+  const int replicas = max_replicas_for(in, s);
+  const double duration = 600;
+  Json sc = {{"duration_s", duration},
+             {"seed", in.seed},
+             {"workload",
+              {{"concurrency", in.average_concurrency},
+               {"prompt_tokens", {{"kind", "lognormal"}, {"mean", in.prompt_tokens}, {"cv", 0.4}, {"min", 16}, {"max", 65536}}},
+               {"output_tokens", {{"kind", "lognormal"}, {"mean", in.output_tokens}, {"cv", 0.5}, {"min", 1}, {"max", 16384}}},
+               {"timeout_s", in.timeout_s}}},
+             {"slo", {{"ttft_s", in.ttft_p99_s}, {"itl_s", in.itl_s}}}};
+  int prefill = replicas;
+  if (in.serving == "disaggregated") {
+    prefill = std::max(1, replicas / 2);
+    sc["workload"]["models"] = Json::array({{{"model", kModel}, {"share", 1}}});
+    sc["pools"] = Json::array({{{"name", "prefill"}, {"model", kModel}, {"role", "prefill"}, {"engine", {{"profile", in.engine_profile}}},
+                                {"autoscaler", {{"strategy", "fixed"}, {"replicas", prefill}}}},
+                               {{"name", "decode"}, {"model", kModel}, {"role", "decode"}, {"engine", {{"profile", in.engine_profile}}},
+                                {"autoscaler", {{"strategy", "fixed"}, {"replicas", std::max(1, replicas - prefill)}}}}});
+  } else {
+    sc["engine"] = {{"profile", in.engine_profile}};
+    sc["autoscaler"] = {{"strategy", "fixed"}, {"replicas", replicas}};
+  }
+  const RunResult r = run_simulation(parse_scenario(sc));
+  const double rate = static_cast<double>(r.summary.num_requests) / duration;
+  const std::string path = "/workload/average_concurrency";
+  if (rate * in.burst_factor > 25) {
+    throw InputError(path, std::to_string(in.average_concurrency) + " clients sent " + num(rate, 2) + " req/s against " + std::to_string(replicas) +
+                               " warm replicas; × burst_factor " + num(in.burst_factor, 1) + " is over 25 req/s, the most the search simulates");
+  }
+  if (rate < 0.001) throw InputError(path, "the clients completed no request in ten minutes: the model cannot serve this request size within the timeout");
+  in.average_rps = rate;
+  return {{"concurrency", in.average_concurrency},
+          {"replicas", replicas},
+          {"duration_s", duration},
+          {"requests", r.summary.num_requests},
+          {"average_rps", rate},
+          {"mean_latency_s", in.average_concurrency / rate},
+          {"reason", std::to_string(in.average_concurrency) + " clients, each with one request in flight, sent " + std::to_string(r.summary.num_requests) +
+                         " requests in " + num(duration / 60, 0) + " minutes against " + std::to_string(replicas) + " warm replicas: " + num(rate, 3) +
+                         " req/s, a request every " + num(in.average_concurrency / rate, 2) + " s per client (Little's law: rate = concurrency / latency)"}};
+}
+
 // "queue_depth" or "prefill on queue_depth, decode on kv_cache": the autoscalers in words.
 std::string scaler_words(const Candidate& c) {
   return c.decode_signal.empty() ? c.signal : "prefill on " + c.signal + ", decode on " + c.decode_signal;
@@ -468,7 +520,11 @@ PlanInput parse_plan_input(const Json& input) {
     in.engine_profile = wr.get_string("engine_profile", in.engine_profile, 128);
     engine_profile(in.engine_profile);  // an unknown profile is refused with the known ones
     in.serving = wr.get_enum("serving", in.serving, {"aggregated", "disaggregated"});
+    if (wr.has("average_rps") && wr.has("average_concurrency")) {
+      throw InputError("/workload/average_concurrency", "give average_rps or average_concurrency, not both (the plan converts a concurrency to a rate)");
+    }
     in.average_rps = wr.get_number("average_rps", in.average_rps, 0.001, 5);
+    in.average_concurrency = static_cast<int>(wr.get_int("average_concurrency", 0, 1, 500));
     in.burst_factor = wr.get_number("burst_factor", in.burst_factor, 1, 50);
     in.burst_s = wr.get_number("burst_s", in.burst_s, 60, 2400);
     in.prompt_tokens = wr.get_number("prompt_tokens", in.prompt_tokens, 16, 65536);
@@ -478,7 +534,7 @@ PlanInput parse_plan_input(const Json& input) {
     wr.finish();
     // The search simulates about 25 hours of this workload: a burst peak over 25 req/s would take
     // minutes in the page.
-    if (in.average_rps * in.burst_factor > 25) {
+    if (in.average_concurrency == 0 && in.average_rps * in.burst_factor > 25) {
       throw InputError("/workload/burst_factor", "average_rps × burst_factor is " + num(in.average_rps * in.burst_factor, 1) +
                                                      " req/s; at most 25 (the search simulates about 25 hours of the workload)");
     }
@@ -501,7 +557,7 @@ PlanInput parse_plan_input(const Json& input) {
   return in;
 }
 
-Json make_plan(const PlanInput& in, const PlanProgress& progress) {
+Json make_plan(PlanInput in, const PlanProgress& progress) {
   Json rules = Json::array();
   // The lesson's refusal: one node of one GPU type is not a fleet for Karpenter to manage.
   if (in.max_nodes == 1 && in.instance_types.size() == 1) {
@@ -561,6 +617,7 @@ Json make_plan(const PlanInput& in, const PlanProgress& progress) {
   });
   std::vector<Candidate> stage1;
   const Shape base_shape = shape_of(in, *base_type);
+  const Json load = in.average_concurrency > 0 ? rate_from_concurrency(in, base_shape) : Json();
   const auto base_candidate = [&](const std::string& signal, double target, int warm) {
     Candidate c;
     c.instance_type = base_type->name;
@@ -629,13 +686,15 @@ Json make_plan(const PlanInput& in, const PlanProgress& progress) {
     // Which layer failed: replicas that could not come up in time (nodes), or a scaler at its ceiling.
     const Candidate& best = *std::max_element(stage1.begin(), stage1.end(), [](const Candidate& a, const Candidate& b) { return a.slo_attainment < b.slo_attainment; });
     const bool at_ceiling = best.peak_replicas >= best.max_replicas;
-    return {{"verdict", "no_plan"},
+    Json out = {{"verdict", "no_plan"},
             {"failed_layer", at_ceiling ? "nodes" : "replicas"},
             {"reason", at_ceiling ? "the best candidate ran its " + std::to_string(best.max_replicas) + " replicas (all " + std::to_string(in.max_nodes) +
                                         " nodes) and still met the SLO for " + num(best.slo_attainment * 100, 1) + " % of requests: the topology is too small for the burst"
                                   : "no autoscaler and warm pool met the SLO (best " + num(best.slo_attainment * 100, 1) + " % with " + scaler_label(best) +
                                         "); a new replica took " + num(best.time_to_ready_s, 0) + " s to serve, against a " + num(in.ttft_p99_s, 1) + " s TTFT target"},
             {"candidates", cands}};
+    if (!load.is_null()) out["load_from_concurrency"] = load;
+    return out;
   }
   // Stage 2: the chosen autoscaler and warm pool on every other usable type and capacity type.
   Candidate best = *chosen1;
@@ -821,7 +880,7 @@ Json make_plan(const PlanInput& in, const PlanProgress& progress) {
                                       "Karpenter disruption: karpenter_voluntary_disruption_decisions_total (consolidation events)"});
   Json candidates = Json::array();
   for (const Candidate& c : rows) candidates.push_back(candidate_json(c));
-  return {{"verdict", "plan"},
+  Json out = {{"verdict", "plan"},
           {"input", input_json(in)},
           {"chosen", candidate_json(best)},
           {"plan",
@@ -843,6 +902,8 @@ Json make_plan(const PlanInput& in, const PlanProgress& progress) {
           {"what_if", candidate_json(what_if)},
           {"rules", rules},
           {"candidates", candidates}};
+  if (!load.is_null()) out["load_from_concurrency"] = load;
+  return out;
 }
 
 }  // namespace gpuscale::plan

@@ -25,6 +25,9 @@ struct PlanInput {
   std::string engine_profile = "llama-3.3-70b-fp8-tp2-h100-sxm5";
   std::string serving = "aggregated";
   double average_rps = 0.5;
+  // Or the clients' average concurrency (requests in flight): converted to an arrival rate by a
+  // closed-loop run (Little's law, docs/plan.md); 0: average_rps as given.
+  int average_concurrency = 0;
   double burst_factor = 4;
   double burst_s = 900;
   double prompt_tokens = 2000, output_tokens = 300;
@@ -46,6 +49,6 @@ PlanInput parse_plan_input(const Json& input);
 using PlanProgress = std::function<void(double fraction, const std::string& label)>;
 
 // The plan: {verdict, plan: {...objects}, chosen: {...}, candidates: [...], rules: [...], what_if}.
-Json make_plan(const PlanInput& input, const PlanProgress& progress = {});
+Json make_plan(PlanInput input, const PlanProgress& progress = {});
 
 }  // namespace gpuscale::plan
