@@ -235,6 +235,39 @@ TEST_CASE("plan: an average concurrency becomes a rate through a closed-loop run
   CHECK(r16 <= 4 * r4 * 1.05);
 }
 
+TEST_CASE("plan: with a training tenant the inference queue's quota is searched, and the rest guaranteed to training", "[plan]") {
+  const Json out = plan_of(Json::parse(R"({"topology": {"instance_types": ["p5.48xlarge"], "max_nodes": 3},
+    "workload": {"average_rps": 0.5, "burst_factor": 3, "prompt_tokens": 2000, "output_tokens": 300},
+    "slo": {"ttft_p99_s": 3, "itl_s": 0.06, "attainment": 0.95}, "tenants": {"training_gpus": 8}})"));
+  REQUIRE(out.at("verdict") == "plan");
+  // The quota row: the chosen plan with inference's quota at the larger burst's peak.
+  const Json* quota_row = nullptr;
+  for (const Json& c : out.at("candidates"))
+    if (c.contains("inference_quota_gpus")) quota_row = &c;
+  REQUIRE(quota_row);
+  const int quota = quota_row->at("inference_quota_gpus");
+  const int gpus_per_replica = 2;
+  CHECK(quota == std::max(quota_row->at("peak_replicas").get<int>(), out.at("what_if").at("peak_replicas").get<int>()) * gpus_per_replica);
+  CHECK(quota < quota_row->at("max_replicas").get<int>() * gpus_per_replica);
+  const Json& chosen = out.at("chosen");
+  if (quota_row->at("rejected").empty()) {
+    // Kept: the plan's queues say so, training is guaranteed what is left (up to its own limit).
+    CHECK(chosen.at("inference_quota_gpus") == quota);
+    int inference = -1, training = -1;
+    for (const Json& q : out.at("plan").at("kai").at("queues")) {
+      if (q.at("metadata").at("name") == "inference") inference = q.at("spec").at("resources").at("gpu").at("quota");
+      if (q.at("metadata").at("name") == "training") training = q.at("spec").at("resources").at("gpu").at("quota");
+    }
+    CHECK(inference == quota);
+    CHECK(training == std::min(8, 24 - quota));
+    CHECK_NOTHROW(read_queues(out.at("plan").at("kai").at("queues"), "/kai/queues"));
+    const Json run = api::run(dump_json(out.at("plan").at("scenario")));
+    CHECK(run.at("summary").at("slo_attainment").get<double>() == chosen.at("slo_attainment").get<double>());
+  } else {
+    CHECK_FALSE(chosen.contains("inference_quota_gpus"));
+  }
+}
+
 TEST_CASE("plan: the same input gives the same plan, with progress up to the end", "[plan]") {
   const std::string input = dump_json(busy_input());
   std::vector<double> fractions;

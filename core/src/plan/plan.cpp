@@ -77,6 +77,9 @@ struct Candidate {
   std::string decode_signal;
   double decode_target = 0;
   int decode_warm = 1;
+  // KAI: the inference queue's GPU quota (0: every GPU its replicas can reach); the training queue is
+  // guaranteed what is left of the pool.
+  int inference_quota_gpus = 0;
   bool simulated = false;
   double slo_attainment = 0, ttft_p99_s = 0, cost_usd = 0, node_cost_usd_per_hour = 0, time_to_ready_s = 0;
   std::int64_t num_requests = 0, num_dropped = 0, peak_replicas = 0, nodes_launched = 0;
@@ -364,9 +367,12 @@ Json kai_queues(const PlanInput& in, const Shape& s, const Candidate& c) {
   Json queues = Json::array();
   queues.push_back(queue_cr("gpu-pool", "", 0, in.max_nodes * s.type->gpus, -1));
   // Inference: its peak in quota (a Deployment's pods are non-preemptible and get only in-quota GPUs).
-  queues.push_back(queue_cr("inference", "gpu-pool", 100, c.max_replicas * s.gpus_per_replica, -1));
-  // Training borrows what inference leaves idle, over quota, and is reclaimed when inference scales up.
-  if (in.training_gpus > 0) queues.push_back(queue_cr("training", "gpu-pool", 50, 0, in.training_gpus));
+  const int pool = in.max_nodes * s.type->gpus;
+  const int inference = c.inference_quota_gpus > 0 ? c.inference_quota_gpus : c.max_replicas * s.gpus_per_replica;
+  queues.push_back(queue_cr("inference", "gpu-pool", 100, inference, -1));
+  // Training borrows what inference leaves idle, over quota, and is reclaimed when inference scales up;
+  // what inference's quota leaves of the pool is training's own (deserved, not reclaimed).
+  if (in.training_gpus > 0) queues.push_back(queue_cr("training", "gpu-pool", 50, std::min(in.training_gpus, std::max(0, pool - inference)), in.training_gpus));
   return queues;
 }
 
@@ -399,6 +405,7 @@ RunResult simulate(const PlanInput& in, Candidate& c, const Shape& s, const RunO
 Json candidate_json(const Candidate& c) {
   Json j = {{"instance_type", c.instance_type}, {"capacity_type", c.capacity_type}, {"signal", c.signal}, {"target", c.target}, {"warm_replicas", c.warm},
             {"max_replicas", c.max_replicas}, {"simulated", c.simulated}, {"rejected", c.rejected}};
+  if (c.inference_quota_gpus > 0) j["inference_quota_gpus"] = c.inference_quota_gpus;
   // Disaggregated: signal, target and warm_replicas above are the prefill pool's.
   if (!c.decode_signal.empty()) j["decode"] = {{"signal", c.decode_signal}, {"target", c.decode_target}, {"warm_replicas", c.decode_warm}};
   if (c.simulated) {
@@ -658,7 +665,7 @@ Json make_plan(PlanInput in, const PlanProgress& progress) {
   }
   // Stage 2 runs at most one candidate per other (type, capacity) pair, stage 3 one more.
   const int stage2_count = static_cast<int>(usable.size() * in.capacity_types.size()) - 1;
-  const int total = static_cast<int>(stage1.size()) + std::max(0, stage2_count) + 3 + (base_shape.pods_per_replica > 1 ? 1 : 0);
+  const int total = static_cast<int>(stage1.size()) + std::max(0, stage2_count) + 3 + (base_shape.pods_per_replica > 1 ? 1 : 0) + (in.training_gpus > 0 ? 2 : 0);
   int done = 0;
   const auto step = [&](const std::string& label) {
     return [&, label](double f) {
@@ -732,6 +739,28 @@ Json make_plan(PlanInput in, const PlanProgress& progress) {
   bigger.burst_factor = in.burst_factor * in.what_if_burst;
   simulate(in, what_if, shape, bigger, step("what if the burst is " + num(in.what_if_burst, 1) + "x larger"));
   ++done;
+  // The inference queue's quota: every GPU its replicas can reach leaves the training tenant nothing
+  // of its own. With a tenant, the chosen plan runs again with inference's quota cut to the peak of
+  // the larger burst and the rest guaranteed to training; kept if it still meets the SLO at no more
+  // than 5 % more cost, and then the larger burst runs again under it.
+  const int peak_quota = static_cast<int>(std::max(best.peak_replicas, what_if.peak_replicas)) * shape.gpus_per_replica;
+  if (in.training_gpus > 0 && peak_quota < best.max_replicas * shape.gpus_per_replica) {
+    Candidate tight = best;
+    tight.rejected.clear();
+    tight.inference_quota_gpus = peak_quota;
+    simulate(in, tight, shape, {}, step("the inference queue's quota at the larger burst's peak, " + std::to_string(peak_quota) + " GPUs"));
+    ++done;
+    if (tight.meets_slo && tight.node_cost_usd_per_hour <= best.node_cost_usd_per_hour * 1.05) {
+      best = tight;
+      what_if = best;
+      simulate(in, what_if, shape, bigger, step("what if the burst is " + num(in.what_if_burst, 1) + "x larger, under that quota"));
+      ++done;
+    } else if (tight.rejected.empty()) {
+      tight.rejected.push_back("guaranteeing training the rest of the pool cost inference $" + num(tight.node_cost_usd_per_hour - best.node_cost_usd_per_hour, 2) +
+                               "/h, over 5 %");
+    }
+    rows.push_back(tight);
+  }
   Candidate trap = best;
   trap.rejected.clear();
   RunOptions underutilized;
