@@ -607,6 +607,8 @@ def main():
     plan.add("405b", json.dumps({"workload": {"engine_profile": "llama-3.1-405b-bf16-tp8-pp2-h100-sxm5"}}))
     plan.add("wrong-types", json.dumps({"topology": {"instance_types": "p5.48xlarge", "max_nodes": "4"}, "slo": []}))
     plan.add("duplicates", json.dumps({"topology": {"instance_types": ["p5.48xlarge", "p5.48xlarge"]}}))
+    plan.add("disaggregated", json.dumps({"workload": {"serving": "disaggregated", "average_concurrency": 8}}))
+    plan.add("rate-and-concurrency", json.dumps({"workload": {"average_rps": 1, "average_concurrency": 8}}))
     plan.write()
 
     # fuzz_seed: seeds from URLs and command lines, in range and not.

@@ -14,7 +14,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     const gpuscale::plan::PlanInput in = gpuscale::plan::parse_plan_input(gpuscale::parse_json_text(text));
     // What the reader accepted is within the documented bounds.
-    if (in.max_nodes < 1 || in.max_nodes > 64 || in.instance_types.empty() || in.average_rps * in.burst_factor > 25) __builtin_trap();
+    if (in.max_nodes < 1 || in.max_nodes > 64 || in.instance_types.empty() || in.average_rps * in.burst_factor > 25 ||
+        in.average_concurrency < 0 || in.average_concurrency > 500) {
+      __builtin_trap();
+    }
   } catch (const gpuscale::InputError& e) {
     gpuscale::fuzz::check_input_error(e);
   }
