@@ -49,6 +49,8 @@ TEST_CASE("plan: the input is read strictly, each mistake at its path", "[plan]"
   CHECK(path(R"({"slo": {"attainment": 1.5}})") == "/slo/attainment");
   CHECK(path(R"({"workload": {"average_rps": 1, "average_concurrency": 4}})") == "/workload/average_concurrency");
   CHECK(path(R"({"workload": {"average_concurrency": 0}})") == "/workload/average_concurrency");
+  CHECK(path(R"({"topology": {"max_nodes": 2, "racks": 3}})") == "/topology/racks");
+  CHECK(path(R"({"topology": {"max_nodes": 4, "racks": 2, "nvlink_domain_nodes": 3}})") == "/topology/nvlink_domain_nodes");
   CHECK_NOTHROW(plan::parse_plan_input(Json::object()));
 }
 
@@ -90,9 +92,9 @@ TEST_CASE("plan: the cheapest candidate that meets the SLO, its objects through 
   CHECK(a100 > 0);           // the A100 is a rejected row, with its reason
   // Every object passes the lab's validators.
   const Json& p = out.at("plan");
-  const NodePool pool = parse_nodepool(p.at("nodepool"), "/nodepool");
+  const NodePool pool = parse_nodepool(p.at("nodepools").at(0), "/nodepools/0");
   CHECK(pool.consolidation_policy == ConsolidationPolicy::WhenEmpty);
-  CHECK(p.at("nodepool").at("spec").at("template").at("spec").at("taints").at(0).at("key") == "nvidia.com/gpu");
+  CHECK(p.at("nodepools").at(0).at("spec").at("template").at("spec").at("taints").at(0).at("key") == "nvidia.com/gpu");
   REQUIRE(p.at("autoscalers").size() == 1);
   const Json& a = p.at("autoscalers").at(0);
   if (a.at("kind") == "HorizontalPodAutoscaler") {
@@ -266,6 +268,50 @@ TEST_CASE("plan: with a training tenant the inference queue's quota is searched,
   } else {
     CHECK_FALSE(chosen.contains("inference_quota_gpus"));
   }
+}
+
+TEST_CASE("plan: racks and NVLink domains are NodePools whose nodes KAI places a gang within", "[plan]") {
+  const auto plan_on = [](const char* topology) {
+    Json in = Json::parse(R"({"workload": {"engine_profile": "llama-3.1-405b-bf16-tp8-pp2-h100-sxm5", "average_rps": 0.2, "burst_factor": 2,
+      "prompt_tokens": 2000, "output_tokens": 200}, "slo": {"ttft_p99_s": 5, "itl_s": 0.2, "attainment": 0.9}})");
+    in["topology"] = Json::parse(topology);
+    return plan_of(in);
+  };
+  const auto labels_of = [](const Json& pools) {
+    std::vector<std::string> out;
+    for (const Json& p : pools) {
+      const Json& l = p.at("spec").at("template").at("metadata").at("labels");
+      out.push_back(l.value("rack", std::string("-")) + "/" + l.value("nvidia.com/gpu.clique", std::string("-")) + "/" +
+                    p.at("spec").at("limits").at("nvidia.com/gpu").get<std::string>());
+    }
+    return out;
+  };
+  const auto level_of = [](const Json& out) {
+    return out.at("plan").at("workloads").at(0).at("metadata").at("annotations").at("kai.scheduler/topology-required-placement").get<std::string>();
+  };
+  // Two racks of two p5 nodes: a pool per rack, the gang within a rack, in the runs as in the objects.
+  const Json racks = plan_on(R"({"instance_types": ["p5.48xlarge"], "max_nodes": 4, "racks": 2})");
+  REQUIRE(racks.at("verdict") == "plan");
+  CHECK(labels_of(racks.at("plan").at("nodepools")) == std::vector<std::string>{"rack-1/-/16", "rack-2/-/16"});
+  CHECK(level_of(racks) == "rack");
+  const Json& sc = racks.at("plan").at("scenario");
+  CHECK(sc.at("cluster").at("nodepools").size() == 2);
+  CHECK(sc.at("leaderWorkerSet").at("metadata").at("annotations").at("kai.scheduler/topology-required-placement") == "rack");
+  const std::vector<SnapshotTopology> topologies = read_topologies(racks.at("plan").at("kai").at("topologies"), "/kai/topologies");
+  REQUIRE(topologies.size() == 1);
+  CHECK(read_topologies(sc.at("cluster").at("kai").at("topologies"), "/t").size() == 1);
+  for (std::size_t k = 0; k < 2; ++k) CHECK_NOTHROW(parse_nodepool(racks.at("plan").at("nodepools").at(k), "/nodepools"));
+  const Json run = api::run(dump_json(sc));
+  CHECK(run.at("summary").at("slo_attainment").get<double>() == racks.at("chosen").at("slo_attainment").get<double>());
+  // Five nodes over two racks: 3 and 2; NVLink domains of two nodes inside them, the gang within one.
+  const Json nvl = plan_on(R"({"instance_types": ["p5.48xlarge"], "max_nodes": 5, "racks": 2, "nvlink_domain_nodes": 2})");
+  REQUIRE(nvl.at("verdict") == "plan");
+  CHECK(labels_of(nvl.at("plan").at("nodepools")) == std::vector<std::string>{"rack-1/rack-1.1/16", "rack-1/rack-1.2/8", "rack-2/rack-2.1/16"});
+  CHECK(level_of(nvl) == "nvidia.com/gpu.clique");
+  // Without racks or NVLink domains: one pool, the gang within a zone.
+  const Json flat = plan_on(R"({"instance_types": ["p5.48xlarge"], "max_nodes": 4})");
+  CHECK(flat.at("plan").at("nodepools").size() == 1);
+  CHECK(level_of(flat) == "topology.kubernetes.io/zone");
 }
 
 TEST_CASE("plan: the same input gives the same plan, with progress up to the end", "[plan]") {

@@ -116,23 +116,79 @@ int max_replicas_for(const PlanInput& in, const Shape& s) {
   return std::max(1, gpus / s.gpus_per_replica);
 }
 
-Json nodepool_json(const PlanInput& in, const Candidate& c, const Shape& s) {
+// The topology's placement domains: its racks (as even as the nodes allow), each split into NVLink
+// domains of nvlink_domain_nodes nodes. Without racks or multi-node NVLink: one domain, the cluster.
+struct Domain {
+  std::string pool;    // its NodePool's name
+  std::string rack;    // the node label "rack" ("" without racks)
+  std::string clique;  // the node label "nvidia.com/gpu.clique" ("" without multi-node NVLink)
+  int nodes = 0;
+};
+std::vector<Domain> domains_of(const PlanInput& in) {
+  if (in.racks == 0 && in.nvlink_domain_nodes <= 1) return {{kPoolName, "", "", in.max_nodes}};
+  std::vector<Domain> out;
+  const int racks = std::max(1, in.racks);
+  for (int r = 0; r < racks; ++r) {
+    const int rack_nodes = in.max_nodes / racks + (r < in.max_nodes % racks ? 1 : 0);
+    const std::string rack = in.racks > 0 ? "rack-" + std::to_string(r + 1) : "";
+    const int per = in.nvlink_domain_nodes > 1 ? in.nvlink_domain_nodes : rack_nodes;  // the rack is one pool without NVLink domains
+    for (int k = 0, left = rack_nodes; left > 0; ++k, left -= per) {
+      Domain d;
+      d.rack = rack;
+      if (in.nvlink_domain_nodes > 1) d.clique = (rack.empty() ? std::string("nvl") : rack) + "." + std::to_string(k + 1);
+      d.pool = std::string(kPoolName) + "-" + (d.clique.empty() ? rack : d.clique);
+      std::replace(d.pool.begin(), d.pool.end(), '.', '-');
+      d.nodes = std::min(per, left);
+      out.push_back(d);
+    }
+  }
+  return out;
+}
+
+// A NodePool per placement domain, its nodes labelled with the domain: Karpenter labels a node with its
+// NodePool's template labels, and fills the pools in weight order, then by name.
+Json nodepools_json(const PlanInput& in, const Candidate& c, const Shape& s) {
   Json requirements = Json::array({{{"key", "node.kubernetes.io/instance-type"}, {"operator", "In"}, {"values", {c.instance_type}}},
                                    {{"key", "karpenter.sh/capacity-type"}, {"operator", "In"}, {"values", {c.capacity_type}}}});
   if (!in.zones.empty()) requirements.push_back({{"key", "topology.kubernetes.io/zone"}, {"operator", "In"}, {"values", in.zones}});
-  return {{"apiVersion", "karpenter.sh/v1"},
-          {"kind", "NodePool"},
-          {"metadata", {{"name", kPoolName}}},
-          {"spec",
-           {{"limits", {{"nvidia.com/gpu", std::to_string(in.max_nodes * s.type->gpus)}}},
-            {"template",
-             {{"metadata", {{"labels", {{"workload", "llm-inference"}}}}},
-              {"spec",
-               {{"nodeClassRef", {{"group", "karpenter.k8s.aws"}, {"kind", "EC2NodeClass"}, {"name", kPoolName}}},
-                {"requirements", requirements},
-                {"taints", Json::array({{{"key", "nvidia.com/gpu"}, {"value", "true"}, {"effect", "NoSchedule"}}})},
-                {"expireAfter", "Never"}}}}},
-            {"disruption", {{"consolidationPolicy", "WhenEmpty"}, {"consolidateAfter", "1h"}, {"budgets", Json::array({{{"nodes", "10%"}}})}}}}}};
+  Json pools = Json::array();
+  for (const Domain& d : domains_of(in)) {
+    Json labels = {{"workload", "llm-inference"}};
+    if (!d.rack.empty()) labels["rack"] = d.rack;
+    if (!d.clique.empty()) labels["nvidia.com/gpu.clique"] = d.clique;
+    pools.push_back({{"apiVersion", "karpenter.sh/v1"},
+                     {"kind", "NodePool"},
+                     {"metadata", {{"name", d.pool}}},
+                     {"spec",
+                      {{"limits", {{"nvidia.com/gpu", std::to_string(d.nodes * s.type->gpus)}}},
+                       {"template",
+                        {{"metadata", {{"labels", labels}}},
+                         {"spec",
+                          {{"nodeClassRef", {{"group", "karpenter.k8s.aws"}, {"kind", "EC2NodeClass"}, {"name", kPoolName}}},
+                           {"requirements", requirements},
+                           {"taints", Json::array({{{"key", "nvidia.com/gpu"}, {"value", "true"}, {"effect", "NoSchedule"}}})},
+                           {"expireAfter", "Never"}}}}},
+                       {"disruption", {{"consolidationPolicy", "WhenEmpty"}, {"consolidateAfter", "1h"}, {"budgets", Json::array({{{"nodes", "10%"}}})}}}}}});
+  }
+  return pools;
+}
+
+// KAI's Topology over the labels the nodes carry, widest first, and the level a multi-node replica's
+// gang must stay within: the narrowest domain that holds all of its pods (NVLink domain, rack, zone).
+Json topology_cr(const PlanInput& in) {
+  Json levels = Json::array({{{"nodeLabel", "topology.kubernetes.io/zone"}}});
+  if (in.racks > 0) levels.push_back({{"nodeLabel", "rack"}});
+  if (in.nvlink_domain_nodes > 1) levels.push_back({{"nodeLabel", "nvidia.com/gpu.clique"}});
+  levels.push_back({{"nodeLabel", "kubernetes.io/hostname"}});
+  return {{"apiVersion", "kai.scheduler/v1alpha1"}, {"kind", "Topology"}, {"metadata", {{"name", "cluster-topology"}}}, {"spec", {{"levels", levels}}}};
+}
+std::string gang_level(const PlanInput& in, const Shape& s) {
+  if (in.nvlink_domain_nodes >= s.pods_per_replica && in.nvlink_domain_nodes > 1) return "nvidia.com/gpu.clique";
+  if (in.racks > 0 && in.max_nodes / in.racks >= s.pods_per_replica) return "rack";
+  return "topology.kubernetes.io/zone";
+}
+Json topology_annotations(const PlanInput& in, const Shape& s) {
+  return {{"kai.scheduler/topology", "cluster-topology"}, {"kai.scheduler/topology-required-placement", gang_level(in, s)}};
 }
 
 Json ec2nodeclass_json() {
@@ -187,8 +243,9 @@ Json scenario_for(const PlanInput& in, const Candidate& c, const Shape& s, const
   const double base = in.average_rps;
   const double burst = o.burst_factor > 0 ? o.burst_factor : in.burst_factor;
   const double quiet = 900, tail = std::max(60.0, 3600 - quiet - in.burst_s);
-  Json pool = nodepool_json(in, c, s);
-  if (o.consolidate_underutilized) pool["spec"]["disruption"] = {{"consolidationPolicy", "WhenEmptyOrUnderutilized"}, {"consolidateAfter", "0s"}};
+  Json pools = nodepools_json(in, c, s);
+  if (o.consolidate_underutilized)
+    for (Json& pool : pools) pool["spec"]["disruption"] = {{"consolidationPolicy", "WhenEmptyOrUnderutilized"}, {"consolidateAfter", "0s"}};
   Json sc = {{"duration_s", quiet + in.burst_s + tail},
              {"seed", in.seed},
              {"workload",
@@ -202,7 +259,7 @@ Json scenario_for(const PlanInput& in, const Candidate& c, const Shape& s, const
              {"slo", {{"ttft_s", in.ttft_p99_s}, {"itl_s", in.itl_s}}},
              {"cluster",
               {{"provisioner", "karpenter"},
-               {"nodepools", Json::array({pool})},
+               {"nodepools", pools},
                {"node_startup", {{"preset", "real_world"}}}}}};
   if (c.capacity_type == "spot") sc["cluster"]["spot_interruptions_per_node_hour"] = in.spot_interruptions_per_node_hour;
   const Json tolerations = Json::array({{{"key", "nvidia.com/gpu"}, {"operator", "Exists"}, {"effect", "NoSchedule"}}});
@@ -212,6 +269,7 @@ Json scenario_for(const PlanInput& in, const Candidate& c, const Shape& s, const
     pod["schedulerName"] = "kai-scheduler";
     pod["labels"] = {{"kai.scheduler/queue", "inference"}};
     sc["cluster"]["kai"] = {{"queues", kai_queues(in, s, c)}};
+    if (s.pods_per_replica > 1) sc["cluster"]["kai"]["topologies"] = Json::array({topology_cr(in)});
   }
   if (in.training_gpus > 0 && !o.kube_scheduler) {
     // The training tenant: pods of a node's GPUs that borrow what inference leaves idle.
@@ -246,7 +304,7 @@ Json scenario_for(const PlanInput& in, const Candidate& c, const Shape& s, const
   if (s.pods_per_replica > 1) {
     sc["leaderWorkerSet"] = {{"apiVersion", "leaderworkerset.x-k8s.io/v1"},
                              {"kind", "LeaderWorkerSet"},
-                             {"metadata", {{"name", kDeployment}}},
+                             {"metadata", o.kube_scheduler ? Json{{"name", kDeployment}} : Json{{"name", kDeployment}, {"annotations", topology_annotations(in, s)}}},
                              {"spec",
                               {{"leaderWorkerTemplate",
                                 {{"size", s.pods_per_replica}, {"restartPolicy", "RecreateGroupOnPodRestart"}, {"workerTemplate", pod}}}}}};
@@ -280,7 +338,7 @@ Json workload_json(const PlanInput& in, const Role& role, const Shape& s, const 
   const Json resources = {{"requests", {{"cpu", std::to_string(8 * s.gpus_per_pod)}, {"memory", std::to_string(100 * s.gpus_per_pod) + "Gi"}, {"nvidia.com/gpu", gpus}}},
                           {"limits", {{"nvidia.com/gpu", gpus}}}};
   const Json pod = {{"schedulerName", "kai-scheduler"},
-                    {"nodeSelector", {{"karpenter.sh/nodepool", kPoolName}}},
+                    {"nodeSelector", {{"workload", "llm-inference"}}},
                     {"tolerations", Json::array({{{"key", "nvidia.com/gpu"}, {"operator", "Exists"}, {"effect", "NoSchedule"}}})},
                     {"terminationGracePeriodSeconds", 30},
                     {"containers", Json::array({{{"name", "vllm"},
@@ -297,18 +355,17 @@ Json workload_json(const PlanInput& in, const Role& role, const Shape& s, const 
             {"metadata", {{"name", role.name}}},
             {"spec", {{"replicas", role.warm}, {"selector", {{"matchLabels", {{"app", role.name}}}}}, {"template", {{"metadata", {{"labels", labels}}}, {"spec", pod}}}}}};
   }
-  Json annotations = {{"kai.scheduler/topology", "cluster-topology"},
-                      {"kai.scheduler/topology-required-placement", in.racks > 0 ? "rack" : "topology.kubernetes.io/zone"}};
-  const Json tmpl = {{"metadata", {{"labels", labels}, {"annotations", annotations}}}, {"spec", pod}};
+  const Json tmpl = {{"metadata", {{"labels", labels}}}, {"spec", pod}};
   return {{"apiVersion", "leaderworkerset.x-k8s.io/v1"},
           {"kind", "LeaderWorkerSet"},
-          {"metadata", {{"name", role.name}}},
+          // KAI's pod-grouper reads the topology annotations of the pods' top owner, the LeaderWorkerSet.
+          {"metadata", {{"name", role.name}, {"annotations", topology_annotations(in, s)}}},
           {"spec", {{"replicas", role.warm}, {"leaderWorkerTemplate", {{"size", s.pods_per_replica}, {"restartPolicy", "RecreateGroupOnPodRestart"}, {"workerTemplate", tmpl}}}}}};
 }
 
 // The input as the plan read it, defaults filled in.
 Json input_json(const PlanInput& in) {
-  Json topology = {{"instance_types", in.instance_types}, {"capacity_types", in.capacity_types}, {"max_nodes", in.max_nodes}, {"racks", in.racks},
+  Json topology = {{"instance_types", in.instance_types}, {"capacity_types", in.capacity_types}, {"max_nodes", in.max_nodes}, {"racks", in.racks}, {"nvlink_domain_nodes", in.nvlink_domain_nodes},
                    {"spot_interruptions_per_node_hour", in.spot_interruptions_per_node_hour}};
   if (!in.zones.empty()) topology["zones"] = in.zones;
   Json out = {{"topology", topology},
@@ -503,6 +560,7 @@ PlanInput parse_plan_input(const Json& input) {
     in.max_nodes = static_cast<int>(tr.get_int("max_nodes", in.max_nodes, 1, 64));
     in.zones = read_strings(tr, "zones", {}, 8);
     in.racks = static_cast<int>(tr.get_int("racks", 0, 0, 64));
+    in.nvlink_domain_nodes = static_cast<int>(tr.get_int("nvlink_domain_nodes", 1, 1, 64));
     const bool spot = std::find(in.capacity_types.begin(), in.capacity_types.end(), "spot") != in.capacity_types.end();
     if (spot && !tr.has("spot_interruptions_per_node_hour")) {
       throw InputError("/topology/spot_interruptions_per_node_hour",
@@ -511,6 +569,11 @@ PlanInput parse_plan_input(const Json& input) {
     }
     in.spot_interruptions_per_node_hour = tr.get_number("spot_interruptions_per_node_hour", 0, 0, 10);
     tr.finish();
+    if (in.racks > in.max_nodes) throw InputError("/topology/racks", "at most max_nodes (" + std::to_string(in.max_nodes) + "): each rack holds at least one of the nodes");
+    if (in.nvlink_domain_nodes > std::max(1, in.max_nodes / std::max(1, in.racks))) {
+      throw InputError("/topology/nvlink_domain_nodes", "at most the nodes of a rack (" + std::to_string(in.max_nodes / std::max(1, in.racks)) +
+                                                            "): an NVLink domain does not span racks");
+    }
     for (std::size_t i = 0; i < in.instance_types.size(); ++i) {
       const InstanceType* type = find_instance_type(default_instance_types(), in.instance_types[i]);
       if (!type) throw InputError("/topology/instance_types/" + std::to_string(i), "\"" + in.instance_types[i] + "\" is not in the lab's instance catalogue (data/instance-types.json)");
@@ -797,10 +860,13 @@ Json make_plan(PlanInput in, const PlanProgress& progress) {
   // The objects, each through the lab's own validator.
   const Json chosen_scenario = scenario_for(in, best, shape);
   const Scenario sc = parse_scenario(chosen_scenario);
-  Json nodepool = nodepool_json(in, best, shape);
-  const NodePool parsed_pool = parse_nodepool(nodepool, "/plan/nodepool");
+  const Json nodepools = nodepools_json(in, best, shape);
   Json lint = Json::array();
-  for (const NodePoolWarning& w : lint_nodepool(parsed_pool, nodepool)) lint.push_back(w.message);
+  for (std::size_t k = 0; k < nodepools.size(); ++k) {
+    const NodePool parsed_pool = parse_nodepool(nodepools[k], "/plan/nodepools/" + std::to_string(k));
+    for (const NodePoolWarning& w : lint_nodepool(parsed_pool, nodepools[k]))
+      if (std::find(lint.begin(), lint.end(), Json(w.message)) == lint.end()) lint.push_back(w.message);
+  }
   // Each pool's autoscaler and model server (one pool aggregated; prefill and decode disaggregated).
   Json autoscalers = Json::array(), workloads = Json::array();
   const std::vector<Role> roles = roles_of(best);
@@ -819,8 +885,9 @@ Json make_plan(PlanInput in, const PlanProgress& progress) {
               {"podgroup", {{"minMember", shape.pods_per_replica}, {"priorityClassName", "inference"}}}};
   if (gang) {
     // The lesson's rule: TP/PP over nodes must be a gang, and its members close together.
-    kai["topology"] = {{"kai.scheduler/topology", "cluster-topology"},
-                       {"kai.scheduler/topology-required-placement", in.racks > 0 ? "rack" : "topology.kubernetes.io/zone"}};
+    kai["topology"] = topology_annotations(in, shape);
+    kai["topologies"] = Json::array({topology_cr(in)});
+    read_topologies(kai["topologies"], "/plan/kai/topologies");
   }
   // Each rule with the run that checks it on this input: it confirms the rule, or the plan says the
   // simulation disagrees here and why the rule still stands.
@@ -913,7 +980,7 @@ Json make_plan(PlanInput in, const PlanProgress& progress) {
           {"input", input_json(in)},
           {"chosen", candidate_json(best)},
           {"plan",
-           {{"nodepool", nodepool},
+           {{"nodepools", nodepools},
             {"nodepool_lint", lint},
             {"ec2nodeclass", ec2nodeclass_json()},
             {"autoscalers", autoscalers},

@@ -19,7 +19,8 @@ struct PlanInput {
   std::vector<std::string> capacity_types{"on-demand"};
   int max_nodes = 4;
   std::vector<std::string> zones;  // empty: any the catalogue offers
-  int racks = 0;                   // 0: not described (no rack constraint)
+  int racks = 0;                   // 0: not described (no rack constraint); > 0: a NodePool per rack
+  int nvlink_domain_nodes = 1;     // nodes per NVLink domain (1: NVLink inside a node only)
   double spot_interruptions_per_node_hour = 0;  // required when capacity_types has spot
   // Workload.
   std::string engine_profile = "llama-3.3-70b-fp8-tp2-h100-sxm5";
