@@ -7,7 +7,8 @@
 // documents parse to the module's objects; the chosen plan's own run is shown; the view is axe-core
 // clean and fits a 390 px (and 360 px) phone; "Link to this plan" reproduces it in a fresh browser;
 // a refused topology shows the refusal, and a field the core refuses shows the core's message
-// beside that field.
+// beside that field. Disaggregated serving chosen in the form gives a plan of a prefill and a decode
+// pool: two Deployments and two autoscalers in the YAML download, both pools named in the Markdown.
 //
 //   node --test tests/browser-plan.test.mjs
 // env: see tests/browser-helpers.mjs
@@ -29,7 +30,7 @@ const MAX_TAB_STOPS = 60;
 // Typed into the form field by field below; the page must send exactly this (the Markdown's input block says so).
 const INPUT = {
   topology: { instance_types: ['p5.48xlarge', 'p5en.48xlarge'], capacity_types: ['on-demand'], max_nodes: 2 },
-  workload: { engine_profile: 'llama-3.3-70b-fp8-tp2-h100-sxm5', average_rps: 0.5, burst_factor: 3, burst_s: 600,
+  workload: { engine_profile: 'llama-3.3-70b-fp8-tp2-h100-sxm5', serving: 'aggregated', average_rps: 0.5, burst_factor: 3, burst_s: 600,
               prompt_tokens: 1500, output_tokens: 250, what_if_burst: 1.5 },
   slo: { ttft_p99_s: 2, itl_s: 0.05, attainment: 0.95 },
   budget_usd_per_hour: 0,
@@ -38,6 +39,14 @@ const INPUT = {
 };
 const REFUSED = { ...INPUT, topology: { instance_types: ['p5.48xlarge'], capacity_types: ['on-demand'], max_nodes: 1 } };
 const BAD = { ...INPUT, workload: { ...INPUT.workload, average_rps: 0 } };
+// Disaggregated serving: long prompts on at most 3 nodes, no tenant (about 20 one-hour runs).
+const DISAGGREGATED = {
+  ...INPUT,
+  topology: { ...INPUT.topology, max_nodes: 3 },
+  workload: { ...INPUT.workload, serving: 'disaggregated', average_rps: 1, burst_factor: 4, burst_s: 900, prompt_tokens: 6000, output_tokens: 300 },
+  slo: { ttft_p99_s: 3, itl_s: 0.06, attainment: 0.95 },
+  tenants: { training_gpus: 0 },
+};
 
 const id = (pointer) => `#plan${pointer.replace(/[^A-Za-z0-9_]+/g, '-')}`;  // plan.js's fieldId
 const check = (pointer, value) => `${id(pointer)}-${value.replace(/[^A-Za-z0-9_-]/g, '-')}`;
@@ -104,11 +113,22 @@ async function fillForm(page) {
 
 const FILLED = {
   '/topology/instance_types': ['p5.48xlarge', 'p5en.48xlarge'], '/topology/capacity_types': ['on-demand'], '/topology/max_nodes': '2',
-  '/topology/spot_interruptions_per_node_hour': '', '/workload/engine_profile': 'llama-3.3-70b-fp8-tp2-h100-sxm5',
+  '/topology/spot_interruptions_per_node_hour': '', '/workload/engine_profile': 'llama-3.3-70b-fp8-tp2-h100-sxm5', '/workload/serving': 'aggregated',
   '/workload/average_rps': '0.5', '/workload/burst_factor': '3', '/workload/burst_s': '600', '/workload/prompt_tokens': '1500',
   '/workload/output_tokens': '250', '/workload/what_if_burst': '1.5', '/slo/ttft_p99_s': '2', '/slo/itl_s': '0.05', '/slo/attainment': '95',
   '/budget_usd_per_hour': '0', '/tenants/training_gpus': '8', '/seed': '1',
 };
+
+/** The view's object blocks: {object (its id), kind, yaml}. */
+function objectBlocks(page) {
+  return page.locator('#plan .plan-object').evaluateAll((els) => els.map((e) => ({ object: e.dataset.object, kind: e.dataset.kind, yaml: e.querySelector('pre').textContent })));
+}
+
+/** A plan's Kubernetes objects in the order the page shows and downloads them. */
+function deployableObjects(result) {
+  const p = result.plan;
+  return [...p.nodepools, p.ec2nodeclass, ...p.workloads, ...p.autoscalers, ...p.kai.queues, ...(p.kai.topologies ?? [])];
+}
 
 /** Clicks a download button and returns the file's name and text. */
 async function download(page, selector) {
@@ -211,7 +231,8 @@ test('plan designer: the form, the plan with its progress, rules and candidates,
     assert.equal(await cellOf('meets_slo', of), x.meets_slo ? 'yes' : 'no');
   }
   const autoscaler = await cellOf('autoscaler', 'chosen');
-  assert.ok(autoscaler.includes(result.plan.autoscaler.kind), `the autoscaler's kind: ${autoscaler}`);
+  assert.ok(autoscaler.includes(result.plan.autoscalers[0].kind), `the autoscaler's kind: ${autoscaler}`);
+  assert.ok(!/prefill|decode/.test(autoscaler), 'one pool, not named by role');
   assert.match(await cellOf('target', 'chosen'), new RegExp(`^${c.signal === 'kv_cache' ? Math.round(c.target * 100) : Number(c.target.toFixed(2))}\\b`));
   assert.match(await page.textContent('#plan-verdict'), new RegExp(`^Plan: ${c.instance_type}, ${c.capacity_type};`));
   assert.ok((await page.textContent('#plan-warm')).includes(result.plan.warm_pool.reason.slice(1, 60)), 'the warm pool\'s reason');
@@ -229,7 +250,8 @@ test('plan designer: the form, the plan with its progress, rules and candidates,
     chosen: tr.dataset.chosen, rejected: tr.dataset.rejected, type: tr.children[1].textContent, capacity: tr.children[2].textContent,
     slo: tr.children[6].textContent, verdict: tr.querySelector('.candidate-verdict').textContent })));
   assert.equal(rows.length, result.candidates.length);
-  const chosenAt = result.candidates.findIndex((x) => ['instance_type', 'capacity_type', 'signal', 'target', 'warm_replicas', 'node_cost_usd_per_hour'].every((k) => x[k] === c[k]));
+  const chosenAt = result.candidates.findIndex((x) => ['instance_type', 'capacity_type', 'signal', 'target', 'warm_replicas', 'node_cost_usd_per_hour', 'inference_quota_gpus']
+    .every((k) => x[k] === c[k]));
   rows.forEach((row, i) => {
     const x = result.candidates[i];
     assert.deepEqual([row.type, row.capacity, row.slo], [x.instance_type, x.capacity_type, x.simulated ? pct(x.slo_attainment) : '—'], `candidate ${i + 1}`);
@@ -241,17 +263,21 @@ test('plan designer: the form, the plan with its progress, rules and candidates,
 
   // ---- The objects: one block each, its YAML the module's object; Copy puts it on the clipboard.
   const queues = result.plan.kai.queues;
-  const blocks = await page.locator('#plan .plan-object').evaluateAll((els) => els.map((e) => ({ object: e.dataset.object, kind: e.dataset.kind, yaml: e.querySelector('pre').textContent })));
-  assert.deepEqual(blocks.map((b) => b.kind), ['NodePool', 'EC2NodeClass', result.plan.autoscaler.kind, ...queues.map(() => 'Queue'), '']);
-  const objects = [result.plan.nodepool, result.plan.ec2nodeclass, result.plan.autoscaler, ...queues];
+  const blocks = await objectBlocks(page);
+  const objects = deployableObjects(result);
+  assert.deepEqual(blocks.map((b) => b.kind), [...objects.map((o) => o.kind), ''], 'each NodePool, EC2NodeClass, the model server, its autoscaler, each queue, KAI\'s pod settings');
+  assert.deepEqual(result.plan.workloads.map((o) => o.kind), ['Deployment']);
   objects.forEach((o, i) => assert.deepEqual(parseYaml(blocks[i].yaml, YAML_OPTIONS), o, `${blocks[i].kind}: the YAML reads back as the module's object`));
-  const { queues: _, ...podSettings } = result.plan.kai;
+  const { queues: _queues, topologies: _topologies, ...podSettings } = result.plan.kai;
   assert.deepEqual(parseYaml(blocks.at(-1).yaml, YAML_OPTIONS), podSettings, 'KAI\'s pod settings');
-  await page.click('#plan-object-nodepool button');
-  await page.waitForSelector('#plan-object-nodepool button[data-copy="copied"]', WAIT);
-  assert.equal(await page.textContent('#plan-object-nodepool .copy-note'), 'Copied.');
+  await page.click('#plan-object-workload-0 button');
+  await page.waitForSelector('#plan-object-workload-0 button[data-copy="copied"]', WAIT);
+  assert.deepEqual(parseYaml(await page.evaluate(() => navigator.clipboard.readText()), YAML_OPTIONS), result.plan.workloads[0], 'the clipboard holds the Deployment');
+  await page.click('#plan-object-nodepool-0 button');
+  await page.waitForSelector('#plan-object-nodepool-0 button[data-copy="copied"]', WAIT);
+  assert.equal(await page.textContent('#plan-object-nodepool-0 .copy-note'), 'Copied.');
   const clipboard = await page.evaluate(() => navigator.clipboard.readText());
-  assert.deepEqual(parseYaml(clipboard, YAML_OPTIONS), result.plan.nodepool, 'the clipboard holds the NodePool');
+  assert.deepEqual(parseYaml(clipboard, YAML_OPTIONS), result.plan.nodepools[0], 'the clipboard holds the NodePool');
 
   // ---- "Download Markdown": the one-page plan.
   const md = await download(page, '#plan-download-md');
@@ -263,7 +289,7 @@ test('plan designer: the form, the plan with its progress, rules and candidates,
   const fences = [...md.text.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]);
   const nodepoolBlock = fences.find((f) => /^kind: NodePool$/m.test(f));
   assert.ok(nodepoolBlock, 'a yaml block of the NodePool');
-  assert.deepEqual(parseYaml(nodepoolBlock, YAML_OPTIONS), result.plan.nodepool, 'the Markdown\'s NodePool is the module\'s');
+  assert.deepEqual(parseYaml(nodepoolBlock, YAML_OPTIONS), result.plan.nodepools[0], 'the Markdown\'s NodePool is the module\'s');
   assert.deepEqual(parseYaml(fences[0], YAML_OPTIONS), INPUT, 'the Markdown\'s input is the input typed (and sent)');
   assert.equal(fences.length, 1 + blocks.length, 'the input and every object');
   for (const x of result.candidates.filter((y) => y.rejected.length)) assert.ok(md.text.includes(x.rejected[0].replace(/\|/g, '\\|')), 'rejected candidates with their reasons');
@@ -272,7 +298,7 @@ test('plan designer: the form, the plan with its progress, rules and candidates,
   const yamlFile = await download(page, '#plan-download-yaml');
   const docs = parseAllDocuments(yamlFile.text, YAML_OPTIONS).filter((d) => d.contents !== null);
   for (const d of docs) assert.deepEqual(d.errors, [], 'each document parses');
-  assert.equal(docs.length, 3 + queues.length, 'NodePool, EC2NodeClass, the autoscaler and each queue');
+  assert.equal(docs.length, result.plan.nodepools.length + 3 + queues.length, 'each NodePool, EC2NodeClass, the Deployment, its autoscaler and each queue');
   assert.deepEqual(docs.map((d) => d.toJS()), objects);
   assert.match(yamlFile.text, /^# .*kai-scheduler/m, 'the pods\' KAI settings as a comment');
 
@@ -396,6 +422,81 @@ test('plan designer: Cancel stops a long plan, and the next input (a model no to
   assert.ok((await page.textContent('#plan-verdict')).includes(noPlan.reason), 'the core\'s reason');
   assert.equal(await page.locator('#plan-candidates tbody tr').count(), noPlan.candidates.length);
   assert.equal(await page.locator('#plan-download-yaml').count(), 0, 'no objects to download');
+  assert.deepEqual(await axeViolations(page), []);
+  assert.deepEqual(problems, []);
+});
+
+test('plan designer: disaggregated serving chosen in the form plans a prefill and a decode pool, each with its Deployment and autoscaler', { timeout: 240_000 }, async (t) => {
+  const sim = await loadModule();
+  const expected = plan(sim, DISAGGREGATED);
+  assert.equal(expected.envelope.ok, true, JSON.stringify(expected.envelope.error));
+  const result = expected.envelope.result;
+  assert.equal(result.verdict, 'plan', 'the disaggregated input has a plan');
+  t.diagnostic(`under node the plan took ${expected.ms.toFixed(0)} ms (${result.candidates.length} candidates)`);
+  const c = result.chosen;
+  assert.ok(c.decode, 'the chosen plan has a decode pool');
+
+  const { page, problems, url } = await openSite(t);
+  await page.goto(url('#/plan'), WAIT);
+  await waitForPanel(page, 'plan');
+  assert.equal(await page.inputValue(id('/workload/serving')), 'aggregated', 'aggregated by default');
+  await page.check(check('/topology/instance_types', 'p5en.48xlarge'));
+  await page.fill(id('/topology/max_nodes'), '3');
+  await page.selectOption(id('/workload/serving'), 'disaggregated');
+  assert.match(await page.textContent(`${id('/workload/serving')}-note`), /Two Deployments/, 'the choice\'s note');
+  for (const [field, value] of [['/workload/average_rps', '1'], ['/workload/prompt_tokens', '6000'], ['/slo/ttft_p99_s', '3'],
+    ['/slo/itl_s', '0.06'], ['/slo/attainment', '95']]) await page.fill(id(field), value);
+  assert.equal(await design(page), 'done');
+  assert.equal(await page.getAttribute('#plan', 'data-verdict'), 'plan');
+
+  // ---- The chosen plan names both pools: the sentence, each pool's autoscaler and warm replicas.
+  const pools = await page.textContent('#plan-pools');
+  assert.match(pools, /a prefill pool \(Deployment vllm-prefill\) and a decode pool \(Deployment vllm-decode\)/);
+  const cellOf = async (field) => (await page.textContent(`#plan-chosen tr[data-field="${field}"] td[data-of="chosen"]`)).trim();
+  assert.equal(await cellOf('warm_replicas'), `${c.warm_replicas} prefill + ${c.decode.warm_replicas} decode`);
+  const autoscaler = await cellOf('autoscaler');
+  assert.ok(autoscaler.startsWith(`prefill: ${result.plan.autoscalers[0].kind}`) && autoscaler.includes(`; decode: ${result.plan.autoscalers[1].kind}`),
+    `each pool's autoscaler: ${autoscaler}`);
+  assert.match(await page.textContent('#plan-verdict'), new RegExp(`; prefill: .*; decode: .*; ${c.warm_replicas} prefill \\+ ${c.decode.warm_replicas} decode warm replicas\\.`));
+  assert.ok(await page.locator('#plan-rules tr[data-rule="per_role_signals"]').count() === 1, 'the per-role rule');
+
+  // ---- The candidates: each simulated one with its decode pool; the chosen one marked.
+  const rows = await page.locator('#plan-candidates tbody tr').evaluateAll((trs) => trs.map((tr) => ({
+    chosen: tr.dataset.chosen, autoscaler: tr.children[3].textContent, warm: tr.children[4].textContent })));
+  assert.equal(rows.length, result.candidates.length);
+  const chosenAt = result.candidates.findIndex((x) => ['instance_type', 'capacity_type', 'signal', 'target', 'warm_replicas', 'node_cost_usd_per_hour'].every((k) => x[k] === c[k])
+    && ['signal', 'target', 'warm_replicas'].every((k) => x.decode?.[k] === c.decode[k]) && x.inference_quota_gpus === c.inference_quota_gpus);
+  rows.forEach((row, i) => {
+    const x = result.candidates[i];
+    assert.equal(row.chosen, String(i === chosenAt), `candidate ${i + 1}: chosen`);
+    if (!x.decode) return;
+    assert.match(row.autoscaler, /^prefill: .+decode: .+/, `candidate ${i + 1}: both pools' signals`);
+    assert.equal(row.warm, `${x.warm_replicas} prefill + ${x.decode.warm_replicas} decode`);
+  });
+
+  // ---- The objects: both Deployments and both autoscalers, shown and downloaded.
+  const objects = deployableObjects(result);
+  const blocks = await objectBlocks(page);
+  assert.deepEqual(blocks.map((b) => b.kind), [...objects.map((o) => o.kind), '']);
+  objects.forEach((o, i) => assert.deepEqual(parseYaml(blocks[i].yaml, YAML_OPTIONS), o, `${blocks[i].kind}: the YAML reads back as the module's object`));
+  const yamlFile = await download(page, '#plan-download-yaml');
+  const docs = parseAllDocuments(yamlFile.text, YAML_OPTIONS).filter((d) => d.contents !== null).map((d) => d.toJS());
+  assert.deepEqual(docs, objects);
+  assert.deepEqual(docs.filter((d) => d.kind === 'Deployment').map((d) => d.metadata.name), ['vllm-prefill', 'vllm-decode'], 'two Deployments');
+  assert.deepEqual(docs.filter((d) => ['ScaledObject', 'HorizontalPodAutoscaler'].includes(d.kind)).map((d) => d.spec.scaleTargetRef.name),
+    ['vllm-prefill', 'vllm-decode'], 'two autoscalers, one per Deployment');
+
+  // ---- The Markdown names both pools, their autoscalers and warm replicas, and holds every object.
+  const md = (await download(page, '#plan-download-md')).text;
+  assert.ok(md.includes(pools), 'the pools\' sentence');
+  assert.match(md, /^\| warm replicas \| \d+ prefill \+ \d+ decode \|/m);
+  assert.match(md, /^\| autoscaler \| prefill: .+; decode: .+ \|/m);
+  assert.match(md, new RegExp(`^## Warm pool: ${result.plan.warm_pool.replicas} replicas \\(${c.warm_replicas} prefill \\+ ${c.decode.warm_replicas} decode\\)$`, 'm'));
+  for (const name of ['vllm-prefill', 'vllm-decode']) assert.match(md, new RegExp(`^### Deployment ${name}$`, 'm'), `the ${name} Deployment`);
+  assert.ok(md.includes('`per_role_signals`'), 'the per-role rule');
+  const fences = [...md.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]);
+  assert.deepEqual(parseYaml(fences[0], YAML_OPTIONS), DISAGGREGATED, 'the Markdown\'s input is the input typed (and sent)');
+
   assert.deepEqual(await axeViolations(page), []);
   assert.deepEqual(problems, []);
 });

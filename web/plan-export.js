@@ -1,6 +1,8 @@
 // The plan designer's words and files: how a candidate, a rule and an object are named, the
 // multi-document YAML of the plan's objects and the one-page Markdown plan. No DOM: the view
-// (plan.js) shows the same sentences it writes into the files.
+// (plan.js) shows the same sentences it writes into the files. A plan has one model-server pool
+// (aggregated serving) or two (disaggregated: a prefill and a decode pool, each with its own
+// autoscaler and warm replicas); every sentence about a candidate's autoscaler names each pool.
 import { usd } from './exercise-kit.js';
 import { yamlOfJson } from './yaml-text.js';
 
@@ -19,6 +21,7 @@ export const RULES = {
   when_empty_on_gpu_pool: 'WhenEmpty, not WhenEmptyOrUnderutilized, on the GPU pool',
   no_gpu_memory_signal: 'No autoscaling on GPU memory',
   gang_for_tp_pp: 'A gang for tensor or pipeline parallelism over nodes',
+  per_role_signals: 'Prefill on its queue, decode on its KV cache (per-role signals)',
   single_node_single_gpu_type: 'Not one node of one GPU type',
 };
 
@@ -43,11 +46,82 @@ export function targetText(signal, target) {
   return `${Number(n.toPrecision(6))} ${unit}`.trim();
 }
 
-/** "queue depth (vllm:num_requests_waiting), target 2 requests waiting". */
+/**
+ * A candidate's pools, each {role, signal, target, warm_replicas}: one aggregated pool, or (a
+ * candidate with `decode`) the prefill pool (the candidate's own signal, target and warm replicas)
+ * and the decode pool, in the order of the plan's `autoscalers` and `workloads`.
+ */
+export function pools(candidate) {
+  const own = { signal: candidate?.signal, target: candidate?.target, warm_replicas: candidate?.warm_replicas };
+  if (!candidate?.decode) return [{ role: 'aggregated', ...own }];
+  return [{ role: 'prefill', ...own }, { role: 'decode', ...candidate.decode }];
+}
+
+/** `describe(pool, index)` of each pool, a disaggregated pool's led by its role ("prefill: …"). */
+export function poolLines(candidate, describe) {
+  return pools(candidate).map((p, i) => (p.role === 'aggregated' ? describe(p, i) : `${p.role}: ${describe(p, i)}`));
+}
+
+/** "queue depth (vllm:num_requests_waiting)": a signal with its metric. */
+export function signalName(signal) {
+  const s = SIGNALS[signal];
+  return s ? `${s.label} (${s.metric})` : String(signal ?? '');
+}
+
+/** "queue depth, 2 requests waiting": a pool's signal and target in short (the candidates' tables). */
+export function signalShort(pool) {
+  const s = SIGNALS[pool.signal];
+  return s ? `${s.label}, ${targetText(pool.signal, pool.target)}` : '—';
+}
+
+/**
+ * "queue depth (vllm:num_requests_waiting), target 2 requests waiting", or for a disaggregated
+ * candidate "prefill: …; decode: …".
+ */
 export function autoscalerText(candidate) {
-  const s = SIGNALS[candidate?.signal];
-  if (!s) return candidate?.signal === '-' ? 'none (not simulated)' : String(candidate?.signal ?? '');
-  return `${s.label} (${s.metric}), target ${targetText(candidate.signal, candidate.target)}`;
+  if (candidate?.signal === '-') return 'none (not simulated)';
+  return poolLines(candidate, (p) => (SIGNALS[p.signal] ? `${signalName(p.signal)}, target ${targetText(p.signal, p.target)}` : String(p.signal ?? ''))).join('; ');
+}
+
+/** The chosen plan's autoscalers, each pool's kind and signal: "KEDA ScaledObject on queue depth (…), target 2 requests waiting". */
+export function deployedAutoscalerText(result, candidate) {
+  return poolLines(candidate, (p, i) => `${autoscalerKind(result, i)} on ${signalName(p.signal)}, target ${targetText(p.signal, p.target)}`).join('; ');
+}
+
+/** "2" warm replicas, or "1 prefill + 2 decode". */
+export function warmCount(candidate) {
+  return candidate?.decode ? `${candidate.warm_replicas} prefill + ${candidate.decode.warm_replicas} decode` : String(candidate?.warm_replicas);
+}
+
+/** "2 warm replicas", or "1 prefill + 2 decode warm replicas". */
+export function warmText(candidate) {
+  const total = candidate?.decode ? candidate.warm_replicas + candidate.decode.warm_replicas : candidate?.warm_replicas;
+  return `${warmCount(candidate)} warm replica${total === 1 ? '' : 's'}`;
+}
+
+/** "Warm pool: 3 replicas (1 prefill + 2 decode)", from the plan's warm_pool. */
+export function warmPoolTitle(warmPool) {
+  const n = warmPool.replicas;
+  const roles = ['prefill', 'decode'].filter((role) => warmPool.roles?.[role] !== undefined);
+  return `Warm pool: ${n} replica${n === 1 ? '' : 's'}${roles.length ? ` (${roles.map((role) => `${warmPool.roles[role]} ${role}`).join(' + ')})` : ''}`;
+}
+
+/** The role of a model-server object, from llm-d's label on its pods (absent: aggregated). */
+function roleOf(workload) {
+  const template = workload?.spec?.template ?? workload?.spec?.leaderWorkerTemplate?.workerTemplate;
+  return template?.metadata?.labels?.['llm-d.ai/role'] ?? 'aggregated';
+}
+
+/**
+ * For a disaggregated plan, its pools in one sentence: "Disaggregated serving: a prefill pool
+ * (Deployment vllm-prefill) and a decode pool (Deployment vllm-decode) of one model, …"; else ''.
+ */
+export function poolsSentence(result) {
+  const workloads = result?.plan?.workloads ?? [];
+  if (!workloads.some((w) => roleOf(w) !== 'aggregated')) return '';
+  const named = workloads.map((w) => `a ${roleOf(w)} pool (${w.kind} ${w.metadata?.name ?? ''})`);
+  return `Disaggregated serving: ${named.join(' and ')} of one model, each with its own autoscaler and warm replicas. ` +
+    'A request is prefilled in the prefill pool, its KV cache handed to a decode server over NIXL (vLLM\'s NixlConnector), and decoded there.';
 }
 
 /** "p5.48xlarge, spot". */
@@ -62,10 +136,12 @@ export function runText(c) {
     `peak ${c.peak_replicas} replica${c.peak_replicas === 1 ? '' : 's'} on ${c.nodes_launched} node${c.nodes_launched === 1 ? '' : 's'}`;
 }
 
-/** Whether two candidate rows are the same plan (the chosen one is a copy of one of the rows). */
+/** Whether two candidate rows are the same plan (the chosen one is a copy of one of the rows): decode pool and KAI quota included. */
 export function sameCandidate(a, b) {
   return Boolean(a && b) && ['instance_type', 'capacity_type', 'signal', 'target', 'warm_replicas', 'max_replicas', 'node_cost_usd_per_hour']
-    .every((key) => a[key] === b[key]);
+    .every((key) => a[key] === b[key])
+    && ['signal', 'target', 'warm_replicas'].every((key) => a.decode?.[key] === b.decode?.[key])
+    && a.inference_quota_gpus === b.inference_quota_gpus;
 }
 
 /** The index of the chosen plan among the candidates (the first row that is the same plan), or -1. */
@@ -88,8 +164,7 @@ export function candidateVerdict(c, result, index = -1) {
 export function verdictSentence(result) {
   if (result?.verdict === 'plan') {
     const c = result.chosen;
-    return `Plan: ${placeText(c)}; ${autoscalerKind(result)} on ${autoscalerText(c)}; ${c.warm_replicas} warm replica${c.warm_replicas === 1 ? '' : 's'}. ` +
-      `Simulated: ${runText(c)}.`;
+    return `Plan: ${placeText(c)}; ${deployedAutoscalerText(result, c)}; ${warmText(c)}. Simulated: ${runText(c)}.`;
   }
   if (result?.verdict === 'refused') {
     const rules = (result.refusals ?? []).map((r) => RULES[r.rule] ?? r.rule);
@@ -99,29 +174,32 @@ export function verdictSentence(result) {
   return 'The core returned no verdict.';
 }
 
-/** "KEDA ScaledObject" or "HorizontalPodAutoscaler (autoscaling/v2)". */
-export function autoscalerKind(result) {
-  const a = result?.plan?.autoscaler;
+/** "KEDA ScaledObject" or "HorizontalPodAutoscaler (autoscaling/v2)": the kind of the plan's autoscaler of pool `index`. */
+export function autoscalerKind(result, index = 0) {
+  const a = result?.plan?.autoscalers?.[index];
   if (!a) return 'autoscaler';
   return a.kind === 'ScaledObject' ? 'KEDA ScaledObject' : `${a.kind} (${a.apiVersion})`;
 }
 
 /**
- * The plan's objects, one block each: {id, title, object, yaml, deployable}. `deployable` objects are
- * Kubernetes objects (kubectl apply); KAI Scheduler's pod settings are what the model server's pods
- * and PodGroup carry, written as a fragment.
+ * The plan's objects, one block each: {id, title, object, yaml, deployable}: the NodePools (one per
+ * placement domain), the EC2NodeClass, each pool's model server (Deployment or LeaderWorkerSet) and
+ * autoscaler, KAI's queues and Topology. `deployable` objects are Kubernetes objects (kubectl apply);
+ * KAI Scheduler's pod settings are what the model server's pods and PodGroup carry, written as a fragment.
  */
 export function planObjects(result) {
   const plan = result?.plan;
   if (!plan) return [];
   const name = (o) => `${o.kind} ${o.metadata?.name ?? ''}`.trim();
   const blocks = [
-    { id: 'nodepool', title: name(plan.nodepool), object: plan.nodepool, deployable: true },
+    ...(plan.nodepools ?? []).map((n, i) => ({ id: `nodepool-${i}`, title: name(n), object: n, deployable: true })),
     { id: 'ec2nodeclass', title: name(plan.ec2nodeclass), object: plan.ec2nodeclass, deployable: true },
-    { id: 'autoscaler', title: name(plan.autoscaler), object: plan.autoscaler, deployable: true },
+    ...(plan.workloads ?? []).map((w, i) => ({ id: `workload-${i}`, title: name(w), object: w, deployable: true })),
+    ...(plan.autoscalers ?? []).map((a, i) => ({ id: `autoscaler-${i}`, title: name(a), object: a, deployable: true })),
     ...(plan.kai?.queues ?? []).map((q, i) => ({ id: `queue-${i}`, title: `KAI ${name(q)}`, object: q, deployable: true })),
+    ...(plan.kai?.topologies ?? []).map((o, i) => ({ id: `topology-${i}`, title: `KAI ${name(o)}`, object: o, deployable: true })),
   ];
-  const { queues, ...pods } = plan.kai ?? {};
+  const { queues, topologies, ...pods } = plan.kai ?? {};
   if (Object.keys(pods).length) blocks.push({ id: 'kai-pods', title: 'KAI Scheduler: the pods\' settings and their PodGroup', object: pods, deployable: false });
   for (const b of blocks) b.yaml = yamlOfJson(b.object);
   return blocks;
@@ -133,9 +211,10 @@ export function planYaml(result) {
   const pods = blocks.find((b) => !b.deployable);
   const c = result.chosen;
   const head = [
-    `GPU autoscaling plan: ${placeText(c)}, ${autoscalerKind(result)} on ${SIGNALS[c.signal]?.label ?? c.signal}, ${c.warm_replicas} warm.`,
-    'Written by the GPU Autoscaling Lab\'s plan designer. CLUSTER_NAME is your cluster\'s.',
-    ...(pods ? ['', 'The model server\'s pods (Deployment or LeaderWorkerSet template) carry KAI Scheduler\'s settings:', ...pods.yaml.trimEnd().split('\n').map((l) => `  ${l}`)] : []),
+    `GPU autoscaling plan: ${placeText(c)}; ${poolLines(c, (p, i) => `${autoscalerKind(result, i)} on ${SIGNALS[p.signal]?.label ?? p.signal}, ${p.warm_replicas} warm`).join('; ')}.`,
+    'Written by the GPU Autoscaling Lab\'s plan designer. CLUSTER_NAME, MODEL_ID and VLLM_VERSION are yours to fill in.',
+    ...(pods ? ['', 'KAI Scheduler\'s settings of the model server\'s pods (the Deployment or LeaderWorkerSet below carries them) and their PodGroup:',
+      ...pods.yaml.trimEnd().split('\n').map((l) => `  ${l}`)] : []),
   ];
   const comment = head.map((line) => (line ? `# ${line}` : '#')).join('\n');
   return `${comment}\n${blocks.filter((b) => b.deployable).map((b) => `---\n${b.yaml}`).join('')}`;
@@ -155,7 +234,7 @@ function candidatesTable(candidates, result, { only = null } = {}) {
   const rows = [];
   candidates.forEach((c, i) => {
     if (only && !only(c, i)) return;
-    rows.push([String(i + 1), c.instance_type, c.capacity_type, autoscalerText(c), String(c.warm_replicas), String(c.max_replicas),
+    rows.push([String(i + 1), c.instance_type, c.capacity_type, autoscalerText(c), warmCount(c), String(c.max_replicas),
       c.simulated ? percent(c.slo_attainment) : '—', c.simulated ? seconds(c.ttft_p99_s) : '—',
       c.simulated ? perHour(c.node_cost_usd_per_hour) : '—', candidateVerdict(c, result, i)]);
   });
@@ -192,12 +271,13 @@ export function planMarkdown({ result, inputRows, inputYaml, whatIfBurst = null,
   const plan = result.plan;
   const c = result.chosen, w = result.what_if;
   const row = (label, f) => [label, f(c), w ? f(w) : '—'];
-  out.push('## The chosen plan', '',
+  const disaggregated = poolsSentence(result);
+  out.push('## The chosen plan', '', ...(disaggregated ? [disaggregated, ''] : []),
     table(['', 'the plan', `what if the burst is ${whatIfBurst ? `${whatIfBurst}× ` : ''}larger`], [
       row('instance type', (x) => x.instance_type),
       row('capacity type', (x) => x.capacity_type),
-      row('autoscaler', (x) => `${autoscalerKind(result)} on ${autoscalerText(x)}`),
-      row('warm replicas', (x) => String(x.warm_replicas)),
+      row('autoscaler', (x) => deployedAutoscalerText(result, x)),
+      row('warm replicas', (x) => warmCount(x)),
       row('replicas at most', (x) => String(x.max_replicas)),
       row('requests within the SLO', (x) => percent(x.slo_attainment)),
       row('P99 time to first token', (x) => seconds(x.ttft_p99_s)),
@@ -207,7 +287,7 @@ export function planMarkdown({ result, inputRows, inputYaml, whatIfBurst = null,
       row('requests (dropped)', (x) => `${x.num_requests} (${x.num_dropped})`),
       row('meets the SLO', (x) => (x.meets_slo ? 'yes' : 'no')),
     ]), '');
-  out.push(`## Warm pool: ${plan.warm_pool.replicas} replica${plan.warm_pool.replicas === 1 ? '' : 's'}`, '',
+  out.push(`## ${warmPoolTitle(plan.warm_pool)}`, '',
     `${plan.warm_pool.reason.charAt(0).toUpperCase()}${plan.warm_pool.reason.slice(1)}.`, '');
   if (plan.nodepool_lint?.length) out.push('NodePool warnings from the lab\'s linter:', '', ...plan.nodepool_lint.map((l) => `- ${l}`), '');
   out.push('## The rules, each checked by a run', '',

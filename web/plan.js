@@ -11,8 +11,8 @@ import { downloadText } from './csv.js';
 import { DecisionLog } from './decision-log.js';
 import { progressBar, whileBusy } from './exercise-kit.js';
 import {
-  LAYERS, RULES, SIGNALS, autoscalerKind, autoscalerText, candidateVerdict, chosenIndex, perHour, percent, placeText,
-  planMarkdown, planObjects, planYaml, runText, seconds, targetText, verdictSentence,
+  LAYERS, RULES, autoscalerKind, autoscalerText, candidateVerdict, chosenIndex, perHour, percent, placeText, planMarkdown, planObjects,
+  planYaml, poolLines, poolsSentence, runText, seconds, signalName, signalShort, targetText, verdictSentence, warmCount, warmPoolTitle,
 } from './plan-export.js';
 import { parseRoute, routeHash, updateParams } from './router.js';
 import { parseKnob } from './state.js';
@@ -40,6 +40,11 @@ const ENGINE_PROFILES = [
   { value: 'llama-3.1-405b-bf16-tp8-pp2-h100-sxm5', label: 'Llama 3.1 405B BF16, 16 GPUs',
     note: 'A replica is 2 pods of 8 GPUs on 2 nodes (tensor parallel 8 × pipeline parallel 2), a LeaderWorkerSet scheduled as a gang.' },
 ];
+const SERVING = [
+  { value: 'aggregated', label: 'Aggregated (one pool serves prefill and decode)' },
+  { value: 'disaggregated', label: 'Disaggregated (a prefill and a decode pool, KV cache over NIXL)',
+    note: 'Two Deployments of the model, each with its own autoscaler and warm replicas; a replica must fit one node.' },
+];
 
 /**
  * The plan input, field by field: `path` is the JSON pointer into the core's input (and the route's
@@ -54,6 +59,7 @@ export const PLAN_FIELDS = [
     default: null, min: 0, max: 10, step: 0.01, optional: true, when: (values) => values.get('/topology/capacity_types').includes('spot'),
     hint: 'Required with spot: how often a spot node is reclaimed (0 assumes never).' },
   { path: '/workload/engine_profile', group: 'workload', type: 'enum', label: 'Model and engine', options: ENGINE_PROFILES, default: ENGINE_PROFILES[0].value },
+  { path: '/workload/serving', group: 'workload', type: 'enum', label: 'Serving', options: SERVING, default: 'aggregated' },
   { path: '/workload/average_rps', group: 'workload', type: 'number', label: 'Average requests', unit: 'req/s', default: 0.5, min: 0.001, max: 5, step: 0.1 },
   { path: '/workload/burst_factor', group: 'workload', type: 'number', label: 'Burst: times the average', unit: '×', default: 4, min: 1, max: 50, step: 0.5 },
   { path: '/workload/burst_s', group: 'workload', type: 'number', label: 'Burst lasts', unit: 's', default: 900, min: 60, max: 2400, step: 60 },
@@ -474,9 +480,9 @@ export class PlanPanel {
     const rows = [
       ['Instance type', (x) => x.instance_type, 'instance_type'],
       ['Capacity type', (x) => x.capacity_type, 'capacity_type'],
-      ['Autoscaler', (x) => `${autoscalerKind(result)} on ${SIGNALS[x.signal]?.label ?? x.signal} (${SIGNALS[x.signal]?.metric ?? ''})`, 'autoscaler'],
-      ['Target', (x) => targetText(x.signal, x.target), 'target'],
-      ['Warm replicas', (x) => String(x.warm_replicas), 'warm_replicas'],
+      ['Autoscaler', (x) => poolLines(x, (p, i) => `${autoscalerKind(result, i)} on ${signalName(p.signal)}`).join('; '), 'autoscaler'],
+      ['Target', (x) => poolLines(x, (p) => targetText(p.signal, p.target)).join('; '), 'target'],
+      ['Warm replicas', (x) => warmCount(x), 'warm_replicas'],
       ['Replicas at most', (x) => String(x.max_replicas), 'max_replicas'],
       ['Requests within the SLO', (x) => percent(x.slo_attainment), 'slo_attainment'],
       ['P99 time to first token', (x) => seconds(x.ttft_p99_s), 'ttft_p99_s'],
@@ -496,9 +502,11 @@ export class PlanPanel {
           el('td', { dataset: { of: 'what-if' }, text: w ? f(w) : '—' }))))));
     const warm = plan.warm_pool;
     const lint = plan.nodepool_lint ?? [];
+    const disaggregated = poolsSentence(result);
     return [
+      disaggregated ? el('p', { class: 'plan-pools', id: 'plan-pools', text: disaggregated }) : null,
       chosenTable,
-      el('h4', { text: `Warm pool: ${warm.replicas} replica${warm.replicas === 1 ? '' : 's'}` }),
+      el('h4', { text: warmPoolTitle(warm) }),
       el('p', { class: 'plan-warm', id: 'plan-warm', text: `${warm.reason.charAt(0).toUpperCase()}${warm.reason.slice(1)}.` }),
       lint.length ? el('div', { class: 'plan-lint' }, el('h4', { text: 'The NodePool linter says' }),
         el('ul', { class: 'np-warning-list' }, lint.map((l) => el('li', { class: 'np-warning', text: l })))) : null,
@@ -546,8 +554,8 @@ export class PlanPanel {
           el('th', { scope: 'row', text: String(i + 1) }),
           el('td', { text: c.instance_type }),
           el('td', { text: c.capacity_type }),
-          el('td', { text: SIGNALS[c.signal] ? `${SIGNALS[c.signal].label}, ${targetText(c.signal, c.target)}` : '—' }),
-          el('td', { text: String(c.warm_replicas) }),
+          el('td', {}, lines(poolLines(c, signalShort))),
+          el('td', { text: warmCount(c) }),
           el('td', { text: String(c.max_replicas) }),
           el('td', { text: c.simulated ? percent(c.slo_attainment) : '—' }),
           el('td', { text: c.simulated ? seconds(c.ttft_p99_s) : '—' }),
@@ -609,6 +617,11 @@ export class PlanPanel {
 }
 
 const VERDICT_TITLES = { plan: 'The plan', refused: 'Refused', no_plan: 'No plan meets the SLO' };
+
+/** Texts one to a line (a disaggregated candidate's prefill and decode pools in one cell). */
+function lines(texts) {
+  return texts.flatMap((text, i) => (i ? [el('br'), text] : [text]));
+}
 
 /** Copies text to the clipboard (or, without the permission, through a selected text area); says so beside the button. */
 async function copyText(text, button, note) {
