@@ -29,7 +29,7 @@ const MAX_TAB_STOPS = 60;
 // A small plan: two 8-GPU types, at most 2 nodes, a training tenant (so KAI gets three queues).
 // Typed into the form field by field below; the page must send exactly this (the Markdown's input block says so).
 const INPUT = {
-  topology: { instance_types: ['p5.48xlarge', 'p5en.48xlarge'], capacity_types: ['on-demand'], max_nodes: 2 },
+  topology: { instance_types: ['p5.48xlarge', 'p5en.48xlarge'], capacity_types: ['on-demand'], max_nodes: 2, racks: 0, nvlink_domain_nodes: 1 },
   workload: { engine_profile: 'llama-3.3-70b-fp8-tp2-h100-sxm5', serving: 'aggregated', average_rps: 0.5, burst_factor: 3, burst_s: 600,
               prompt_tokens: 1500, output_tokens: 250, what_if_burst: 1.5 },
   slo: { ttft_p99_s: 2, itl_s: 0.05, attainment: 0.95 },
@@ -37,7 +37,7 @@ const INPUT = {
   tenants: { training_gpus: 8 },
   seed: 1,
 };
-const REFUSED = { ...INPUT, topology: { instance_types: ['p5.48xlarge'], capacity_types: ['on-demand'], max_nodes: 1 } };
+const REFUSED = { ...INPUT, topology: { ...INPUT.topology, instance_types: ['p5.48xlarge'], max_nodes: 1 } };
 const BAD = { ...INPUT, workload: { ...INPUT.workload, average_rps: 0 } };
 // Disaggregated serving: long prompts on at most 3 nodes, no tenant (about 20 one-hour runs).
 const DISAGGREGATED = {
@@ -113,7 +113,7 @@ async function fillForm(page) {
 
 const FILLED = {
   '/topology/instance_types': ['p5.48xlarge', 'p5en.48xlarge'], '/topology/capacity_types': ['on-demand'], '/topology/max_nodes': '2',
-  '/topology/spot_interruptions_per_node_hour': '', '/workload/engine_profile': 'llama-3.3-70b-fp8-tp2-h100-sxm5', '/workload/serving': 'aggregated',
+  '/topology/racks': '0', '/topology/nvlink_domain_nodes': '1', '/topology/spot_interruptions_per_node_hour': '', '/workload/average_concurrency': '', '/workload/engine_profile': 'llama-3.3-70b-fp8-tp2-h100-sxm5', '/workload/serving': 'aggregated',
   '/workload/average_rps': '0.5', '/workload/burst_factor': '3', '/workload/burst_s': '600', '/workload/prompt_tokens': '1500',
   '/workload/output_tokens': '250', '/workload/what_if_burst': '1.5', '/slo/ttft_p99_s': '2', '/slo/itl_s': '0.05', '/slo/attainment': '95',
   '/budget_usd_per_hour': '0', '/tenants/training_gpus': '8', '/seed': '1',

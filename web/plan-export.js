@@ -116,6 +116,13 @@ function roleOf(workload) {
  * For a disaggregated plan, its pools in one sentence: "Disaggregated serving: a prefill pool
  * (Deployment vllm-prefill) and a decode pool (Deployment vllm-decode) of one model, …"; else ''.
  */
+/** The load a concurrency became ("Load: 12 clients … 1.955 req/s …"), or '' when the input gave a rate. */
+export function loadSentence(result) {
+  const load = result?.load_from_concurrency;
+  if (!load) return '';
+  return `Load: ${load.reason.charAt(0).toUpperCase()}${load.reason.slice(1)}. The plan is sized for ${Number(load.average_rps.toPrecision(4))} req/s.`;
+}
+
 export function poolsSentence(result) {
   const workloads = result?.plan?.workloads ?? [];
   if (!workloads.some((w) => roleOf(w) !== 'aggregated')) return '';
@@ -151,6 +158,11 @@ export function chosenIndex(result) {
 
 /** A candidate's verdict in words: "chosen", why it was rejected, or why an acceptable one was not chosen. */
 export function candidateVerdict(c, result, index = -1) {
+  const quota = c.inference_quota_gpus ? `The inference queue's quota cut to ${c.inference_quota_gpus} GPUs, the rest of the pool guaranteed to training. ` : '';
+  return quota + candidateOutcome(c, result, index);
+}
+
+function candidateOutcome(c, result, index) {
   if (index >= 0 && index === chosenIndex(result)) return 'Chosen: the cheapest plan that meets the SLO';
   if (c.rejected?.length) return `Rejected: ${c.rejected.join('; ')}`;
   const chosen = result?.chosen;
@@ -272,7 +284,7 @@ export function planMarkdown({ result, inputRows, inputYaml, whatIfBurst = null,
   const c = result.chosen, w = result.what_if;
   const row = (label, f) => [label, f(c), w ? f(w) : '—'];
   const disaggregated = poolsSentence(result);
-  out.push('## The chosen plan', '', ...(disaggregated ? [disaggregated, ''] : []),
+  out.push('## The chosen plan', '', ...(result.load_from_concurrency ? [loadSentence(result), ''] : []), ...(disaggregated ? [disaggregated, ''] : []),
     table(['', 'the plan', `what if the burst is ${whatIfBurst ? `${whatIfBurst}× ` : ''}larger`], [
       row('instance type', (x) => x.instance_type),
       row('capacity type', (x) => x.capacity_type),

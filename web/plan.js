@@ -12,7 +12,7 @@ import { DecisionLog } from './decision-log.js';
 import { progressBar, whileBusy } from './exercise-kit.js';
 import {
   LAYERS, RULES, autoscalerKind, autoscalerText, candidateVerdict, chosenIndex, perHour, percent, placeText, planMarkdown, planObjects,
-  planYaml, poolLines, poolsSentence, runText, seconds, signalName, signalShort, targetText, verdictSentence, warmCount, warmPoolTitle,
+  loadSentence, planYaml, poolLines, poolsSentence, runText, seconds, signalName, signalShort, targetText, verdictSentence, warmCount, warmPoolTitle,
 } from './plan-export.js';
 import { parseRoute, routeHash, updateParams } from './router.js';
 import { parseKnob } from './state.js';
@@ -41,9 +41,9 @@ const ENGINE_PROFILES = [
     note: 'A replica is 2 pods of 8 GPUs on 2 nodes (tensor parallel 8 × pipeline parallel 2), a LeaderWorkerSet scheduled as a gang.' },
 ];
 const SERVING = [
-  { value: 'aggregated', label: 'Aggregated (one pool serves prefill and decode)' },
-  { value: 'disaggregated', label: 'Disaggregated (a prefill and a decode pool, KV cache over NIXL)',
-    note: 'Two Deployments of the model, each with its own autoscaler and warm replicas; a replica must fit one node.' },
+  { value: 'aggregated', label: 'Aggregated (one pool)' },
+  { value: 'disaggregated', label: 'Disaggregated (prefill and decode pools)',
+    note: 'Two Deployments of the model, each with its own autoscaler and warm replicas, the KV cache handed over by NIXL; a replica must fit one node.' },
 ];
 
 /**
@@ -55,12 +55,20 @@ export const PLAN_FIELDS = [
   { path: '/topology/instance_types', group: 'topology', type: 'set', label: 'Instance types', options: INSTANCE_TYPES, default: ['p5.48xlarge'] },
   { path: '/topology/capacity_types', group: 'topology', type: 'set', label: 'Capacity types', options: CAPACITY_TYPES, default: ['on-demand'] },
   { path: '/topology/max_nodes', group: 'topology', type: 'integer', label: 'Nodes at most', unit: 'nodes', default: 4, min: 1, max: 64 },
+  { path: '/topology/racks', group: 'topology', type: 'integer', label: 'Racks', unit: 'racks', default: 0, min: 0, max: 64,
+    hint: '0: not described. Otherwise a NodePool per rack; a replica larger than a node is placed within one.' },
+  { path: '/topology/nvlink_domain_nodes', group: 'topology', type: 'integer', label: 'Nodes per NVLink domain', unit: 'nodes', default: 1, min: 1, max: 64,
+    hint: '1: NVLink inside a node only. More: domains of that many nodes inside a rack (a NodePool each).' },
   { path: '/topology/spot_interruptions_per_node_hour', group: 'topology', type: 'number', label: 'Spot interruptions', unit: 'per node-hour',
     default: null, min: 0, max: 10, step: 0.01, optional: true, when: (values) => values.get('/topology/capacity_types').includes('spot'),
     hint: 'Required with spot: how often a spot node is reclaimed (0 assumes never).' },
   { path: '/workload/engine_profile', group: 'workload', type: 'enum', label: 'Model and engine', options: ENGINE_PROFILES, default: ENGINE_PROFILES[0].value },
   { path: '/workload/serving', group: 'workload', type: 'enum', label: 'Serving', options: SERVING, default: 'aggregated' },
-  { path: '/workload/average_rps', group: 'workload', type: 'number', label: 'Average requests', unit: 'req/s', default: 0.5, min: 0.001, max: 5, step: 0.1 },
+  { path: '/workload/average_rps', group: 'workload', type: 'number', label: 'Average requests', unit: 'req/s', default: 0.5, min: 0.001, max: 5, step: 0.1,
+    when: (values) => String(values.get('/workload/average_concurrency') ?? '').trim() === '' },
+  { path: '/workload/average_concurrency', group: 'workload', type: 'integer', label: 'Or: average requests in flight', unit: 'clients', default: null,
+    min: 1, max: 500, optional: true, placeholder: 'e.g. 8',
+    hint: 'Instead of req/s: the plan turns this concurrency into a rate by a closed-loop run (Little\'s law). Leave empty to give req/s.' },
   { path: '/workload/burst_factor', group: 'workload', type: 'number', label: 'Burst: times the average', unit: '×', default: 4, min: 1, max: 50, step: 0.5 },
   { path: '/workload/burst_s', group: 'workload', type: 'number', label: 'Burst lasts', unit: 's', default: 900, min: 60, max: 2400, step: 60 },
   { path: '/workload/prompt_tokens', group: 'workload', type: 'number', label: 'Prompt, mean', unit: 'tokens', default: 2000, min: 16, max: 65536, step: 100 },
@@ -278,7 +286,7 @@ export class PlanPanel {
           field.options.map((o) => el('option', { value: o.value, text: o.label })))
         : el('input', { type: 'number', id, 'aria-describedby': describedBy, min: field.min, max: field.max,
                         step: field.step ?? (field.type === 'integer' ? 1 : 'any'), inputmode: field.type === 'integer' ? 'numeric' : 'decimal',
-                        placeholder: field.optional ? 'e.g. 0.05' : undefined, oninput: changed });
+                        placeholder: field.placeholder ?? (field.optional ? 'e.g. 0.05' : undefined), oninput: changed });
       inputs = [input];
       box = el('div', { class: 'field', dataset: { path: field.path } },
         el('label', { for: id, text: field.label }),
@@ -504,6 +512,7 @@ export class PlanPanel {
     const lint = plan.nodepool_lint ?? [];
     const disaggregated = poolsSentence(result);
     return [
+      result.load_from_concurrency ? el('p', { class: 'plan-load', id: 'plan-load', text: loadSentence(result) }) : null,
       disaggregated ? el('p', { class: 'plan-pools', id: 'plan-pools', text: disaggregated }) : null,
       chosenTable,
       el('h4', { text: warmPoolTitle(warm) }),
