@@ -4,7 +4,7 @@
 //   (--first-and-warm: only that scenario, first call and warm; --schedule-first-and-warm: one
 //   scheduling cycle of the 1,000-node, 10,000-pod snapshot of scripts/schedule-snapshot.mjs, first
 //   call and warm; --exercise4-grid: exercise 4's first grade of a prefill-heavy and a decode-heavy
-//   variant, which runs its 36 pairs, first call and warm; --plan: the plan designer on the two example
+//   variant, which runs its 36 pairs, first call and warm; --plan: the plan designer on the three example
 //   inputs of docs/examples, first call and warm; the full run starts each in a process of its own)
 import { execFileSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
@@ -22,7 +22,7 @@ const text = (rel) => readFile(new URL(rel, root), 'utf8');
 const only = process.argv.indexOf('--first-and-warm');
 if (process.argv.includes('--plan')) {
   const { parse } = await import('yaml');
-  for (const file of ['docs/examples/plan-small-cluster.yaml', 'docs/examples/plan-405b-spot.yaml']) {
+  for (const file of ['docs/examples/plan-small-cluster.yaml', 'docs/examples/plan-405b-spot.yaml', 'docs/examples/plan-disaggregated.yaml']) {
     const input = JSON.stringify(parse(await text(file)));
     const times = [];
     for (let k = 0; k <= repeat; k++) {

@@ -22,8 +22,8 @@ for seed in 1 3; do
     echo "native: exercise-4 grid, seed $seed (gpuscale grade, 36 runs): $(( ($(date +%s%N) - start) / 1000000 )) ms"
   done
 done
-# The plan designer on the two example inputs (the whole CLI call).
-for f in docs/examples/plan-small-cluster.yaml docs/examples/plan-405b-spot.yaml; do
+# The plan designer on the three example inputs (the whole CLI call).
+for f in docs/examples/plan-small-cluster.yaml docs/examples/plan-405b-spot.yaml docs/examples/plan-disaggregated.yaml; do
   start=$(date +%s%N)
   build/cli/gpuscale plan "$f" > /dev/null
   echo "native: plan $f (gpuscale plan): $(( ($(date +%s%N) - start) / 1000000 )) ms"
