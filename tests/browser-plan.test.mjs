@@ -224,6 +224,7 @@ test('plan designer: the form, the plan with its progress, rules and candidates,
   for (const [x, of] of [[c, 'chosen'], [w, 'what-if']]) {
     assert.equal(await cellOf('instance_type', of), x.instance_type);
     assert.equal(await cellOf('capacity_type', of), x.capacity_type);
+    assert.equal(await cellOf('tensor_parallel', of), `TP${x.tensor_parallel}: ${x.engine_profile}`);
     assert.equal(await cellOf('warm_replicas', of), String(x.warm_replicas));
     assert.equal(await cellOf('slo_attainment', of), pct(x.slo_attainment));
     assert.equal(await cellOf('ttft_p99_s', of), sec(x.ttft_p99_s));
@@ -234,7 +235,7 @@ test('plan designer: the form, the plan with its progress, rules and candidates,
   assert.ok(autoscaler.includes(result.plan.autoscalers[0].kind), `the autoscaler's kind: ${autoscaler}`);
   assert.ok(!/prefill|decode/.test(autoscaler), 'one pool, not named by role');
   assert.match(await cellOf('target', 'chosen'), new RegExp(`^${c.signal === 'kv_cache' ? Math.round(c.target * 100) : Number(c.target.toFixed(2))}\\b`));
-  assert.match(await page.textContent('#plan-verdict'), new RegExp(`^Plan: ${c.instance_type}, ${c.capacity_type};`));
+  assert.match(await page.textContent('#plan-verdict'), new RegExp(`^Plan: ${c.instance_type}, ${c.capacity_type}, TP${c.tensor_parallel};`));
   assert.ok((await page.textContent('#plan-warm')).includes(result.plan.warm_pool.reason.slice(1, 60)), 'the warm pool\'s reason');
   assert.equal(await page.textContent('#plan-kill-switch'), result.plan.kill_switch);
 

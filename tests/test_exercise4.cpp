@@ -174,7 +174,7 @@ TEST_CASE("exercise 4: feedback quotes what the learner's own run showed", "[exe
   const std::string fb = out.at("questions")[0].at("feedback");
   // The pair prefill gpu_memory / decode kv_cache is cell 1 × 6 + 3.
   const Json& pool = g.simulated.at("cells")[9].at("pools").at("prefill");
-  char median[32];
+  char median[96];
   std::snprintf(median, sizeof median, "read %.0f %% of each GPU at the median scrape", pool.at("fb_used_median_pct").get<double>());
   CHECK(fb.find(median) != std::string::npos);
   CHECK(out.at("justification") == "memory tracks load");

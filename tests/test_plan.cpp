@@ -89,6 +89,12 @@ TEST_CASE("plan: the cheapest candidate that meets the SLO, its objects through 
   REQUIRE(acceptable > 0);
   CHECK(chosen.at("node_cost_usd_per_hour").get<double>() == cheapest);
   CHECK(rejected_util > 0);  // the duty-cycle HPA runs, and is rejected by the rule
+  // The replica's shape is searched: the model at TP4 and TP8 ran beside TP2.
+  std::vector<int> tps;
+  for (const Json& c : out.at("candidates"))
+    if (c.at("simulated").get<bool>() && std::find(tps.begin(), tps.end(), c.at("tensor_parallel").get<int>()) == tps.end()) tps.push_back(c.at("tensor_parallel"));
+  std::sort(tps.begin(), tps.end());
+  CHECK(tps == std::vector<int>{2, 4, 8});
   CHECK(a100 > 0);           // the A100 is a rejected row, with its reason
   // Every object passes the lab's validators.
   const Json& p = out.at("plan");
@@ -113,7 +119,13 @@ TEST_CASE("plan: the cheapest candidate that meets the SLO, its objects through 
   CHECK(w.at("spec").at("replicas") == chosen.at("warm_replicas"));
   CHECK(w.at("spec").at("template").at("spec").at("schedulerName") == "kai-scheduler");
   CHECK(w.at("spec").at("template").at("metadata").at("labels").at("kai.scheduler/queue") == "inference");
-  CHECK(w.at("spec").at("template").at("spec").at("containers").at(0).at("resources").at("limits").at("nvidia.com/gpu") == "2");
+  const int tp = chosen.at("tensor_parallel");
+  CHECK(w.at("spec").at("template").at("spec").at("containers").at(0).at("resources").at("limits").at("nvidia.com/gpu") == std::to_string(tp));
+  const Json& args = w.at("spec").at("template").at("spec").at("containers").at(0).at("args");
+  const auto tp_arg = std::find(args.begin(), args.end(), Json("--tensor-parallel-size"));
+  REQUIRE(tp_arg != args.end());
+  CHECK(*(tp_arg + 1) == std::to_string(tp));
+  CHECK(p.at("scenario").at("engine").at("profile") == chosen.at("engine_profile"));
   // The input as read, defaults filled in.
   CHECK(out.at("input").at("workload").at("timeout_s") == 60.0);
   // The warm pool's reason quotes the runs' cold start.

@@ -133,7 +133,13 @@ export function poolsSentence(result) {
 
 /** "p5.48xlarge, spot". */
 export function placeText(candidate) {
-  return `${candidate.instance_type}, ${candidate.capacity_type}`;
+  const tp = candidate.tensor_parallel ? `, TP${candidate.tensor_parallel}` : '';
+  return `${candidate.instance_type}, ${candidate.capacity_type}${tp}`;
+}
+
+/** "TP4: llama-3.3-70b-fp8-tp4-h100-sxm5": the replica's tensor-parallel degree and the engine profile that ran. */
+export function shapeText(candidate) {
+  return `TP${candidate.tensor_parallel}: ${candidate.engine_profile}`;
 }
 
 /** The figures of a simulated candidate (or rule run) in one line. */
@@ -145,7 +151,7 @@ export function runText(c) {
 
 /** Whether two candidate rows are the same plan (the chosen one is a copy of one of the rows): decode pool and KAI quota included. */
 export function sameCandidate(a, b) {
-  return Boolean(a && b) && ['instance_type', 'capacity_type', 'signal', 'target', 'warm_replicas', 'max_replicas', 'node_cost_usd_per_hour']
+  return Boolean(a && b) && ['instance_type', 'capacity_type', 'engine_profile', 'signal', 'target', 'warm_replicas', 'max_replicas', 'node_cost_usd_per_hour']
     .every((key) => a[key] === b[key])
     && ['signal', 'target', 'warm_replicas'].every((key) => a.decode?.[key] === b.decode?.[key])
     && a.inference_quota_gpus === b.inference_quota_gpus;
@@ -288,6 +294,7 @@ export function planMarkdown({ result, inputRows, inputYaml, whatIfBurst = null,
     table(['', 'the plan', `what if the burst is ${whatIfBurst ? `${whatIfBurst}× ` : ''}larger`], [
       row('instance type', (x) => x.instance_type),
       row('capacity type', (x) => x.capacity_type),
+      row('replica shape', (x) => shapeText(x)),
       row('autoscaler', (x) => deployedAutoscalerText(result, x)),
       row('warm replicas', (x) => warmCount(x)),
       row('replicas at most', (x) => String(x.max_replicas)),

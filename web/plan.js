@@ -12,7 +12,7 @@ import { DecisionLog } from './decision-log.js';
 import { progressBar, whileBusy } from './exercise-kit.js';
 import {
   LAYERS, RULES, autoscalerKind, autoscalerText, candidateVerdict, chosenIndex, perHour, percent, placeText, planMarkdown, planObjects,
-  loadSentence, planYaml, poolLines, poolsSentence, runText, seconds, signalName, signalShort, targetText, verdictSentence, warmCount, warmPoolTitle,
+  loadSentence, planYaml, shapeText, poolLines, poolsSentence, runText, seconds, signalName, signalShort, targetText, verdictSentence, warmCount, warmPoolTitle,
 } from './plan-export.js';
 import { parseRoute, routeHash, updateParams } from './router.js';
 import { parseKnob } from './state.js';
@@ -488,6 +488,7 @@ export class PlanPanel {
     const rows = [
       ['Instance type', (x) => x.instance_type, 'instance_type'],
       ['Capacity type', (x) => x.capacity_type, 'capacity_type'],
+      ['Replica shape', (x) => shapeText(x), 'tensor_parallel'],
       ['Autoscaler', (x) => poolLines(x, (p, i) => `${autoscalerKind(result, i)} on ${signalName(p.signal)}`).join('; '), 'autoscaler'],
       ['Target', (x) => poolLines(x, (p) => targetText(p.signal, p.target)).join('; '), 'target'],
       ['Warm replicas', (x) => warmCount(x), 'warm_replicas'],

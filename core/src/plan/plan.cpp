@@ -69,6 +69,7 @@ std::vector<std::string> read_strings(ObjectReader& r, const char* key, std::vec
 // One candidate plan and what its run showed.
 struct Candidate {
   std::string instance_type, capacity_type, signal;
+  std::string engine_profile;  // the model at the replica's tensor-parallel degree
   double target = 0;  // the autoscaler's target (its metric's unit)
   int warm = 1;
   int max_replicas = 1;
@@ -95,10 +96,10 @@ struct Shape {
   int replicas_per_node = 0;
 };
 
-Shape shape_of(const PlanInput& in, const InstanceType& type) {
+Shape shape_of(const std::string& profile, const InstanceType& type) {
   Shape s;
   s.type = &type;
-  const EngineProfile p = engine_profile(in.engine_profile);
+  const EngineProfile p = engine_profile(profile);
   s.gpus_per_replica = p.gpus();
   if (s.gpus_per_replica <= type.gpus) {
     s.gpus_per_pod = s.gpus_per_replica;
@@ -293,13 +294,13 @@ Json scenario_for(const PlanInput& in, const Candidate& c, const Shape& s, const
       sc["pools"].push_back({{"name", r.name},
                              {"model", kModel},
                              {"role", r.role},
-                             {"engine", {{"profile", in.engine_profile}}},
+                             {"engine", {{"profile", c.engine_profile}}},
                              {"autoscaler", autoscaler_json(r.signal, r.target, r.warm, c.max_replicas)},
                              {"pod", pod}});
     }
     return sc;
   }
-  sc["engine"] = {{"profile", in.engine_profile}};
+  sc["engine"] = {{"profile", c.engine_profile}};
   sc["autoscaler"] = autoscaler_json(c.signal, c.target, c.warm, c.max_replicas);
   if (s.pods_per_replica > 1) {
     sc["leaderWorkerSet"] = {{"apiVersion", "leaderworkerset.x-k8s.io/v1"},
@@ -460,9 +461,10 @@ RunResult simulate(const PlanInput& in, Candidate& c, const Shape& s, const RunO
 }
 
 Json candidate_json(const Candidate& c) {
-  Json j = {{"instance_type", c.instance_type}, {"capacity_type", c.capacity_type}, {"signal", c.signal}, {"target", c.target}, {"warm_replicas", c.warm},
+  Json j = {{"instance_type", c.instance_type}, {"capacity_type", c.capacity_type}, {"engine_profile", c.engine_profile}, {"signal", c.signal}, {"target", c.target}, {"warm_replicas", c.warm},
             {"max_replicas", c.max_replicas}, {"simulated", c.simulated}, {"rejected", c.rejected}};
   if (c.inference_quota_gpus > 0) j["inference_quota_gpus"] = c.inference_quota_gpus;
+  j["tensor_parallel"] = engine_profile(c.engine_profile).tensor_parallel;
   // Disaggregated: signal, target and warm_replicas above are the prefill pool's.
   if (!c.decode_signal.empty()) j["decode"] = {{"signal", c.decode_signal}, {"target", c.decode_target}, {"warm_replicas", c.decode_warm}};
   if (c.simulated) {
@@ -647,7 +649,7 @@ Json make_plan(PlanInput in, const PlanProgress& progress) {
     EngineConfig config;
     config.profile = profile;
     const ProfileOnGpu g = profile_on_gpu(config, type.gpu_name, type.gpu_memory_mib);
-    const Shape s = shape_of(in, type);
+    const Shape s = shape_of(in.engine_profile, type);
     const bool fits_cluster = s.pods_per_replica * s.gpus_per_pod <= in.max_nodes * type.gpus;
     // Disaggregated serving needs a prefill and a decode replica, each a Deployment's pod (the lab's
     // prefill and decode pools are not LeaderWorkerSets).
@@ -668,6 +670,7 @@ Json make_plan(PlanInput in, const PlanProgress& progress) {
       c.instance_type = name;
       c.capacity_type = cap;
       c.signal = "-";
+      c.engine_profile = in.engine_profile;
       c.rejected.push_back(!g.loads        ? "the model does not start on " + type.gpu_name + ": " + g.error
                            : !fits_cluster ? "a replica needs " + std::to_string(s.gpus_per_replica) + " GPUs, more than " + std::to_string(in.max_nodes) + " nodes have"
                                            : disagg_error);
@@ -686,12 +689,13 @@ Json make_plan(PlanInput in, const PlanProgress& progress) {
     return price(a, first_cap) < price(b, first_cap);
   });
   std::vector<Candidate> stage1;
-  const Shape base_shape = shape_of(in, *base_type);
+  const Shape base_shape = shape_of(in.engine_profile, *base_type);
   const Json load = in.average_concurrency > 0 ? rate_from_concurrency(in, base_shape) : Json();
   const auto base_candidate = [&](const std::string& signal, double target, int warm) {
     Candidate c;
     c.instance_type = base_type->name;
     c.capacity_type = first_cap;
+    c.engine_profile = in.engine_profile;
     c.signal = signal;
     c.target = target;
     c.max_replicas = max_replicas_for(in, base_shape);
@@ -728,7 +732,8 @@ Json make_plan(PlanInput in, const PlanProgress& progress) {
   }
   // Stage 2 runs at most one candidate per other (type, capacity) pair, stage 3 one more.
   const int stage2_count = static_cast<int>(usable.size() * in.capacity_types.size()) - 1;
-  const int total = static_cast<int>(stage1.size()) + std::max(0, stage2_count) + 3 + (base_shape.pods_per_replica > 1 ? 1 : 0) + (in.training_gpus > 0 ? 2 : 0);
+  const int total = static_cast<int>(stage1.size()) + std::max(0, stage2_count) + 3 + (base_shape.pods_per_replica > 1 ? 1 : 0) + (in.training_gpus > 0 ? 2 : 0) +
+                    static_cast<int>(tensor_parallel_variants(in.engine_profile).size()) - 1;
   int done = 0;
   const auto step = [&](const std::string& label) {
     return [&, label](double f) {
@@ -766,21 +771,57 @@ Json make_plan(PlanInput in, const PlanProgress& progress) {
     if (!load.is_null()) out["load_from_concurrency"] = load;
     return out;
   }
-  // Stage 2: the chosen autoscaler and warm pool on every other usable type and capacity type.
-  Candidate best = *chosen1;
+  // Stage 1b, the replica's shape: the chosen autoscaler and warm pool with the model at every other
+  // tensor-parallel degree the lab has (one pod per replica, on the same type); the cheapest that meets
+  // the SLO is carried on.
+  Candidate shaped = *chosen1;
+  for (const std::string& variant : tensor_parallel_variants(in.engine_profile)) {
+    if (variant == in.engine_profile) continue;
+    Candidate c = *chosen1;
+    c.engine_profile = variant;
+    c.rejected.clear();
+    const Shape s = shape_of(variant, *base_type);
+    if (s.pods_per_replica > 1 || s.gpus_per_pod > base_type->gpus) {
+      c.rejected.push_back("a replica of " + std::to_string(s.gpus_per_replica) + " GPUs does not fit one " + base_type->name);
+      rows.push_back(c);
+      continue;
+    }
+    c.max_replicas = max_replicas_for(in, s);
+    c.warm = std::min(chosen1->warm, c.max_replicas);
+    c.decode_warm = std::min(chosen1->decode_warm, c.max_replicas);
+    if (disaggregated && c.max_replicas < 2) {
+      c.rejected.push_back("disaggregated serving needs a prefill and a decode replica of " + std::to_string(s.gpus_per_replica) + " GPUs");
+      rows.push_back(c);
+      continue;
+    }
+    simulate(in, c, s, {}, step(scaler_label(c) + " at TP" + std::to_string(engine_profile(variant).tensor_parallel)));
+    ++done;
+    if (in.budget_usd_per_hour > 0 && c.node_cost_usd_per_hour > in.budget_usd_per_hour) {
+      c.rejected.push_back("over budget: $" + num(c.node_cost_usd_per_hour, 2) + " per hour against $" + num(in.budget_usd_per_hour, 2));
+    }
+    if (c.rejected.empty() && c.node_cost_usd_per_hour < shaped.node_cost_usd_per_hour) shaped = c;
+    rows.push_back(c);
+  }
+  // Stage 2: the chosen autoscaler, warm pool and shape on every other usable type and capacity type.
+  Candidate best = shaped;
   for (const InstanceType* type : usable)
     for (const std::string& cap : in.capacity_types) {
       if (type == base_type && cap == first_cap) continue;
-      Candidate c = *chosen1;
+      Candidate c = shaped;
       c.instance_type = type->name;
       c.capacity_type = cap;
       c.rejected.clear();
-      const Shape s = shape_of(in, *type);
+      const Shape s = shape_of(c.engine_profile, *type);
       c.max_replicas = max_replicas_for(in, s);
-      c.warm = std::min(chosen1->warm, c.max_replicas);
-      c.decode_warm = std::min(chosen1->decode_warm, c.max_replicas);
+      c.warm = std::min(shaped.warm, c.max_replicas);
+      c.decode_warm = std::min(shaped.decode_warm, c.max_replicas);
       if (cap == "spot" && type->spot_usd_per_hour <= 0) {
         c.rejected.push_back(type->name + " is not offered as spot in the lab's catalogue");
+        rows.push_back(c);
+        continue;
+      }
+      if (c.engine_profile != in.engine_profile && (s.pods_per_replica > 1 || s.gpus_per_pod > type->gpus)) {
+        c.rejected.push_back("a replica of " + std::to_string(s.gpus_per_replica) + " GPUs does not fit one " + type->name);
         rows.push_back(c);
         continue;
       }
@@ -795,7 +836,7 @@ Json make_plan(PlanInput in, const PlanProgress& progress) {
   // Stage 3: the winner against a larger burst (reported, not a condition), then the rule checks: the
   // chosen plan with what each rule forbids, to show what the rule costs or saves on this input.
   const InstanceType& type = *find_instance_type(default_instance_types(), best.instance_type);
-  const Shape shape = shape_of(in, type);
+  const Shape shape = shape_of(best.engine_profile, type);
   Candidate what_if = best;
   what_if.rejected.clear();
   RunOptions bigger;
@@ -874,7 +915,7 @@ Json make_plan(PlanInput in, const PlanProgress& progress) {
     const Json a = deployed_autoscaler(in, roles[k], best.max_replicas, *sc.pools.at(k).autoscaler.hpa);
     if (a.at("kind") == "HorizontalPodAutoscaler") hpa::parse_hpa_spec(a.at("spec"), "/plan/autoscalers/" + std::to_string(k) + "/spec");
     autoscalers.push_back(a);
-    workloads.push_back(workload_json(in, roles[k], shape, profile));
+    workloads.push_back(workload_json(in, roles[k], shape, engine_profile(best.engine_profile)));
   }
   const Json queues = kai_queues(in, shape, best);
   read_queues(queues, "/plan/kai/queues");

@@ -34,6 +34,16 @@ EngineProfile llama_3_3_70b_fp8_tp2_h100_sxm5();
 // applied to this model's work. Name "llama-3.1-405b-bf16-tp8-pp2-h100-sxm5".
 EngineProfile llama_3_1_405b_bf16_tp8_pp2_h100_sxm5();
 
+// Llama 3.3 70B FP8 on H100 SXM5 at another tensor-parallel degree (4 or 8), DERIVED from the TP2
+// calibration: the weights and KV split over more GPUs, the compute per token split at the calibrated
+// efficiency plus its NVLink all-reduces. Names "llama-3.3-70b-fp8-tp4-h100-sxm5", "...-tp8-...".
+EngineProfile llama_3_3_70b_fp8_h100_sxm5_at_tp(int tensor_parallel);
+// Seconds of NVLink all-reduce per token for that model at a TP degree (ring algorithm).
+double allreduce_s_per_token(int tensor_parallel);
+// The profiles of the same model on the same GPU at every TP degree the lab has (itself included), in
+// TP order: what the plan designer searches as the replica's shape.
+std::vector<std::string> tensor_parallel_variants(const std::string& name);
+
 // A GPU as the engine sees it: datasheet numbers, dense (no sparsity), per GPU.
 struct GpuSpec {
   const char* name;            // karpenter.k8s.aws/instance-gpu-name value
