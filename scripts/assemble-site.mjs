@@ -12,7 +12,7 @@
 //   worker-<hash>.js         web/worker.js with the Emscripten loader (sim.mjs) inside
 //   sim-<hash>.wasm          the module
 //   style-<hash>.css         uPlot's styles and web/style.css
-//   exercises/*.json, scenarios/*.json   the data every view fetches
+//   exercises/*.json, scenarios/*.json, data/*.json   the data the views fetch
 //   docs/examples/*.yaml, *.json         the Scheduler view's preset snapshots (schedule-presets.json lists them)
 //   licenses.txt             the licences of the bundled npm packages
 // sim.mjs and sim.wasm stay where the build put them (the node tests load them from there).
@@ -143,7 +143,7 @@ async function main() {
   for (const [name, file] of LICENSES) licenses.push(`${name}\n${'='.repeat(name.length)}\n${await readFile(path.join(root, file), 'utf8')}`);
   await emit('licenses.txt', licenses.join('\n\n'));
 
-  const data = [...await copyData('exercises', site), ...await copyData('scenarios', site),
+  const data = [...await copyData('exercises', site), ...await copyData('scenarios', site), ...await copyData('data', site),
                 ...await copyData('docs/examples', site, ['.json', '.yaml'])];
 
   // Precompressed copies for hosts that serve them (nginx gzip_static / brotli_static, Caddy precompressed).

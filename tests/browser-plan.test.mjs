@@ -177,6 +177,10 @@ test('plan designer: the form, the plan with its progress, rules and candidates,
   // ---- The form starts at the core's defaults (plan.hpp); spot's interruption rate shows with spot only.
   const defaults = await formValues(page);
   assert.deepEqual(defaults['/topology/instance_types'], ['p5.48xlarge']);
+  // The instance types offered are the catalogue's GPU types (data/instance-types.json, the core's own).
+  const catalogue = JSON.parse(await readFile(new URL('../data/instance-types.json', import.meta.url), 'utf8'));
+  const offered = await page.locator('#plan-form [data-path="/topology/instance_types"] input[type="checkbox"]').evaluateAll((els) => els.map((e) => e.value));
+  assert.deepEqual(offered, catalogue.filter((t) => t.gpus > 0).map((t) => t.name), 'the catalogue\'s GPU types, in its order');
   assert.deepEqual(defaults['/topology/capacity_types'], ['on-demand']);
   assert.deepEqual([defaults['/topology/max_nodes'], defaults['/workload/average_rps'], defaults['/workload/burst_factor'], defaults['/workload/burst_s'],
     defaults['/slo/ttft_p99_s'], defaults['/slo/attainment'], defaults['/seed']], ['4', '0.5', '4', '900', '2', '99', '1']);

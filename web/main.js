@@ -161,8 +161,9 @@ async function showPlan() {
     const panel = new PlanPanel(section, client);
     panels.set('plan', panel);
     try {
-      panel.init();
+      await panel.init();
     } catch (error) {
+      panels.delete('plan');  // the next visit tries again
       section.dataset.ready = 'error';
       section.querySelector('[data-part="status"]').textContent = `Could not start the plan designer: ${error.message}`;
       return;

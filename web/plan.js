@@ -22,14 +22,24 @@ import { yamlOfJson } from './yaml-text.js';
 
 const STORAGE_KEY = 'gpuscale:plan:form';
 
-// The lab's GPU instance types (data/instance-types.json) a plan may use; their prices are the core's
-// (each candidate's cost comes back in the plan), not repeated here.
-const INSTANCE_TYPES = [
-  { value: 'p5.48xlarge', label: 'p5.48xlarge', note: '8 × H100 80 GB' },
-  { value: 'p5en.48xlarge', label: 'p5en.48xlarge', note: '8 × H200 141 GB' },
-  { value: 'p4d.24xlarge', label: 'p4d.24xlarge', note: '8 × A100 40 GB' },
-  { value: 'p5.4xlarge', label: 'p5.4xlarge', note: '1 × H100 80 GB' },
-];
+// The lab's GPU instance types a plan may use: the catalogue the core embeds (data/instance-types.json,
+// shipped beside the page), read once when the view first opens. Their prices are the core's (each
+// candidate's cost comes back in the plan), not shown here.
+const INSTANCE_CATALOGUE_URL = 'data/instance-types.json';
+const INSTANCE_TYPES = [];
+
+/** Fills INSTANCE_TYPES from the catalogue (the GPU types, in its order): "8 × H100 80 GB". */
+async function loadInstanceTypes() {
+  if (INSTANCE_TYPES.length) return;
+  const response = await fetch(INSTANCE_CATALOGUE_URL);
+  if (!response.ok) throw new Error(`${INSTANCE_CATALOGUE_URL}: HTTP ${response.status}`);
+  const catalogue = await response.json();
+  for (const type of catalogue.instance_types ?? catalogue) {
+    if (!(type.gpus > 0)) continue;
+    INSTANCE_TYPES.push({ value: type.name, label: type.name,
+      note: `${type.gpus} × ${String(type.gpu_name).toUpperCase()} ${Math.round(type.gpu_memory_mib / 1024)} GB` });
+  }
+}
 const CAPACITY_TYPES = [
   { value: 'on-demand', label: 'On-demand' },
   { value: 'spot', label: 'Spot', note: 'interrupted with 2 minutes\' notice' },
@@ -213,9 +223,10 @@ export class PlanPanel {
     this.charts = null;
   }
 
-  /** Builds the form (from what this browser kept, else the core's defaults). */
-  init() {
+  /** Builds the form (from what this browser kept, else the core's defaults) once the catalogue is read. */
+  async init() {
     this.root.dataset.ready = 'false';
+    await loadInstanceTypes();
     this._build();
     this._writeForm();
     this.root.dataset.ready = 'true';
