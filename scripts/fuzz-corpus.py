@@ -608,6 +608,8 @@ def main():
     plan.add("wrong-types", json.dumps({"topology": {"instance_types": "p5.48xlarge", "max_nodes": "4"}, "slo": []}))
     plan.add("duplicates", json.dumps({"topology": {"instance_types": ["p5.48xlarge", "p5.48xlarge"]}}))
     plan.add("disaggregated", json.dumps({"workload": {"serving": "disaggregated", "average_concurrency": 8}}))
+    plan.add("choices", json.dumps({"topology": {"racks": 2, "nvlink_domain_nodes": 2, "max_nodes": 4},
+                                     "choices": {"signal": "kv_cache", "gang": False, "consolidation_policy": "WhenEmpty"}}))
     plan.add("rate-and-concurrency", json.dumps({"workload": {"average_rps": 1, "average_concurrency": 8}}))
     plan.write()
 

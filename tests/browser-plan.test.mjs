@@ -36,6 +36,7 @@ const INPUT = {
   budget_usd_per_hour: 0,
   tenants: { training_gpus: 8 },
   seed: 1,
+  choices: { gang: true, consolidation_policy: 'WhenEmpty' },
 };
 const REFUSED = { ...INPUT, topology: { ...INPUT.topology, instance_types: ['p5.48xlarge'], max_nodes: 1 } };
 const BAD = { ...INPUT, workload: { ...INPUT.workload, average_rps: 0 } };
@@ -117,6 +118,7 @@ const FILLED = {
   '/workload/average_rps': '0.5', '/workload/burst_factor': '3', '/workload/burst_s': '600', '/workload/prompt_tokens': '1500',
   '/workload/output_tokens': '250', '/workload/what_if_burst': '1.5', '/slo/ttft_p99_s': '2', '/slo/itl_s': '0.05', '/slo/attainment': '95',
   '/budget_usd_per_hour': '0', '/tenants/training_gpus': '8', '/seed': '1',
+  '/choices/signal': '', '/choices/decode_signal': '', '/choices/gang': 'true', '/choices/consolidation_policy': 'WhenEmpty',
 };
 
 /** The view's object blocks: {object (its id), kind, yaml}. */
@@ -357,6 +359,13 @@ test('plan designer: the form, the plan with its progress, rules and candidates,
   assert.equal(await page.locator('#plan-download-yaml').count(), 0, 'no objects to download');
   const refusedMd = await download(page, '#plan-download-md');
   assert.ok(refusedMd.text.includes(refusal.reason.replace(/\|/g, '\\|')));
+  // Pinning what the lesson refuses adds its refusal, with the field that asked for it.
+  await page.selectOption(id('/choices/signal'), 'gpu_memory');
+  assert.equal(await design(page), 'done');
+  assert.deepEqual(await page.locator('#plan-refusals li').evaluateAll((els) => els.map((e) => e.dataset.rule)),
+    ['single_node_single_gpu_type', 'no_gpu_memory_signal']);
+  assert.match(await page.textContent('#plan-refusals li[data-rule="no_gpu_memory_signal"]'), /\/choices\/signal.*never scales down/s);
+  await page.selectOption(id('/choices/signal'), '');
 
   // ---- A field the core refuses: its message beside that field, nothing designed. From the keyboard:
   // a box ticked with Space, a number typed, Enter designs.

@@ -50,6 +50,9 @@ TEST_CASE("plan: the input is read strictly, each mistake at its path", "[plan]"
   CHECK(path(R"({"workload": {"average_rps": 1, "average_concurrency": 4}})") == "/workload/average_concurrency");
   CHECK(path(R"({"workload": {"average_concurrency": 0}})") == "/workload/average_concurrency");
   CHECK(path(R"({"topology": {"max_nodes": 2, "racks": 3}})") == "/topology/racks");
+  CHECK(path(R"({"choices": {"signal": "cpu"}})") == "/choices/signal");
+  CHECK(path(R"({"choices": {"decode_signal": "kv_cache"}})") == "/choices/decode_signal");  // aggregated
+  CHECK(path(R"({"choices": {"gang": "no"}})") == "/choices/gang");
   CHECK(path(R"({"topology": {"max_nodes": 4, "racks": 2, "nvlink_domain_nodes": 3}})") == "/topology/nvlink_domain_nodes");
   CHECK_NOTHROW(plan::parse_plan_input(Json::object()));
 }
@@ -59,6 +62,35 @@ TEST_CASE("plan: one node of one GPU type is refused with the lesson's reason", 
   CHECK(out.at("verdict") == "refused");
   CHECK(out.at("refusals").at(0).at("rule") == "single_node_single_gpu_type");
   CHECK(out.at("refusals").at(0).at("reason").get<std::string>().find("managed serverless") != std::string::npos);
+}
+
+TEST_CASE("plan: what the lesson rejects or refuses is refused when the input asks for it, every such ask named", "[plan]") {
+  const auto refused = [](const char* text) {
+    const Json out = plan_of(Json::parse(text));
+    REQUIRE(out.at("verdict") == "refused");
+    std::vector<std::string> rules;
+    for (const Json& r : out.at("refusals")) rules.push_back(r.at("rule").get<std::string>() + " " + r.at("field").get<std::string>());
+    return rules;
+  };
+  CHECK(refused(R"({"choices": {"signal": "gpu_util"}})") == std::vector<std::string>{"no_gpu_util_hpa /choices/signal"});
+  CHECK(refused(R"({"choices": {"signal": "gpu_memory"}})") == std::vector<std::string>{"no_gpu_memory_signal /choices/signal"});
+  CHECK(refused(R"({"choices": {"consolidation_policy": "WhenEmptyOrUnderutilized"}})") == std::vector<std::string>{"when_empty_on_gpu_pool /choices/consolidation_policy"});
+  CHECK(refused(R"({"workload": {"engine_profile": "llama-3.1-405b-bf16-tp8-pp2-h100-sxm5"}, "choices": {"gang": false}})") ==
+        std::vector<std::string>{"gang_for_tp_pp /choices/gang"});
+  CHECK(refused(R"({"topology": {"max_nodes": 1}, "workload": {"serving": "disaggregated"}, "choices": {"signal": "queue_depth", "decode_signal": "gpu_memory"}})") ==
+        std::vector<std::string>{"single_node_single_gpu_type /topology", "no_gpu_memory_signal /choices/decode_signal"});
+  // A one-pod replica needs no gang: declining it changes nothing there.
+  CHECK(plan_of(Json::parse(R"({"topology": {"max_nodes": 2}, "workload": {"average_rps": 0.2, "burst_factor": 2}, "slo": {"attainment": 0.9}, "choices": {"gang": false}})"))
+            .at("verdict") != "refused");
+}
+
+TEST_CASE("plan: a pinned signal narrows the search to it (the duty cycle still runs to check its rule)", "[plan]") {
+  const Json out = plan_of(Json::parse(R"({"topology": {"max_nodes": 2}, "workload": {"average_rps": 0.3, "burst_factor": 3},
+    "slo": {"ttft_p99_s": 3, "itl_s": 0.06, "attainment": 0.9}, "choices": {"signal": "kv_cache"}})"));
+  REQUIRE(out.at("verdict") == "plan");
+  CHECK(out.at("chosen").at("signal") == "kv_cache");
+  for (const Json& c : out.at("candidates")) CHECK((c.at("signal") == "kv_cache" || c.at("signal") == "gpu_util"));
+  CHECK(out.at("input").at("choices").at("signal") == "kv_cache");
 }
 
 TEST_CASE("plan: a topology whose GPUs cannot run the model has no plan, with vLLM's reason", "[plan]") {

@@ -13,6 +13,7 @@ export const SIGNALS = {
   ttft_p99: { label: 'P99 time to first token', metric: 'vllm:time_to_first_token_seconds', unit: 's' },
   gpu_util: { label: 'GPU duty cycle', metric: 'DCGM_FI_DEV_GPU_UTIL', unit: '%' },
   gpu_memory: { label: 'GPU memory used', metric: 'DCGM_FI_DEV_FB_USED', unit: 'MiB' },
+  goodput: { label: 'goodput (SLO misses)', metric: 'slo_violations:rate1m', unit: 'per s' },
 };
 
 /** The lesson's rules (docs/plan.md) in a few words; the core's id is shown beside them. */

@@ -40,6 +40,16 @@ async function loadInstanceTypes() {
       note: `${type.gpus} × ${String(type.gpu_name).toUpperCase()} ${Math.round(type.gpu_memory_mib / 1024)} GB` });
   }
 }
+// A replica autoscaler the engineer may pin ('' leaves it to the search); plan-export.js's SIGNALS name them.
+const PIN_SIGNALS = [
+  { value: '', label: 'Searched' },
+  { value: 'queue_depth', label: 'Queue depth (KEDA)' },
+  { value: 'kv_cache', label: 'KV-cache use' },
+  { value: 'ttft_p99', label: 'P99 time to first token' },
+  { value: 'goodput', label: 'Goodput (SLO misses)' },
+  { value: 'gpu_util', label: 'GPU duty cycle' },
+  { value: 'gpu_memory', label: 'GPU memory used' },
+];
 const CAPACITY_TYPES = [
   { value: 'on-demand', label: 'On-demand' },
   { value: 'spot', label: 'Spot', note: 'interrupted with 2 minutes\' notice' },
@@ -91,12 +101,21 @@ export const PLAN_FIELDS = [
   { path: '/tenants/training_gpus', group: 'slo', type: 'integer', label: 'Training GPUs that may borrow', unit: 'GPUs', default: 0, min: 0, max: 4096,
     hint: 'A training queue borrows what inference leaves idle (KAI Scheduler reclaims it).' },
   { path: '/seed', group: 'slo', type: 'integer', label: 'Seed of the simulated arrivals', default: 1, min: 0, max: 9007199254740992 },
+  { path: '/choices/signal', group: 'choices', type: 'enum', label: 'Replica autoscaler', options: PIN_SIGNALS, default: '', optional: true,
+    hint: 'Disaggregated: the prefill pool\'s. The lesson refuses the last two, with its reason.' },
+  { path: '/choices/decode_signal', group: 'choices', type: 'enum', label: 'Decode pool\'s autoscaler', options: PIN_SIGNALS, default: '', optional: true,
+    when: (values) => values.get('/workload/serving') === 'disaggregated' },
+  { path: '/choices/gang', group: 'choices', type: 'enum', label: 'Gang scheduling', default: 'true', parse: (v) => v === 'true',
+    options: [{ value: 'true', label: 'Required (a KAI PodGroup per replica)' }, { value: 'false', label: 'Declined (pods placed one by one)' }] },
+  { path: '/choices/consolidation_policy', group: 'choices', type: 'enum', label: 'Karpenter consolidation', default: 'WhenEmpty',
+    options: [{ value: 'WhenEmpty', label: 'WhenEmpty, after 1 h' }, { value: 'WhenEmptyOrUnderutilized', label: 'WhenEmptyOrUnderutilized' }] },
 ];
 
 const GROUPS = [
   { id: 'topology', legend: 'Topology (layer 1: nodes)' },
   { id: 'workload', legend: 'Workload' },
   { id: 'slo', legend: 'SLO, budget and tenants' },
+  { id: 'choices', legend: 'What you pin (the rest is searched)' },
 ];
 
 /** A value of the core's input as the form shows it (0.99 → "99" for a percentage). */
@@ -140,7 +159,7 @@ export function buildInput(values) {
     if (field.type === 'set') {
       setAt(input, field.path, field.options.map((o) => o.value).filter((v) => value.includes(v)));
     } else if (field.type === 'enum') {
-      setAt(input, field.path, value);
+      if (!(value === '' && field.optional)) setAt(input, field.path, field.parse ? field.parse(value) : value);
     } else if (String(value).trim() === '' && field.optional) {
       // left out: the core says whether it is needed
     } else {
@@ -445,7 +464,7 @@ export class PlanPanel {
     return PLAN_FIELDS.filter((f) => getAt(input, f.path) !== undefined).map((f) => {
       const v = getAt(input, f.path);
       if (f.type === 'set') return [f.label, v.join(', ')];
-      if (f.type === 'enum') return [f.label, v];
+      if (f.type === 'enum') return [f.label, f.options.find((o) => o.value === String(v))?.label ?? String(v)];
       return [f.label, `${shown(f, v)}${f.unit ? ` ${f.unit}` : ''}`];
     });
   }
@@ -590,7 +609,7 @@ export class PlanPanel {
 
   _refusals(result) {
     return el('ul', { class: 'plan-refusals', id: 'plan-refusals' }, (result.refusals ?? []).map((r) => el('li', { dataset: { rule: r.rule } },
-      el('strong', { text: RULES[r.rule] ?? r.rule }), ' ', el('code', { text: r.rule }), el('br'), r.reason)));
+      el('strong', { text: RULES[r.rule] ?? r.rule }), ' ', el('code', { text: r.rule }), r.field ? ` (${r.field})` : '', el('br'), r.reason)));
   }
 
   /** One object as YAML, with its Copy button. */

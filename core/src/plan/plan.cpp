@@ -36,7 +36,7 @@ struct Signal {
   bool target_is_slo_share = false;
 };
 const std::vector<Signal>& signals() {
-  static const std::vector<Signal> s = {{"queue_depth", {2, 5}}, {"kv_cache", {0.5, 0.7}}, {"ttft_p99", {0.5}, true}, {"gpu_util", {80}}};
+  static const std::vector<Signal> s = {{"queue_depth", {2, 5}}, {"kv_cache", {0.5, 0.7}}, {"ttft_p99", {0.5}, true}, {"goodput", {0.05}}, {"gpu_util", {80}}};
   return s;
 }
 
@@ -378,6 +378,10 @@ Json input_json(const PlanInput& in) {
           {"budget_usd_per_hour", in.budget_usd_per_hour},
           {"tenants", {{"training_gpus", in.training_gpus}}},
           {"seed", in.seed}};
+  Json choices = {{"gang", in.gang}, {"consolidation_policy", in.consolidation_policy}};
+  if (!in.pin_signal.empty()) choices["signal"] = in.pin_signal;
+  if (!in.pin_decode_signal.empty()) choices["decode_signal"] = in.pin_decode_signal;
+  out["choices"] = choices;
   // The load as given (a concurrency's rate is in the plan's load_from_concurrency).
   if (in.average_concurrency > 0) out["workload"]["average_concurrency"] = in.average_concurrency;
   else out["workload"]["average_rps"] = in.average_rps;
@@ -554,7 +558,7 @@ bool better(const Candidate& a, const Candidate* b) { return !b || a.node_cost_u
 PlanInput parse_plan_input(const Json& input) {
   PlanInput in;
   ObjectReader r(input, "");
-  r.only_keys({"topology", "workload", "slo", "budget_usd_per_hour", "tenants", "seed"});
+  r.only_keys({"topology", "workload", "slo", "budget_usd_per_hour", "tenants", "seed", "choices"});
   if (const Json* t = r.raw("topology")) {
     ObjectReader tr(*t, "/topology");
     in.instance_types = read_strings(tr, "instance_types", in.instance_types, 8);
@@ -625,20 +629,59 @@ PlanInput parse_plan_input(const Json& input) {
     tr.finish();
   }
   in.seed = static_cast<std::uint64_t>(r.get_int("seed", 1, 0, 9007199254740992LL));
+  if (const Json* c = r.raw("choices")) {
+    ObjectReader cr(*c, "/choices");
+    const std::initializer_list<const char*> signals_allowed = {"queue_depth", "kv_cache", "ttft_p99", "goodput", "gpu_util", "gpu_memory"};
+    if (cr.has("signal")) in.pin_signal = cr.get_enum("signal", "", signals_allowed);
+    if (cr.has("decode_signal")) in.pin_decode_signal = cr.get_enum("decode_signal", "", signals_allowed);
+    in.gang = cr.get_bool("gang", true);
+    in.consolidation_policy = cr.get_enum("consolidation_policy", in.consolidation_policy, {"WhenEmpty", "WhenEmptyOrUnderutilized"});
+    cr.finish();
+    if (!in.pin_decode_signal.empty() && in.serving != "disaggregated") {
+      throw InputError("/choices/decode_signal", "only with workload.serving: disaggregated (an aggregated pool has one autoscaler: choices.signal)");
+    }
+  }
   r.finish();
   return in;
 }
 
 Json make_plan(PlanInput in, const PlanProgress& progress) {
   Json rules = Json::array();
-  // The lesson's refusal: one node of one GPU type is not a fleet for Karpenter to manage.
+  // The lesson's hard rejects and refusals of what the input asks for, before anything is simulated.
+  Json refusals = Json::array();
+  const auto refuse = [&](const char* rule, const std::string& field, const std::string& reason) {
+    refusals.push_back({{"rule", rule}, {"field", field}, {"reason", reason}});
+  };
   if (in.max_nodes == 1 && in.instance_types.size() == 1) {
-    return {{"verdict", "refused"},
-            {"refusals",
-             Json::array({{{"rule", "single_node_single_gpu_type"},
-                           {"reason", "A single node of a single GPU type (" + in.instance_types[0] +
-                                          "): there is nothing for Karpenter to choose or consolidate, and a replica lost with its node has nowhere to go. Use a managed serverless endpoint instead, or allow more nodes or types."}}})}};
+    refuse("single_node_single_gpu_type", "/topology",
+           "A single node of a single GPU type (" + in.instance_types[0] +
+               "): there is nothing for Karpenter to choose or consolidate, and a replica lost with its node has nowhere to go. Use a managed serverless endpoint instead, or allow more nodes or types.");
   }
+  for (const auto& [field, signal] : {std::pair<std::string, std::string>{"/choices/signal", in.pin_signal}, {"/choices/decode_signal", in.pin_decode_signal}}) {
+    if (signal == "gpu_util") {
+      refuse("no_gpu_util_hpa", field,
+             "Hard reject: an HPA on DCGM_FI_DEV_GPU_UTIL. The duty cycle is the share of time a kernel ran: it reads 100 % with one request or a hundred, "
+             "so it says nothing about backlog. Scale on queue depth, KV-cache use, P99 TTFT or goodput.");
+    }
+    if (signal == "gpu_memory") {
+      refuse("no_gpu_memory_signal", field,
+             "Refused: scaling on GPU memory. vLLM claims --gpu-memory-utilization (0.9) of each GPU at start for its KV cache, so the signal stays near 90 % "
+             "from the first request and the pool never scales down.");
+    }
+  }
+  if (in.consolidation_policy == "WhenEmptyOrUnderutilized") {
+    refuse("when_empty_on_gpu_pool", "/choices/consolidation_policy",
+           "Hard reject: WhenEmptyOrUnderutilized on a GPU pool. Karpenter may then delete any node whose pods fit elsewhere, and each model server it moves "
+           "pays a full cold start (image, weights, warm-up). Use WhenEmpty with consolidateAfter: 1h.");
+  }
+  const EngineProfile asked = engine_profile(in.engine_profile);
+  if (!in.gang && asked.pipeline_parallel > 1) {
+    refuse("gang_for_tp_pp", "/choices/gang",
+           "Refused: declining gangs for a TP" + std::to_string(asked.tensor_parallel) + " × PP" + std::to_string(asked.pipeline_parallel) +
+               " workload. Its replica is " + std::to_string(asked.pipeline_parallel) + " pods that serve nothing until all are placed; placed one by one, "
+               "some bind and hold their GPUs while the rest wait (the 7-of-8 trap). KAI Scheduler's PodGroup places all or none.");
+  }
+  if (!refusals.empty()) return {{"verdict", "refused"}, {"refusals", refusals}};
   const EngineProfile profile = engine_profile(in.engine_profile);
   const bool disaggregated = in.serving == "disaggregated";
   std::vector<Candidate> rows;
@@ -702,8 +745,11 @@ Json make_plan(PlanInput in, const PlanProgress& progress) {
     c.warm = warm;
     return c;
   };
+  // A pinned signal narrows the search to it (the duty cycle still runs, to check its rule).
+  const auto searched = [](const std::string& pin, const std::string& signal) { return pin.empty() || signal == pin || signal == "gpu_util"; };
   if (!disaggregated) {
     for (const Signal& sig : signals())
+      if (searched(in.pin_signal, sig.id))
       for (double target : sig.targets)
         for (int warm : {1, 2, 3}) stage1.push_back(base_candidate(sig.id, sig.target_is_slo_share ? target * in.ttft_p99_s : target, warm));
     stage1.erase(std::remove_if(stage1.begin(), stage1.end(), [](const Candidate& c) { return c.warm > c.max_replicas; }), stage1.end());
@@ -711,8 +757,17 @@ Json make_plan(PlanInput in, const PlanProgress& progress) {
     // Per role (exercise 4's question): the prefill pool on its queue, its P99 TTFT or its KV cache;
     // the decode pool on its KV cache or its queue; both with 1 or 2 warm replicas. The duty cycle on
     // both pools is run only to check its rule.
-    const std::pair<const char*, double> prefill[] = {{"queue_depth", 2}, {"ttft_p99", 0.5 * in.ttft_p99_s}, {"kv_cache", 0.7}};
-    const std::pair<const char*, double> decode[] = {{"kv_cache", 0.5}, {"kv_cache", 0.7}, {"queue_depth", 5}};
+    // A pinned signal is tried at each of its targets instead.
+    const auto options = [&](std::vector<std::pair<std::string, double>> preset, const std::string& pin) {
+      if (pin.empty()) return preset;
+      std::vector<std::pair<std::string, double>> out;
+      for (const Signal& sig : signals())
+        if (sig.id == pin)
+          for (double t : sig.targets) out.emplace_back(sig.id, sig.target_is_slo_share ? t * in.ttft_p99_s : t);
+      return out;
+    };
+    const auto prefill = options({{"queue_depth", 2}, {"ttft_p99", 0.5 * in.ttft_p99_s}, {"kv_cache", 0.7}}, in.pin_signal);
+    const auto decode = options({{"kv_cache", 0.5}, {"kv_cache", 0.7}, {"queue_depth", 5}}, in.pin_decode_signal);
     for (int warm : {1, 2}) {
       if (2 * warm > max_replicas_for(in, base_shape)) continue;
       for (const auto& p : prefill)

@@ -41,6 +41,11 @@ struct PlanInput {
   // Tenants: GPUs a training queue may borrow from the same pool (0: inference alone).
   int training_gpus = 0;
   std::uint64_t seed = 1;
+  // Choices the engineer pins (empty: searched). The lesson's rules refuse some of them outright.
+  std::string pin_signal;         // the replica autoscaler's signal (disaggregated: the prefill pool's)
+  std::string pin_decode_signal;  // disaggregated: the decode pool's
+  bool gang = true;               // false: a multi-pod replica's pods placed one by one (kube-scheduler)
+  std::string consolidation_policy = "WhenEmpty";
 };
 
 // Reads the input strictly (InputError with the field's path, docs/plan.md).
