@@ -350,12 +350,73 @@ TEST_CASE("plan: racks and NVLink domains are NodePools whose nodes KAI places a
   // Five nodes over two racks: 3 and 2; NVLink domains of two nodes inside them, the gang within one.
   const Json nvl = plan_on(R"({"instance_types": ["p5.48xlarge"], "max_nodes": 5, "racks": 2, "nvlink_domain_nodes": 2})");
   REQUIRE(nvl.at("verdict") == "plan");
-  CHECK(labels_of(nvl.at("plan").at("nodepools")) == std::vector<std::string>{"rack-1/rack-1.1/16", "rack-1/rack-1.2/8", "rack-2/rack-2.1/16"});
+  // rack-1's second NVLink domain is one node: it cannot hold a 2-node replica, so it has no NodePool.
+  CHECK(labels_of(nvl.at("plan").at("nodepools")) == std::vector<std::string>{"rack-1/rack-1.1/16", "rack-2/rack-2.1/16"});
+  CHECK(nvl.at("chosen").at("max_replicas") == 2);
+  // Five nodes over two racks without NVLink domains: rack-1's 3 nodes hold one 2-node replica, so its
+  // NodePool may launch 2 (a third node could only take half a gang, which KAI would never bind).
+  const Json odd = plan_on(R"({"instance_types": ["p5.48xlarge"], "max_nodes": 5, "racks": 2})");
+  REQUIRE(odd.at("verdict") == "plan");
+  CHECK(labels_of(odd.at("plan").at("nodepools")) == std::vector<std::string>{"rack-1/-/16", "rack-2/-/16"});
+  CHECK(odd.at("chosen").at("max_replicas") == 2);
+  // The warm replicas' nodes exist when the hour starts, whole replicas inside a domain.
+  int initial = 0;
+  for (const Json& n : odd.at("plan").at("scenario").at("cluster").at("initial_nodes")) initial += n.at("count").get<int>();
+  CHECK(initial == 2 * odd.at("chosen").at("warm_replicas").get<int>());
+  // A LeaderWorkerSet's leader starts Ray's head and serves; its workers join it; the autoscaler scales it.
+  const Json& lws = odd.at("plan").at("workloads").at(0);
+  CHECK(lws.at("spec").at("leaderWorkerTemplate").contains("leaderTemplate"));
+  CHECK(lws.at("spec").at("leaderWorkerTemplate").at("workerTemplate").at("spec").at("containers").at(0).at("command").at(2).get<std::string>().find("worker --ray_address") != std::string::npos);
+  const Json& target = odd.at("plan").at("autoscalers").at(0).at("spec").at("scaleTargetRef");
+  CHECK(target.at("kind") == "LeaderWorkerSet");
+  CHECK(target.at("apiVersion") == "leaderworkerset.x-k8s.io/v1");
   CHECK(level_of(nvl) == "nvidia.com/gpu.clique");
   // Without racks or NVLink domains: one pool, the gang within a zone.
   const Json flat = plan_on(R"({"instance_types": ["p5.48xlarge"], "max_nodes": 4})");
   CHECK(flat.at("plan").at("nodepools").size() == 1);
   CHECK(level_of(flat) == "topology.kubernetes.io/zone");
+}
+
+TEST_CASE("plan: what did not run shows no figures; a failed search names what failed", "[plan]") {
+  // A row that was not run (a shape or a type that cannot hold the replica) carries no run's figures.
+  const Json out = plan_of(busy_input());
+  for (const Json& c : out.at("candidates")) {
+    if (c.at("simulated").get<bool>()) continue;
+    CHECK_FALSE(c.contains("slo_attainment"));
+    CHECK_FALSE(c.at("rejected").empty());
+  }
+  // The budget, not a layer: the cheapest candidate that met the SLO costs more than it.
+  const Json poor = plan_of(Json::parse(R"({"topology": {"max_nodes": 2}, "workload": {"average_rps": 0.3, "burst_factor": 2},
+    "slo": {"attainment": 0.9}, "budget_usd_per_hour": 10})"));
+  CHECK(poor.at("verdict") == "no_plan");
+  CHECK(poor.at("failed_layer") == "budget");
+  // A tensor-parallel group larger than the node: the type is rejected with that reason, not simulated.
+  const Json small = plan_of(Json::parse(R"({"topology": {"instance_types": ["p5.4xlarge"], "max_nodes": 4}})"));
+  CHECK(small.at("verdict") == "no_plan");
+  CHECK(small.at("candidates").at(0).at("rejected").at(0).get<std::string>().find("tensor-parallel group") != std::string::npos);
+}
+
+TEST_CASE("plan: when nothing meets the SLO at the input's TP degree, stage 1 runs at the others", "[plan]") {
+  // 8,000-token prompts against a 1 s P99 TTFT: TP2's prefill is too slow, TP8's is not.
+  const Json out = plan_of(Json::parse(R"({"topology": {"instance_types": ["p5.48xlarge"], "max_nodes": 2},
+    "workload": {"average_rps": 0.3, "burst_factor": 2, "prompt_tokens": 8000}, "slo": {"ttft_p99_s": 1, "itl_s": 0.015, "attainment": 0.9}})"));
+  REQUIRE(out.at("verdict") == "plan");
+  CHECK(out.at("chosen").at("tensor_parallel") != 2);
+  bool tp2_met = false;
+  for (const Json& c : out.at("candidates")) tp2_met = tp2_met || (c.at("tensor_parallel") == 2 && c.value("meets_slo", false));
+  CHECK_FALSE(tp2_met);
+}
+
+TEST_CASE("plan: a pinned disaggregated pair leaves the lesson's per-role rule unchecked, and says so", "[plan]") {
+  const Json out = plan_of(Json::parse(R"({"topology": {"instance_types": ["p5.48xlarge"], "max_nodes": 2},
+    "workload": {"serving": "disaggregated", "average_rps": 0.3, "burst_factor": 2}, "slo": {"ttft_p99_s": 3, "attainment": 0.9},
+    "choices": {"signal": "kv_cache", "decode_signal": "queue_depth"}})"));
+  REQUIRE(out.at("verdict") == "plan");
+  for (const Json& r : out.at("rules")) {
+    if (r.at("rule") != "per_role_signals") continue;
+    CHECK(r.at("reason").get<std::string>().rfind("not checked", 0) == 0);
+    CHECK(r.at("simulation_disagrees") == false);
+  }
 }
 
 TEST_CASE("plan: the same input gives the same plan, with progress up to the end", "[plan]") {

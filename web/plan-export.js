@@ -31,6 +31,7 @@ export const LAYERS = {
   nodes: 'Layer 1, node provisioning: the topology cannot hold the burst',
   replicas: 'Layer 3, replica autoscaling: no autoscaler and warm pool met the SLO',
   pods: 'Layer 2, pod scheduling',
+  budget: 'The budget: every plan that met the SLO cost more than it',
 };
 
 export const percent = (fraction) => `${(Number(fraction) * 100).toFixed(1)} %`;
@@ -113,10 +114,6 @@ function roleOf(workload) {
   return template?.metadata?.labels?.['llm-d.ai/role'] ?? 'aggregated';
 }
 
-/**
- * For a disaggregated plan, its pools in one sentence: "Disaggregated serving: a prefill pool
- * (Deployment vllm-prefill) and a decode pool (Deployment vllm-decode) of one model, …"; else ''.
- */
 /** The load a concurrency became ("Load: 12 clients … 1.955 req/s …"), or '' when the input gave a rate. */
 export function loadSentence(result) {
   const load = result?.load_from_concurrency;
@@ -124,6 +121,10 @@ export function loadSentence(result) {
   return `Load: ${load.reason.charAt(0).toUpperCase()}${load.reason.slice(1)}. The plan is sized for ${Number(load.average_rps.toPrecision(4))} req/s.`;
 }
 
+/**
+ * For a disaggregated plan, its pools in one sentence: "Disaggregated serving: a prefill pool
+ * (Deployment vllm-prefill) and a decode pool (Deployment vllm-decode) of one model, …"; else ''.
+ */
 export function poolsSentence(result) {
   const workloads = result?.plan?.workloads ?? [];
   if (!workloads.some((w) => roleOf(w) !== 'aggregated')) return '';

@@ -30,9 +30,38 @@ Shape shape_of(const std::string& profile, const InstanceType& type) {
   return s;
 }
 
+std::vector<Domain> domains_of(const PlanInput& in, const Shape& s) {
+  // Nodes of a domain a NodePool may launch: whole replicas' worth when a replica spans nodes.
+  const auto usable = [&](int nodes) { return s.pods_per_replica > 1 ? nodes / s.pods_per_replica * s.pods_per_replica : nodes; };
+  std::vector<Domain> out;
+  if (in.racks == 0 && in.nvlink_domain_nodes <= 1) {
+    if (usable(in.max_nodes) > 0) out.push_back({kPoolName, "", "", usable(in.max_nodes)});
+    return out;
+  }
+  const int racks = std::max(1, in.racks);
+  for (int r = 0; r < racks; ++r) {
+    const int rack_nodes = in.max_nodes / racks + (r < in.max_nodes % racks ? 1 : 0);
+    const std::string rack = in.racks > 0 ? "rack-" + std::to_string(r + 1) : "";
+    const int per = in.nvlink_domain_nodes > 1 ? in.nvlink_domain_nodes : rack_nodes;  // the rack is one pool without NVLink domains
+    for (int k = 0, left = rack_nodes; left > 0; ++k, left -= per) {
+      Domain d;
+      d.rack = rack;
+      if (in.nvlink_domain_nodes > 1) d.clique = (rack.empty() ? std::string("nvl") : rack) + "." + std::to_string(k + 1);
+      d.pool = std::string(kPoolName) + "-" + (d.clique.empty() ? rack : d.clique);
+      std::replace(d.pool.begin(), d.pool.end(), '.', '-');
+      d.nodes = usable(std::min(per, left));
+      if (d.nodes > 0) out.push_back(d);
+    }
+  }
+  return out;
+}
+
 int max_replicas_for(const PlanInput& in, const Shape& s) {
-  const int gpus = in.max_nodes * s.type->gpus;
-  return std::max(1, gpus / s.gpus_per_replica);
+  int replicas = 0;
+  for (const Domain& d : domains_of(in, s)) {
+    replicas += s.pods_per_replica > 1 ? d.nodes / s.pods_per_replica : d.nodes * (s.type->gpus / std::max(1, s.gpus_per_pod));
+  }
+  return replicas;
 }
 
 std::vector<Role> roles_of(const Candidate& c) {

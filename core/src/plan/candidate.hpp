@@ -47,9 +47,23 @@ struct Shape {
   int replicas_per_node = 0;
 };
 
+// A placement domain of the topology and its NodePool: a rack (as even as the nodes allow), or an NVLink
+// domain of nvlink_domain_nodes nodes inside one. Without racks or multi-node NVLink: one, the cluster.
+struct Domain {
+  std::string pool;    // its NodePool's name
+  std::string rack;    // the node label "rack" ("" without racks)
+  std::string clique;  // the node label "nvidia.com/gpu.clique" ("" without multi-node NVLink)
+  int nodes = 0;       // the nodes its NodePool may launch
+};
+// The domains for replicas of this shape. A replica of several pods must be placed inside one domain,
+// so a domain's nodes are cut to a multiple of a replica's pods (the rest could only hold part of a
+// gang, which Karpenter would launch for a split replica KAI never binds), and a domain too small for
+// one replica has no NodePool.
+std::vector<Domain> domains_of(const PlanInput& in, const Shape& s);
+
 // The model's replica on this type (the profile's TP × PP GPUs; a pod per pipeline stage when larger than a node).
 Shape shape_of(const std::string& profile, const InstanceType& type);
-// How many replicas max_nodes of the shape's type hold (at least 1).
+// How many replicas the domains' nodes of the shape's type hold.
 int max_replicas_for(const PlanInput& in, const Shape& s);
 
 // How a run differs from the plan as written: a bigger burst, another consolidation policy, another

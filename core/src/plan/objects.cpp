@@ -9,41 +9,32 @@ namespace gpuscale::plan {
 
 namespace {
 
-// The topology's placement domains: its racks (as even as the nodes allow), each split into NVLink
-// domains of nvlink_domain_nodes nodes. Without racks or multi-node NVLink: one domain, the cluster.
-struct Domain {
-  std::string pool;    // its NodePool's name
-  std::string rack;    // the node label "rack" ("" without racks)
-  std::string clique;  // the node label "nvidia.com/gpu.clique" ("" without multi-node NVLink)
-  int nodes = 0;
-};
-std::vector<Domain> domains_of(const PlanInput& in) {
-  if (in.racks == 0 && in.nvlink_domain_nodes <= 1) return {{kPoolName, "", "", in.max_nodes}};
-  std::vector<Domain> out;
-  const int racks = std::max(1, in.racks);
-  for (int r = 0; r < racks; ++r) {
-    const int rack_nodes = in.max_nodes / racks + (r < in.max_nodes % racks ? 1 : 0);
-    const std::string rack = in.racks > 0 ? "rack-" + std::to_string(r + 1) : "";
-    const int per = in.nvlink_domain_nodes > 1 ? in.nvlink_domain_nodes : rack_nodes;  // the rack is one pool without NVLink domains
-    for (int k = 0, left = rack_nodes; left > 0; ++k, left -= per) {
-      Domain d;
-      d.rack = rack;
-      if (in.nvlink_domain_nodes > 1) d.clique = (rack.empty() ? std::string("nvl") : rack) + "." + std::to_string(k + 1);
-      d.pool = std::string(kPoolName) + "-" + (d.clique.empty() ? rack : d.clique);
-      std::replace(d.pool.begin(), d.pool.end(), '.', '-');
-      d.nodes = std::min(per, left);
-      out.push_back(d);
-    }
-  }
-  return out;
-}
-
 // The narrowest level whose domain holds all of a multi-node replica's pods: its NVLink domain, else its
 // rack, else its zone.
 std::string gang_level(const PlanInput& in, const Shape& s) {
   if (in.nvlink_domain_nodes >= s.pods_per_replica && in.nvlink_domain_nodes > 1) return "nvidia.com/gpu.clique";
   if (in.racks > 0 && in.max_nodes / in.racks >= s.pods_per_replica) return "rack";
   return "topology.kubernetes.io/zone";
+}
+
+// The nodes the cluster starts with: enough for the warm replicas, as they would be running before the
+// hour starts, filled domain by domain in the NodePools' order, a replica of several pods inside one.
+Json initial_nodes_json(const PlanInput& in, const Candidate& c, const Shape& s) {
+  int replicas = c.warm + (c.decode_signal.empty() ? 0 : c.decode_warm);
+  const int per_node = std::max(1, s.type->gpus / std::max(1, s.gpus_per_pod));  // one-pod replicas per node
+  Json out = Json::array();
+  for (const Domain& d : domains_of(in, s)) {
+    if (replicas <= 0) break;
+    const int fit = s.pods_per_replica > 1 ? d.nodes / s.pods_per_replica : d.nodes * per_node;
+    const int placed = std::min(fit, replicas);
+    replicas -= placed;
+    const int nodes = s.pods_per_replica > 1 ? placed * s.pods_per_replica : (placed + per_node - 1) / per_node;
+    if (nodes == 0) continue;
+    Json e = {{"instance_type", c.instance_type}, {"capacity_type", c.capacity_type}, {"owner", d.pool}, {"count", nodes}};
+    if (!in.zones.empty()) e["zone"] = in.zones.front();
+    out.push_back(e);
+  }
+  return out;
 }
 
 // A scheduling.run.ai/v2 Queue: GPUs quota and limit (-1: none), over-quota weight 1.
@@ -65,7 +56,7 @@ Json nodepools_json(const PlanInput& in, const Candidate& c, const Shape& s) {
                                    {{"key", "karpenter.sh/capacity-type"}, {"operator", "In"}, {"values", {c.capacity_type}}}});
   if (!in.zones.empty()) requirements.push_back({{"key", "topology.kubernetes.io/zone"}, {"operator", "In"}, {"values", in.zones}});
   Json pools = Json::array();
-  for (const Domain& d : domains_of(in)) {
+  for (const Domain& d : domains_of(in, s)) {
     Json labels = {{"workload", "llm-inference"}};
     if (!d.rack.empty()) labels["rack"] = d.rack;
     if (!d.clique.empty()) labels["nvidia.com/gpu.clique"] = d.clique;
@@ -145,6 +136,7 @@ Json scenario_for(const PlanInput& in, const Candidate& c, const Shape& s, const
               {{"provisioner", "karpenter"},
                {"nodepools", pools},
                {"node_startup", {{"preset", "real_world"}}}}}};
+  sc["cluster"]["initial_nodes"] = initial_nodes_json(in, c, s);
   if (c.capacity_type == "spot") sc["cluster"]["spot_interruptions_per_node_hour"] = in.spot_interruptions_per_node_hour;
   const Json tolerations = Json::array({{{"key", "nvidia.com/gpu"}, {"operator", "Exists"}, {"effect", "NoSchedule"}}});
   // The plan's pods: KAI Scheduler with the inference queue's label (its gang is the replica's pods).
@@ -239,26 +231,48 @@ Json workload_json(const PlanInput& in, const Role& role, const Shape& s, const 
             {"metadata", {{"name", role.name}}},
             {"spec", {{"replicas", role.warm}, {"selector", {{"matchLabels", {{"app", role.name}}}}}, {"template", {{"metadata", {{"labels", labels}}}, {"spec", pod}}}}}};
   }
-  const Json tmpl = {{"metadata", {{"labels", labels}}}, {"spec", pod}};
+  // Over nodes vLLM runs on Ray: the leader starts the Ray head, waits for the group's workers to join
+  // and serves; each worker joins the leader's Ray head and serves nothing itself (vLLM's
+  // examples/online_serving/multi-node-serving.sh, as its LeaderWorkerSet deployment uses it).
+  std::string serve = "vllm serve MODEL_ID";
+  for (std::size_t i = 2; i < args.size(); ++i) serve += " " + (args[i].get<std::string>().find('{') != std::string::npos ? "'" + args[i].get<std::string>() + "'" : args[i].get<std::string>());
+  const std::string script = "bash /vllm-workspace/examples/online_serving/multi-node-serving.sh";
+  Json leader = pod, worker = pod;
+  leader["containers"][0].erase("args");
+  leader["containers"][0]["command"] = Json::array({"sh", "-c", script + " leader --ray_cluster_size=$(LWS_GROUP_SIZE); " + serve + " --port 8000"});
+  worker["containers"][0].erase("args");
+  worker["containers"][0].erase("ports");
+  worker["containers"][0].erase("readinessProbe");
+  worker["containers"][0]["command"] = Json::array({"sh", "-c", script + " worker --ray_address=$(LWS_LEADER_ADDRESS)"});
   return {{"apiVersion", "leaderworkerset.x-k8s.io/v1"},
           {"kind", "LeaderWorkerSet"},
           // KAI's pod-grouper reads the topology annotations of the pods' top owner, the LeaderWorkerSet.
           {"metadata", {{"name", role.name}, {"annotations", topology_annotations(in, s)}}},
-          {"spec", {{"replicas", role.warm}, {"leaderWorkerTemplate", {{"size", s.pods_per_replica}, {"restartPolicy", "RecreateGroupOnPodRestart"}, {"workerTemplate", tmpl}}}}}};
+          {"spec",
+           {{"replicas", role.warm},
+            {"leaderWorkerTemplate",
+             {{"size", s.pods_per_replica},
+              {"restartPolicy", "RecreateGroupOnPodRestart"},
+              {"leaderTemplate", {{"metadata", {{"labels", labels}}}, {"spec", leader}}},
+              {"workerTemplate", {{"metadata", {{"labels", labels}}}, {"spec", worker}}}}}}}};
 }
 
 // The deployed autoscaler of a pool: a KEDA ScaledObject for queue depth (its prometheus trigger makes
 // the HPA KEDA generates), else the autoscaling/v2 HPA the run used.
-Json deployed_autoscaler(const PlanInput& in, const Role& role, int max_replicas, const hpa::HorizontalPodAutoscalerSpec& hpa) {
+Json deployed_autoscaler(const Role& role, const Shape& s, int max_replicas, const hpa::HorizontalPodAutoscalerSpec& hpa) {
   const Json behavior = autoscaler_json(role.signal, role.target, role.warm, max_replicas).at("behavior");
+  // A replica of several pods is a LeaderWorkerSet, which has the scale subresource an HPA drives.
+  const Json target = s.pods_per_replica > 1 ? Json{{"apiVersion", "leaderworkerset.x-k8s.io/v1"}, {"kind", "LeaderWorkerSet"}, {"name", role.name}}
+                                             : Json{{"apiVersion", "apps/v1"}, {"kind", "Deployment"}, {"name", role.name}};
   if (role.signal == "queue_depth") {
-    // The pool's own servers' queue: by model name when one pool serves the model, by pod in a role.
-    const std::string selector = role.role == "aggregated" ? "model_name=\"" + in.engine_profile + "\"" : "pod=~\"" + role.name + "-.*\"";
+    // The pool's own servers' queue, by their pods' names (vLLM labels its metrics with the served
+    // model's name, which a disaggregated model's two pools share).
+    const std::string selector = "pod=~\"" + role.name + "-.*\"";
     return {{"apiVersion", "keda.sh/v1alpha1"},
             {"kind", "ScaledObject"},
             {"metadata", {{"name", role.name}}},
             {"spec",
-             {{"scaleTargetRef", {{"name", role.name}}},
+             {{"scaleTargetRef", target},
               {"minReplicaCount", role.warm},
               {"maxReplicaCount", max_replicas},
               {"pollingInterval", 15},
@@ -270,7 +284,13 @@ Json deployed_autoscaler(const PlanInput& in, const Role& role, int max_replicas
                                             {"threshold", num(role.target, 0)}}}}})}}}};
   }
   Json spec = hpa::hpa_spec_to_json(hpa);
-  spec["scaleTargetRef"] = {{"apiVersion", "apps/v1"}, {"kind", "Deployment"}, {"name", role.name}};
+  spec["scaleTargetRef"] = target;
+  // An external metric is the pool's own series when another pool of the model exists beside it.
+  if (role.role != "aggregated") {
+    for (Json& m : spec["metrics"]) {
+      if (m.value("type", "") == "External") m["external"]["metric"]["selector"] = {{"matchLabels", {{"deployment", role.name}}}};
+    }
+  }
   return {{"apiVersion", "autoscaling/v2"}, {"kind", "HorizontalPodAutoscaler"}, {"metadata", {{"name", role.name}}}, {"spec", spec}};
 }
 
@@ -283,7 +303,10 @@ Json kai_queues(const PlanInput& in, const Shape& s, const Candidate& c) {
   queues.push_back(queue_cr("inference", "gpu-pool", 100, inference, -1));
   // Training borrows what inference leaves idle, over quota, and is reclaimed when inference scales up;
   // what inference's quota leaves of the pool is training's own (deserved, not reclaimed).
-  if (in.training_gpus > 0) queues.push_back(queue_cr("training", "gpu-pool", 50, std::min(in.training_gpus, std::max(0, pool - inference)), in.training_gpus));
+  if (in.training_gpus > 0) {
+    const int limit = std::min(in.training_gpus, pool);
+    queues.push_back(queue_cr("training", "gpu-pool", 50, std::min(limit, std::max(0, pool - inference)), limit));
+  }
   return queues;
 }
 

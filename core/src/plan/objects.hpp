@@ -26,7 +26,7 @@ Json scenario_for(const PlanInput& in, const Candidate& c, const Shape& s, const
 // The model server of a pool: a Deployment, or a LeaderWorkerSet for a replica larger than a node.
 Json workload_json(const PlanInput& in, const Role& role, const Shape& s, const EngineProfile& p);
 // The deployed autoscaler of a pool: a KEDA ScaledObject or the autoscaling/v2 HPA the run used.
-Json deployed_autoscaler(const PlanInput& in, const Role& role, int max_replicas, const hpa::HorizontalPodAutoscalerSpec& hpa);
+Json deployed_autoscaler(const Role& role, const Shape& s, int max_replicas, const hpa::HorizontalPodAutoscalerSpec& hpa);
 // The scheduling.run.ai/v2 Queues: the pool, inference and (with a tenant) training.
 Json kai_queues(const PlanInput& in, const Shape& s, const Candidate& c);
 

@@ -100,12 +100,15 @@ Json rate_from_concurrency(PlanInput& in, const Shape& s) {
     throw InputError(path, std::to_string(in.average_concurrency) + " clients sent " + num(rate, 2) + " req/s against " + std::to_string(replicas) +
                                " warm replicas; × burst_factor " + num(in.burst_factor, 1) + " is over 25 req/s, the most the search simulates");
   }
-  if (rate < 0.001) throw InputError(path, "the clients completed no request in ten minutes: the model cannot serve this request size within the timeout");
+  if (r.summary.num_completed == 0) {
+    throw InputError(path, "the clients completed no request in ten minutes (every one timed out or was dropped): the model cannot serve this request size within the timeout");
+  }
   in.average_rps = rate;
   return {{"concurrency", in.average_concurrency},
           {"replicas", replicas},
           {"duration_s", duration},
           {"requests", r.summary.num_requests},
+          {"completed", r.summary.num_completed},
           {"average_rps", rate},
           {"mean_latency_s", in.average_concurrency / rate},
           {"reason", std::to_string(in.average_concurrency) + " clients, each with one request in flight, sent " + std::to_string(r.summary.num_requests) +
@@ -169,7 +172,17 @@ std::vector<const InstanceType*> usable_types(const PlanInput& in, std::vector<C
     config.profile = profile;
     const ProfileOnGpu g = profile_on_gpu(config, type.gpu_name, type.gpu_memory_mib);
     const Shape s = shape_of(in.engine_profile, type);
-    const bool fits_cluster = s.pods_per_replica * s.gpus_per_pod <= in.max_nodes * type.gpus;
+    // A tensor-parallel group must fit one node; a replica of several pods must fit one placement domain.
+    std::string fit_error;
+    if (s.gpus_per_pod > type.gpus) {
+      fit_error = "a replica's pod needs " + std::to_string(s.gpus_per_pod) + " GPUs (its tensor-parallel group), more than one " + type.name + " has";
+    } else if (max_replicas_for(in, s) < 1) {
+      fit_error = s.pods_per_replica > 1 ? "a replica is " + std::to_string(s.pods_per_replica) + " pods on as many nodes, and no " +
+                                               (in.racks > 0 || in.nvlink_domain_nodes > 1 ? std::string("rack or NVLink domain") : std::to_string(in.max_nodes) + "-node pool") +
+                                               " holds that many"
+                                         : "a replica needs " + std::to_string(s.gpus_per_replica) + " GPUs, more than " + std::to_string(in.max_nodes) + " nodes have";
+    }
+    const bool fits_cluster = fit_error.empty();
     // Disaggregated serving needs a prefill and a decode replica, each a Deployment's pod (the lab's
     // prefill and decode pools are not LeaderWorkerSets).
     std::string disagg_error;
@@ -191,7 +204,7 @@ std::vector<const InstanceType*> usable_types(const PlanInput& in, std::vector<C
       c.signal = "-";
       c.engine_profile = in.engine_profile;
       c.rejected.push_back(!g.loads        ? "the model does not start on " + type.gpu_name + ": " + g.error
-                           : !fits_cluster ? "a replica needs " + std::to_string(s.gpus_per_replica) + " GPUs, more than " + std::to_string(in.max_nodes) + " nodes have"
+                           : !fits_cluster ? fit_error
                                            : disagg_error);
       rows.push_back(c);
     }
@@ -254,12 +267,30 @@ std::vector<Candidate> first_stage(const PlanInput& in, const Candidate& prototy
   return stage1;
 }
 
+// A row for a candidate that was not run (a copy of one that was, with why it could not be): its
+// figures cleared, so that the table shows only what ran.
+void push_unrun(std::vector<Candidate>& rows, Candidate c, const std::string& why) {
+  Candidate row;
+  row.instance_type = c.instance_type;
+  row.capacity_type = c.capacity_type;
+  row.engine_profile = c.engine_profile;
+  row.signal = c.signal;
+  row.target = c.target;
+  row.warm = c.warm;
+  row.max_replicas = c.max_replicas;
+  row.decode_signal = c.decode_signal;
+  row.decode_target = c.decode_target;
+  row.decode_warm = c.decode_warm;
+  row.rejected.push_back(why);
+  rows.push_back(row);
+}
+
 // Runs candidates and reports the search's progress: the share of its runs done, and which runs now.
 struct Runner {
   const PlanInput& in;
   const PlanProgress& progress;
   int total = 1;
-  int done = 0;
+  double done = 0;  // runs done, rescaled when the search grows (so that the share never goes back)
 
   RunResult run(Candidate& c, const Shape& s, const RunOptions& o, const std::string& label) {
     const RunResult r = simulate(in, c, s, o, [&](double f) {
@@ -267,6 +298,12 @@ struct Runner {
     });
     ++done;
     return r;
+  }
+  // More runs than planned: the share done so far stays, the rest spreads over more runs.
+  void grow(int more) {
+    const double share = done / total;
+    total += more;
+    done = share * total;
   }
   void check_budget(Candidate& c) const {
     if (in.budget_usd_per_hour > 0 && c.node_cost_usd_per_hour > in.budget_usd_per_hour) {
@@ -282,38 +319,49 @@ Json no_plan_json(const PlanInput& in, const std::vector<Candidate>& rows, const
   // Which layer failed: replicas that could not come up in time (nodes), or a scaler at its ceiling.
   const Candidate& best = *std::max_element(stage1.begin(), stage1.end(), [](const Candidate& a, const Candidate& b) { return a.slo_attainment < b.slo_attainment; });
   const bool at_ceiling = best.peak_replicas >= best.max_replicas;
+  // The budget failed, not a layer: a candidate met the SLO, and every one that did cost too much.
+  const Candidate* cheapest_met = nullptr;
+  for (const Candidate& c : stage1)
+    if (c.meets_slo && c.signal != "gpu_util" && (!cheapest_met || c.node_cost_usd_per_hour < cheapest_met->node_cost_usd_per_hour)) cheapest_met = &c;
+  if (cheapest_met) {
+    return {{"verdict", "no_plan"},
+            {"failed_layer", "budget"},
+            {"reason", "the cheapest candidate that met the SLO (" + scaler_label(*cheapest_met) + " on " + cheapest_met->instance_type + ") costs $" +
+                           num(cheapest_met->node_cost_usd_per_hour, 2) + "/h, over the budget of $" + num(in.budget_usd_per_hour, 2) + "/h"},
+            {"candidates", cands}};
+  }
+  const std::string cold_start = best.time_to_ready_s > 0 ? "; a new replica took " + num(best.time_to_ready_s, 0) + " s to serve, against a " + num(in.ttft_p99_s, 1) + " s TTFT target"
+                                                          : "; no replica was added in its run";
   return {{"verdict", "no_plan"},
           {"failed_layer", at_ceiling ? "nodes" : "replicas"},
           {"reason", at_ceiling ? "the best candidate ran its " + std::to_string(best.max_replicas) + " replicas (all " + std::to_string(in.max_nodes) +
                                       " nodes) and still met the SLO for " + num(best.slo_attainment * 100, 1) + " % of requests: the topology is too small for the burst"
-                                : "no autoscaler and warm pool met the SLO (best " + num(best.slo_attainment * 100, 1) + " % with " + scaler_label(best) +
-                                      "); a new replica took " + num(best.time_to_ready_s, 0) + " s to serve, against a " + num(in.ttft_p99_s, 1) + " s TTFT target"},
+                                : "no autoscaler and warm pool met the SLO (best " + num(best.slo_attainment * 100, 1) + " % with " + scaler_label(best) + ")" + cold_start},
           {"candidates", cands}};
 }
 
 // Stage 1b, the replica's shape: the chosen autoscaler and warm pool with the model at every other
-// tensor-parallel degree the lab has (one pod per replica, on the same type); the cheapest that meets
-// the SLO is carried on.
-Candidate choose_shape(Runner& runner, const Candidate& chosen1, const InstanceType& base_type, std::vector<Candidate>& rows) {
+// tensor-parallel degree the lab has (one pod per replica, on the same type) whose stage 1 did not run;
+// the cheapest that meets the SLO is carried on.
+Candidate choose_shape(Runner& runner, const Candidate& chosen1, const InstanceType& base_type, const std::vector<std::string>& tried,
+                       std::vector<Candidate>& rows) {
   const PlanInput& in = runner.in;
   Candidate shaped = chosen1;
   for (const std::string& variant : tensor_parallel_variants(in.engine_profile)) {
-    if (variant == in.engine_profile) continue;
+    if (std::find(tried.begin(), tried.end(), variant) != tried.end()) continue;  // its stage 1 ran
     Candidate c = chosen1;
     c.engine_profile = variant;
     c.rejected.clear();
     const Shape s = shape_of(variant, base_type);
     if (s.pods_per_replica > 1 || s.gpus_per_pod > base_type.gpus) {
-      c.rejected.push_back("a replica of " + std::to_string(s.gpus_per_replica) + " GPUs does not fit one " + base_type.name);
-      rows.push_back(c);
+      push_unrun(rows, c, "a replica of " + std::to_string(s.gpus_per_replica) + " GPUs does not fit one " + base_type.name);
       continue;
     }
     c.max_replicas = max_replicas_for(in, s);
     c.warm = std::min(chosen1.warm, c.max_replicas);
     c.decode_warm = std::min(chosen1.decode_warm, c.max_replicas);
     if (in.serving == "disaggregated" && c.max_replicas < 2) {
-      c.rejected.push_back("disaggregated serving needs a prefill and a decode replica of " + std::to_string(s.gpus_per_replica) + " GPUs");
-      rows.push_back(c);
+      push_unrun(rows, c, "disaggregated serving needs a prefill and a decode replica of " + std::to_string(s.gpus_per_replica) + " GPUs");
       continue;
     }
     runner.run(c, s, {}, scaler_label(c) + " at TP" + std::to_string(engine_profile(variant).tensor_parallel));
@@ -341,13 +389,11 @@ Candidate choose_type(Runner& runner, const Candidate& shaped, const std::vector
       c.warm = std::min(shaped.warm, c.max_replicas);
       c.decode_warm = std::min(shaped.decode_warm, c.max_replicas);
       if (cap == "spot" && type->spot_usd_per_hour <= 0) {
-        c.rejected.push_back(type->name + " is not offered as spot in the lab's catalogue");
-        rows.push_back(c);
+        push_unrun(rows, c, type->name + " is not offered as spot in the lab's catalogue");
         continue;
       }
-      if (c.engine_profile != in.engine_profile && (s.pods_per_replica > 1 || s.gpus_per_pod > type->gpus)) {
-        c.rejected.push_back("a replica of " + std::to_string(s.gpus_per_replica) + " GPUs does not fit one " + type->name);
-        rows.push_back(c);
+      if (c.engine_profile != in.engine_profile && (s.pods_per_replica > 1 || s.gpus_per_pod > type->gpus || c.max_replicas < 1)) {
+        push_unrun(rows, c, "a replica of " + std::to_string(s.gpus_per_replica) + " GPUs does not fit one " + type->name);
         continue;
       }
       runner.run(c, s, {}, scaler_label(c) + " on " + c.instance_type + " (" + cap + ")");
@@ -387,7 +433,8 @@ Checks run_checks(Runner& runner, Candidate& best, const Shape& shape, std::vect
     tight.rejected.clear();
     tight.inference_quota_gpus = peak_quota;
     runner.run(tight, shape, {}, "the inference queue's quota at the larger burst's peak, " + std::to_string(peak_quota) + " GPUs");
-    if (tight.meets_slo && tight.node_cost_usd_per_hour <= best.node_cost_usd_per_hour * 1.05) {
+    runner.check_budget(tight);
+    if (tight.rejected.empty() && tight.node_cost_usd_per_hour <= best.node_cost_usd_per_hour * 1.05) {
       best = tight;
       k.what_if = best;
       runner.run(k.what_if, shape, bigger, "what if the burst is " + num(in.what_if_burst, 1) + "x larger, under that quota");
@@ -488,14 +535,21 @@ Json rules_json(const PlanInput& in, const std::vector<Candidate>& stage1, const
     for (const Candidate& c : stage1)
       if (c.signal == "queue_depth" && c.decode_signal == "kv_cache" && c.meets_slo && (!lesson || c.node_cost_usd_per_hour < lesson->node_cost_usd_per_hour)) lesson = &c;
     const bool agrees = chosen1.signal == "queue_depth" && chosen1.decode_signal == "kv_cache";
-    rule("per_role_signals",
-         agrees ? "confirmed: the cheapest pair that met the SLO scales prefill on its queue and decode on its KV cache ($" +
-                      num(chosen1.node_cost_usd_per_hour, 2) + "/h)"
-                : "the simulation disagrees on this input: the cheapest pair that met the SLO was " + scaler_words(chosen1) + " at $" +
-                      num(chosen1.node_cost_usd_per_hour, 2) + "/h; " +
-                      (lesson ? "the lesson's pair met it at $" + num(lesson->node_cost_usd_per_hour, 2) + "/h" : std::string("the lesson's pair did not meet it")) +
-                      ". The rule stands as guidance: a prefill server is compute-bound and its backlog is its queue, a decode server is memory-bound and its KV cache fills before its queue grows",
-         !agrees, lesson);
+    // A pinned signal may have kept the lesson's pair from running at all.
+    bool lesson_ran = false;
+    for (const Candidate& c : stage1) lesson_ran = lesson_ran || (c.signal == "queue_depth" && c.decode_signal == "kv_cache");
+    std::string reason;
+    if (agrees) {
+      reason = "confirmed: the cheapest pair that met the SLO scales prefill on its queue and decode on its KV cache ($" + num(chosen1.node_cost_usd_per_hour, 2) + "/h)";
+    } else if (!lesson_ran) {
+      reason = "not checked: the input pinned " + scaler_words(chosen1) + ", so the lesson's pair (prefill on its queue, decode on its KV cache) was not run";
+    } else {
+      reason = "the simulation disagrees on this input: the cheapest pair that met the SLO was " + scaler_words(chosen1) + " at $" +
+               num(chosen1.node_cost_usd_per_hour, 2) + "/h; " +
+               (lesson ? "the lesson's pair met it at $" + num(lesson->node_cost_usd_per_hour, 2) + "/h" : std::string("the lesson's pair did not meet it")) +
+               ". The rule stands as guidance: a prefill server is compute-bound and its backlog is its queue, a decode server is memory-bound and its KV cache fills before its queue grows";
+    }
+    rule("per_role_signals", reason, !agrees && lesson_ran, lesson);
   }
   return rules;
 }
@@ -506,7 +560,7 @@ std::string warm_reason(const PlanInput& in, const std::vector<Candidate>& stage
   std::string fewer;
   for (const Candidate& c : stage1) {
     if (c.signal != chosen1.signal || c.target != chosen1.target || c.decode_signal != chosen1.decode_signal ||
-        c.decode_target != chosen1.decode_target || c.warm >= best.warm)
+        c.decode_target != chosen1.decode_target || c.engine_profile != chosen1.engine_profile || c.warm >= best.warm)
       continue;
     fewer += std::string(fewer.empty() ? "" : "; ") + warm_text(c) + ": " +
              (c.meets_slo ? "met the SLO at $" + num(c.node_cost_usd_per_hour, 2) + "/h" : c.rejected.front());
@@ -533,7 +587,7 @@ Json plan_json(const PlanInput& in, const Candidate& best, const Shape& shape, d
   Json autoscalers = Json::array(), workloads = Json::array();
   const std::vector<Role> roles = roles_of(best);
   for (std::size_t k = 0; k < roles.size(); ++k) {
-    const Json a = deployed_autoscaler(in, roles[k], best.max_replicas, *sc.pools.at(k).autoscaler.hpa);
+    const Json a = deployed_autoscaler(roles[k], shape, best.max_replicas, *sc.pools.at(k).autoscaler.hpa);
     if (a.at("kind") == "HorizontalPodAutoscaler") hpa::parse_hpa_spec(a.at("spec"), "/plan/autoscalers/" + std::to_string(k) + "/spec");
     autoscalers.push_back(a);
     workloads.push_back(workload_json(in, roles[k], shape, engine_profile(best.engine_profile)));
@@ -605,14 +659,39 @@ Json make_plan(PlanInput in, const PlanProgress& progress) {
   const int stage2_count = static_cast<int>(usable.size() * in.capacity_types.size()) - 1;
   runner.total = static_cast<int>(stage1.size()) + std::max(0, stage2_count) + 3 + (base_shape.pods_per_replica > 1 ? 1 : 0) + (in.training_gpus > 0 ? 2 : 0) +
                  static_cast<int>(tensor_parallel_variants(in.engine_profile).size()) - 1;
-  const Candidate* chosen1 = nullptr;
-  for (Candidate& c : stage1) {
-    runner.run(c, base_shape, {}, scaler_label(c) + ", " + std::to_string(c.warm) + " warm on " + c.instance_type);
-    if (c.signal == "gpu_util") {
-      c.rejected.push_back("the lesson's hard reject: an HPA on DCGM_FI_DEV_GPU_UTIL, a duty cycle that reads 100 % with one request or a hundred, says nothing about backlog");
+  const auto run_first = [&](std::vector<Candidate>& candidates, const Shape& shape) {
+    for (Candidate& c : candidates) {
+      runner.run(c, shape, {}, scaler_label(c) + ", " + std::to_string(c.warm) + " warm on " + c.instance_type +
+                                   (c.engine_profile == in.engine_profile ? "" : " at TP" + std::to_string(engine_profile(c.engine_profile).tensor_parallel)));
+      if (c.signal == "gpu_util") {
+        c.rejected.push_back("the lesson's hard reject: an HPA on DCGM_FI_DEV_GPU_UTIL, a duty cycle that reads 100 % with one request or a hundred, says nothing about backlog");
+      }
+      runner.check_budget(c);
     }
-    runner.check_budget(c);
+  };
+  run_first(stage1, base_shape);
+  const auto acceptable = [](const std::vector<Candidate>& candidates) {
+    return std::any_of(candidates.begin(), candidates.end(), [](const Candidate& c) { return c.rejected.empty(); });
+  };
+  // Nothing met the SLO at the input's tensor-parallel degree: stage 1 again with the model at every
+  // other degree whose replica fits one node, before the search gives up.
+  std::vector<std::string> tried = {in.engine_profile};
+  if (!acceptable(stage1)) {
+    for (const std::string& variant : tensor_parallel_variants(in.engine_profile)) {
+      const Shape s = shape_of(variant, *base_type);
+      if (variant == in.engine_profile || s.pods_per_replica > 1 || s.gpus_per_pod > base_type->gpus) continue;
+      Candidate at_tp = prototype;
+      at_tp.engine_profile = variant;
+      at_tp.max_replicas = max_replicas_for(in, s);
+      if (at_tp.max_replicas < (in.serving == "disaggregated" ? 2 : 1)) continue;
+      std::vector<Candidate> more = first_stage(in, at_tp);
+      runner.grow(static_cast<int>(more.size()));
+      run_first(more, s);
+      stage1.insert(stage1.end(), more.begin(), more.end());
+      tried.push_back(variant);
+    }
   }
+  const Candidate* chosen1 = nullptr;
   for (const Candidate& c : stage1) {
     if (c.rejected.empty() && better(c, chosen1)) chosen1 = &c;
   }
@@ -622,7 +701,7 @@ Json make_plan(PlanInput in, const PlanProgress& progress) {
     if (!load.is_null()) out["load_from_concurrency"] = load;
     return out;
   }
-  const Candidate shaped = choose_shape(runner, *chosen1, *base_type, rows);
+  const Candidate shaped = choose_shape(runner, *chosen1, *base_type, tried, rows);
   Candidate best = choose_type(runner, shaped, usable, rows);
   const Shape shape = shape_of(best.engine_profile, *find_instance_type(default_instance_types(), best.instance_type));
   const Checks checks = run_checks(runner, best, shape, rows);
