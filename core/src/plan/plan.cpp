@@ -317,7 +317,11 @@ Json no_plan_json(const PlanInput& in, const std::vector<Candidate>& rows, const
   Json cands = Json::array();
   for (const Candidate& c : rows) cands.push_back(candidate_json(c));
   // Which layer failed: replicas that could not come up in time (nodes), or a scaler at its ceiling.
-  const Candidate& best = *std::max_element(stage1.begin(), stage1.end(), [](const Candidate& a, const Candidate& b) { return a.slo_attainment < b.slo_attainment; });
+  // The closest candidate the rules allow (the duty cycle is rejected whatever its run showed).
+  const Candidate& best = *std::max_element(stage1.begin(), stage1.end(), [](const Candidate& a, const Candidate& b) {
+    const bool a_util = a.signal == "gpu_util", b_util = b.signal == "gpu_util";
+    return a_util != b_util ? a_util : a.slo_attainment < b.slo_attainment;
+  });
   const bool at_ceiling = best.peak_replicas >= best.max_replicas;
   // The budget failed, not a layer: a candidate met the SLO, and every one that did cost too much.
   const Candidate* cheapest_met = nullptr;
@@ -673,18 +677,34 @@ Json make_plan(PlanInput in, const PlanProgress& progress) {
   const auto acceptable = [](const std::vector<Candidate>& candidates) {
     return std::any_of(candidates.begin(), candidates.end(), [](const Candidate& c) { return c.rejected.empty(); });
   };
-  // Nothing met the SLO at the input's tensor-parallel degree: stage 1 again with the model at every
-  // other degree whose replica fits one node, before the search gives up.
+  // Nothing met the SLO at the input's tensor-parallel degree: before the search gives up, the stage-1
+  // candidate that came closest (the duty cycle aside) runs again with the model at every other degree
+  // whose replica fits one node (one run each, so that a search that fails stays short).
   std::vector<std::string> tried = {in.engine_profile};
   if (!acceptable(stage1)) {
+    std::vector<Candidate> closest;
+    for (const Candidate& c : stage1)
+      if (c.signal != "gpu_util") closest.push_back(c);
+    std::stable_sort(closest.begin(), closest.end(), [](const Candidate& a, const Candidate& b) { return a.slo_attainment > b.slo_attainment; });
+    closest.resize(std::min<std::size_t>(closest.size(), 1));
     for (const std::string& variant : tensor_parallel_variants(in.engine_profile)) {
       const Shape s = shape_of(variant, *base_type);
       if (variant == in.engine_profile || s.pods_per_replica > 1 || s.gpus_per_pod > base_type->gpus) continue;
-      Candidate at_tp = prototype;
-      at_tp.engine_profile = variant;
-      at_tp.max_replicas = max_replicas_for(in, s);
-      if (at_tp.max_replicas < (in.serving == "disaggregated" ? 2 : 1)) continue;
-      std::vector<Candidate> more = first_stage(in, at_tp);
+      const int max_replicas = max_replicas_for(in, s);
+      if (max_replicas < (in.serving == "disaggregated" ? 2 : 1)) continue;
+      std::vector<Candidate> more;
+      for (const Candidate& c : closest) {
+        Candidate at_tp = prototype;
+        at_tp.engine_profile = variant;
+        at_tp.max_replicas = max_replicas;
+        at_tp.signal = c.signal;
+        at_tp.target = c.target;
+        at_tp.warm = std::min(c.warm, max_replicas);
+        at_tp.decode_signal = c.decode_signal;
+        at_tp.decode_target = c.decode_target;
+        at_tp.decode_warm = std::min(c.decode_warm, max_replicas);
+        more.push_back(at_tp);
+      }
       runner.grow(static_cast<int>(more.size()));
       run_first(more, s);
       stage1.insert(stage1.end(), more.begin(), more.end());
